@@ -1,0 +1,89 @@
+# corecarve — see README.md.  `make` builds ./corecarve; `make check` installs
+# what is missing (make deps), builds, and runs every test.
+
+CC ?= gcc
+PREFIX ?= /usr/local
+DESTDIR ?=
+PKGS := hwloc yaml-0.1 libcgroup numa jansson libseccomp
+
+ifeq ($(SANITIZE),1)
+BUILD ?= build-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD ?= build
+SAN_FLAGS :=
+endif
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
+	-Wno-missing-field-initializers
+HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+override CFLAGS := -DCC_SOURCE_DIR=\"$(CURDIR)\" -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(SAN_FLAGS) -Iplugin -Icgroup -Ihooks -Icli \
+	$(PKG_CFLAGS) $(CFLAGS)
+override LDFLAGS := -pie -Wl,-z,relro,-z,now $(SAN_FLAGS) $(LDFLAGS)
+
+LIB_SRC := $(sort $(wildcard plugin/*.c cgroup/*.c))
+CLI_SRC := $(sort $(wildcard cli/*.c hooks/*.c))
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+TESTLIB_SRC := $(sort $(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c)))
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+LIB := $(BUILD)/libcorecarve.a
+
+ifeq ($(SANITIZE),1)
+BIN := $(BUILD)/corecarve
+else
+BIN := corecarve
+endif
+
+.PHONY: all deps check unit e2e demo clean format bench install uninstall
+all: $(BIN)
+
+deps:
+	@sh scripts/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(PKG_LIBS)
+
+$(BUILD)/tests/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(TESTLIB_OBJ) $(LIB) $(PKG_LIBS) $(CHECK_LIBS)
+
+# Unit tests: each suite is its own binary (Check, fork mode).  The runner
+# prints one "unit: N passed, N failed" line over all of them.
+unit: $(BIN) $(TEST_BIN)
+	@CORECARVE_BIN=$(abspath $(BIN)) sh tests/unit/run.sh $(TEST_BIN)
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory unit
+	@if [ "$(SANITIZE)" != 1 ]; then $(MAKE) --no-print-directory e2e; fi
+
+-include tests/e2e/e2e.mk
+
+format:
+	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(TESTLIB_SRC) $(wildcard plugin/*.h cgroup/*.h hooks/*.h cli/*.h tests/unit/*.h)
+
+clean:
+	rm -rf build build-san corecarve
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(TEST_BIN:=.d)

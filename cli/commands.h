@@ -1,0 +1,45 @@
+/* corecarve CLI: one function per subcommand, each in cli/cmd_<name>.c.
+ * They parse their own options, print results on stdout, print an error
+ * once as "corecarve: <message>" on stderr, and return the exit status:
+ * 0 success, 1 refusal/findings, 2 bad input or could not run. */
+#ifndef CC_COMMANDS_H
+#define CC_COMMANDS_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "policy.h"
+#include "root.h"
+#include "topo.h"
+
+#define CC_EXIT_OK 0
+#define CC_EXIT_REFUSED 1
+#define CC_EXIT_ERROR 2
+
+/* Options shared by the commands that look at a topology. */
+struct cc_cli_common {
+	const char *root;      /* --root DIR */
+	const char *xml;       /* --hwloc-xml FILE */
+	const char *synthetic; /* --synthetic DESC (hwloc synthetic topology) */
+	const char *policy;    /* --policy FILE (else $CORECARVE_POLICY, else /etc/corecarve/policy.yaml) */
+	bool json;
+};
+
+/* Try to consume one common option at argv[*i]; returns 1 if consumed, 0 if
+ * not a common option, -1 on a missing argument (err set). */
+int cc_cli_common_opt(struct cc_cli_common *c, int argc, char **argv, int *i,
+		      struct cc_err *err);
+
+/* Resolve the policy path: --policy, then $CORECARVE_POLICY, else NULL. */
+const char *cc_cli_policy_path(const struct cc_cli_common *c);
+
+/* Load root, policy and topology the common options describe. */
+int cc_cli_load(const struct cc_cli_common *c, struct cc_root **root,
+		struct cc_policy **policy, struct cc_topo **topo, struct cc_err *err);
+
+/* Print "corecarve: <msg>" once; returns CC_EXIT_ERROR. */
+int cc_cli_fail(const struct cc_err *err);
+
+int cc_cmd_topology(int argc, char **argv);
+
+#endif

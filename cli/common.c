@@ -1,0 +1,104 @@
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "commands.h"
+
+int cc_cli_common_opt(struct cc_cli_common *c, int argc, char **argv, int *i,
+		      struct cc_err *err)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} opts[] = {
+		{ "--root", offsetof(struct cc_cli_common, root) },
+		{ "--hwloc-xml", offsetof(struct cc_cli_common, xml) },
+		{ "--synthetic", offsetof(struct cc_cli_common, synthetic) },
+		{ "--policy", offsetof(struct cc_cli_common, policy) },
+	};
+	const char *a = argv[*i];
+
+	if (strcmp(a, "--json") == 0) {
+		c->json = true;
+		return 1;
+	}
+	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+		size_t n = strlen(opts[k].name);
+		const char **slot = (const char **)((char *)c + opts[k].off);
+
+		if (strncmp(a, opts[k].name, n) != 0)
+			continue;
+		if (a[n] == '=') {
+			*slot = a + n + 1;
+			return 1;
+		}
+		if (a[n] != '\0')
+			continue;
+		if (*i + 1 >= argc)
+			return cc_err_set(err, EINVAL, "%s: missing argument", opts[k].name);
+		*slot = argv[++*i];
+		return 1;
+	}
+	return 0;
+}
+
+const char *cc_cli_policy_path(const struct cc_cli_common *c)
+{
+	const char *env;
+
+	if (c->policy)
+		return c->policy;
+	env = getenv("CORECARVE_POLICY");
+	if (env && *env)
+		return env;
+	return NULL;
+}
+
+int cc_cli_load(const struct cc_cli_common *c, struct cc_root **rootp,
+		struct cc_policy **policyp, struct cc_topo **topop, struct cc_err *err)
+{
+	_cleanup_root_ struct cc_root *root = NULL;
+	_cleanup_policy_ struct cc_policy *policy = NULL;
+	struct cc_topo_source src = { 0 };
+	struct cc_topo *topo;
+	int nsrc = !!c->root + !!c->xml + !!c->synthetic;
+
+	if (nsrc > 1)
+		return cc_err_set(err, EINVAL, "--root, --hwloc-xml and --synthetic exclude each other");
+	root = cc_root_open(c->root ? c->root : "/", err);
+	if (!root)
+		return cc_err_prefix(err, "--root");
+	policy = cc_policy_load(cc_cli_policy_path(c), err);
+	if (!policy)
+		return -1;
+	src.root = root;
+	src.overrides = policy->overrides;
+	src.noverrides = policy->noverrides;
+	if (c->xml) {
+		src.kind = CC_TOPO_XML;
+		src.arg = c->xml;
+	} else if (c->synthetic) {
+		src.kind = CC_TOPO_SYNTHETIC;
+		src.arg = c->synthetic;
+	} else {
+		src.kind = CC_TOPO_HOST;
+	}
+	topo = cc_topo_load(&src, err);
+	if (!topo)
+		return -1;
+	*topop = topo;
+	if (policyp)
+		*policyp = cc_steal_ptr(policy);
+	if (rootp)
+		*rootp = cc_steal_ptr(root);
+	return 0;
+}
+
+int cc_cli_fail(const struct cc_err *err)
+{
+	fprintf(stderr, "corecarve: %s\n", err->msg[0] ? err->msg : "unknown error");
+	return CC_EXIT_ERROR;
+}

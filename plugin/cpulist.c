@@ -1,0 +1,145 @@
+#define _GNU_SOURCE
+#include "cpulist.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+
+/* Shape check only: "N" or "N-M" items, M >= N, separated by single commas,
+ * numbers below CC_CPU_LIMIT.  hwloc builds the set afterwards. */
+static int check_list_shape(const char *s, const char *what, struct cc_err *err)
+{
+	const char *p = s;
+
+	while (*p) {
+		unsigned long a, b;
+		char *end;
+
+		if (!isdigit((unsigned char)*p))
+			return cc_err_set(err, EINVAL, "%s: invalid cpu list \"%.64s\": expected a number at \"%.16s\"", what, s, p);
+		errno = 0;
+		a = strtoul(p, &end, 10);
+		if (errno || a >= CC_CPU_LIMIT)
+			return cc_err_set(err, ERANGE, "%s: invalid cpu list \"%.64s\": %.16s is out of range (limit %d)", what, s, p, CC_CPU_LIMIT - 1);
+		b = a;
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (!isdigit((unsigned char)*p))
+				return cc_err_set(err, EINVAL, "%s: invalid cpu list \"%.64s\": range without an end", what, s);
+			errno = 0;
+			b = strtoul(p, &end, 10);
+			if (errno || b >= CC_CPU_LIMIT)
+				return cc_err_set(err, ERANGE, "%s: invalid cpu list \"%.64s\": %.16s is out of range (limit %d)", what, s, p, CC_CPU_LIMIT - 1);
+			if (b < a)
+				return cc_err_set(err, EINVAL, "%s: invalid cpu list \"%.64s\": range %lu-%lu is reversed", what, s, a, b);
+			p = end;
+		}
+		if (*p == ',') {
+			p++;
+			if (!*p)
+				return cc_err_set(err, EINVAL, "%s: invalid cpu list \"%.64s\": trailing comma", what, s);
+		} else if (*p) {
+			return cc_err_set(err, EINVAL, "%s: invalid cpu list \"%.64s\": unexpected '%c'", what, s, *p);
+		}
+	}
+	return 0;
+}
+
+int cc_cpulist_parse(const char *s, hwloc_bitmap_t out, const char *what,
+		     struct cc_err *err)
+{
+	if (!s)
+		return cc_err_set(err, EINVAL, "%s: missing cpu list", what);
+	if (check_list_shape(s, what, err) < 0)
+		return -1;
+	if (!*s) {
+		hwloc_bitmap_zero(out);
+		return 0;
+	}
+	if (hwloc_bitmap_list_sscanf(out, s) < 0)
+		return cc_err_set(err, EINVAL, "%s: invalid cpu list \"%.64s\"", what, s);
+	return 0;
+}
+
+int cc_cpumask_parse(const char *s, hwloc_bitmap_t out, const char *what,
+		     struct cc_err *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t n = 0, words = 0;
+	const char *p;
+
+	if (!s || !*s)
+		return cc_err_set(err, EINVAL, "%s: empty cpumask", what);
+	/* Linux prints 32-bit words without "0x"; hwloc's bitmap syntax wants
+	 * each word prefixed, so rewrite "ff,00000001" as "0xff,0x00000001". */
+	for (p = s; *p; p++) {
+		if (*p == ',') {
+			if (p == s || p[1] == '\0' || p[1] == ',')
+				return cc_err_set(err, EINVAL, "%s: invalid cpumask \"%.64s\"", what, s);
+			continue;
+		}
+		if (!isxdigit((unsigned char)*p))
+			return cc_err_set(err, EINVAL, "%s: invalid cpumask \"%.64s\": unexpected '%c'", what, s, *p);
+	}
+	words = 1;
+	for (p = s; *p; p++)
+		words += *p == ',';
+	if (words * 32 > CC_CPU_LIMIT)
+		return cc_err_set(err, ERANGE, "%s: cpumask \"%.32s...\" is wider than %d bits", what, s, CC_CPU_LIMIT);
+	buf = malloc(strlen(s) + 2 * words + 1);
+	if (!buf)
+		return cc_err_sys(err, ENOMEM, "%s", what);
+	for (p = s;;) {
+		const char *end = strchr(p, ',');
+		size_t wl = end ? (size_t)(end - p) : strlen(p);
+
+		if (wl > 8)
+			return cc_err_set(err, EINVAL, "%s: invalid cpumask \"%.64s\": word longer than 32 bits", what, s);
+		n += (size_t)sprintf(buf + n, "%s0x%.*s", n ? "," : "", (int)wl, p);
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	if (hwloc_bitmap_sscanf(out, buf) < 0)
+		return cc_err_set(err, EINVAL, "%s: invalid cpumask \"%.64s\"", what, s);
+	return 0;
+}
+
+char *cc_cpulist_format(hwloc_const_bitmap_t set)
+{
+	char *s = NULL;
+
+	if (hwloc_bitmap_iszero(set))
+		return strdup("");
+	if (hwloc_bitmap_list_asprintf(&s, set) < 0)
+		return NULL;
+	return s;
+}
+
+char *cc_cpumask_format(hwloc_const_bitmap_t set, unsigned nbits)
+{
+	int last = hwloc_bitmap_last(set);
+	unsigned words, bits = nbits;
+	char *s, *p;
+
+	if (last >= 0 && (unsigned)last + 1 > bits)
+		bits = (unsigned)last + 1;
+	words = bits ? (bits + 31) / 32 : 1;
+	s = malloc(words * 9 + 1);
+	if (!s)
+		return NULL;
+	p = s;
+	for (unsigned w = words; w-- > 0;) {
+		unsigned long v = hwloc_bitmap_to_ith_ulong(set, w / (sizeof(unsigned long) / 4));
+
+		if (sizeof(unsigned long) == 8)
+			v = (w & 1) ? v >> 32 : v & 0xffffffffUL;
+		p += sprintf(p, "%s%08lx", p == s ? "" : ",", v);
+	}
+	return s;
+}

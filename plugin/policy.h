@@ -1,0 +1,108 @@
+/* corecarve: the node policy (/etc/corecarve/policy.yaml) and the
+ * per-container placement request (the corecarve.io/placement annotation).
+ */
+#ifndef CC_POLICY_H
+#define CC_POLICY_H
+
+#include <hwloc.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "topo.h"
+
+#define CC_POLICY_PATH "/etc/corecarve/policy.yaml"
+#define CC_ANNOTATION_KEY "corecarve.io/placement"
+#define CC_ANNOTATION_MAX 4096 /* bytes of one annotation value */
+#define CC_POLICY_MAX (1u << 20)
+
+enum cc_smt { CC_SMT_ISOLATE, CC_SMT_FULL };
+enum cc_memory { CC_MEM_LOCAL, CC_MEM_SPREAD, CC_MEM_ANY };
+enum cc_irq { CC_IRQ_STEER_AWAY, CC_IRQ_LEAVE };
+enum cc_partition { CC_PART_ROOT, CC_PART_ISOLATED };
+enum cc_quota { CC_QUOTA_DROP, CC_QUOTA_KEEP };
+enum cc_align { CC_ALIGN_NONE, CC_ALIGN_L2 };
+
+/* A placement class of the policy (not a core class of the topology). */
+struct cc_pclass {
+	char name[64];
+	/* Core class drawn from: "performance", "efficient", "mid", "low-power",
+	 * an override class name, or "any". */
+	char core_type[CC_NAME_MAX];
+	/* Core class used when the host has none of core_type ("" = refuse);
+	 * throughput falls back to performance on hosts without E-cores. */
+	char fallback[CC_NAME_MAX];
+	enum cc_smt smt;
+	bool exclusive;
+	enum cc_memory memory;
+	enum cc_irq irq;
+	enum cc_partition partition;
+	enum cc_quota quota;
+	enum cc_align align;
+	bool strict_clusters;
+};
+
+struct cc_policy {
+	char source[256];            /* file path or "embedded default" */
+	bool has_reserved;
+	hwloc_bitmap_t reserved;     /* only when has_reserved */
+	int nclasses;
+	struct cc_pclass *classes;
+	int noverrides;
+	struct cc_class_override *overrides; /* coreClasses */
+	/* CPUs that must stay in the shared pool of each core class (never
+	 * carve the last ones); default 1. */
+	int min_shared;
+};
+
+/* Load from `path`; when path is NULL: $CORECARVE_POLICY is NOT read here
+ * (entry points read the environment) — the caller passes the resolved path,
+ * or NULL for CC_POLICY_PATH falling back to the embedded default when that
+ * file is absent. */
+struct cc_policy *cc_policy_load(const char *path, struct cc_err *err);
+struct cc_policy *cc_policy_parse(const char *text, size_t len, const char *name,
+				  struct cc_err *err);
+struct cc_policy *cc_policy_default(struct cc_err *err);
+extern const char cc_policy_default_yaml[];
+void cc_policy_free(struct cc_policy *p);
+void cc_policy_freep(struct cc_policy **p);
+#define _cleanup_policy_ __attribute__((cleanup(cc_policy_freep)))
+
+const struct cc_pclass *cc_policy_class(const struct cc_policy *p, const char *name);
+
+/* Effective reserved set on a topology: the policy's `reserved`, or the
+ * default rule (first physical core of each package on the most performant
+ * class, with its SMT siblings).  Caller frees. */
+hwloc_bitmap_t cc_policy_reserved(const struct cc_policy *p, const struct cc_topo *t);
+
+/* The parsed annotation. */
+struct cc_request {
+	char class_name[64];
+	int cpus;
+	bool has_memory, has_irq, has_smt;
+	enum cc_memory memory;
+	enum cc_irq irq;
+	enum cc_smt smt;
+};
+
+/* Parse one annotation value (YAML mapping). Strict: unknown keys, wrong
+ * types, duplicates, aliases, > CC_ANNOTATION_MAX bytes are errors naming
+ * the key. Does not check the class exists (see cc_request_resolve). */
+int cc_request_parse(const char *yaml, size_t len, struct cc_request *out,
+		     struct cc_err *err);
+
+/* Choose the annotation that applies: "corecarve.io/placement.<name>" when
+ * `container_name` is given and present, else "corecarve.io/placement".
+ * Returns 1 and sets *value (borrowed) when found, 0 when none. */
+struct json_t;
+int cc_request_select(const struct json_t *annotations, const char *container_name,
+		      const char **value, const char **key);
+
+/* Names of the enums, for output. */
+const char *cc_smt_name(enum cc_smt v);
+const char *cc_memory_name(enum cc_memory v);
+const char *cc_irq_name(enum cc_irq v);
+const char *cc_partition_name(enum cc_partition v);
+const char *cc_quota_name(enum cc_quota v);
+
+#endif

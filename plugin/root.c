@@ -1,0 +1,233 @@
+#define _GNU_SOURCE
+#include "root.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+#ifdef __has_include
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#define CC_HAVE_OPENAT2 1
+#endif
+#endif
+
+struct cc_root *cc_root_open(const char *path, struct cc_err *err)
+{
+	_cleanup_free_ char *real = NULL;
+	struct stat st;
+	struct cc_root *root;
+	int fd;
+
+	if (!path || !*path)
+		path = "/";
+	real = realpath(path, NULL);
+	if (!real)
+		return cc_err_sys(err, errno, "root %s", path), NULL;
+	fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return cc_err_sys(err, errno, "root %s", path), NULL;
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		close(fd);
+		return cc_err_set(err, ENOTDIR, "root %s: not a directory", path), NULL;
+	}
+	root = calloc(1, sizeof(*root));
+	if (!root) {
+		close(fd);
+		return cc_err_sys(err, ENOMEM, "root"), NULL;
+	}
+	root->dirfd = fd;
+	root->is_host = strcmp(real, "/") == 0;
+	root->path = cc_steal_ptr(real);
+	return root;
+}
+
+void cc_root_free(struct cc_root *root)
+{
+	if (!root)
+		return;
+	if (root->dirfd >= 0)
+		close(root->dirfd);
+	free(root->path);
+	free(root);
+}
+
+void cc_root_freep(struct cc_root **root)
+{
+	cc_root_free(*root);
+}
+
+int cc_root_openat(const struct cc_root *root, const char *path, int flags,
+		   mode_t mode, struct cc_err *err)
+{
+	const char *rel = path;
+	int fd;
+
+	while (*rel == '/')
+		rel++;
+	if (!*rel)
+		rel = ".";
+#ifdef CC_HAVE_OPENAT2
+	{
+		/* RESOLVE_IN_ROOT makes absolute symlinks and ".." stay inside the
+		 * root, exactly like a chroot: captured sysfs trees are full of
+		 * absolute and relative links, and a cgroup path from a container
+		 * must never lead out of cgroupfs. */
+		struct open_how how = {
+			.flags = (unsigned long long)(flags | O_CLOEXEC),
+			.mode = (flags & O_CREAT) ? mode : 0,
+			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		};
+		fd = (int)syscall(SYS_openat2, root->dirfd, rel, &how, sizeof(how));
+		if (fd >= 0 || errno != ENOSYS)
+			goto done;
+	}
+#endif
+	/* Kernels before 5.6 lack openat2: refuse ".." components so a path
+	 * cannot climb out, and accept the host's own symlinks. */
+	if (strstr(rel, "..")) {
+		errno = EXDEV;
+		fd = -1;
+		goto done;
+	}
+	fd = openat(root->dirfd, rel, flags | O_CLOEXEC, mode);
+done:
+	if (fd < 0)
+		return cc_err_sys(err, errno, "%s", path);
+	return fd;
+}
+
+char *cc_root_read(const struct cc_root *root, const char *path, size_t max,
+		   struct cc_err *err)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 256;
+
+	if (!max)
+		max = CC_ROOT_READ_MAX;
+	fd = cc_root_openat(root, path, O_RDONLY, 0, err);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap);
+	if (!buf)
+		return cc_err_sys(err, ENOMEM, "%s", path), NULL;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap) {
+			char *nb;
+
+			if (cap > max)
+				return cc_err_set(err, EFBIG, "%s: larger than %zu bytes", path, max), NULL;
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb)
+				return cc_err_sys(err, ENOMEM, "%s", path), NULL;
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return cc_err_sys(err, errno, "read %s", path), NULL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max)
+			return cc_err_set(err, EFBIG, "%s: larger than %zu bytes", path, max), NULL;
+	}
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	buf[len] = '\0';
+	return cc_steal_ptr(buf);
+}
+
+int cc_root_read_long(const struct cc_root *root, const char *path, long *out,
+		      struct cc_err *err)
+{
+	_cleanup_free_ char *s = cc_root_read(root, path, 4096, err);
+	char *end;
+	long v;
+
+	if (!s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end)
+		return cc_err_set(err, EINVAL, "%s: expected an integer, got \"%.32s\"", path, s);
+	*out = v;
+	return 0;
+}
+
+int cc_root_write(const struct cc_root *root, const char *path,
+		  const char *value, struct cc_err *err)
+{
+	_cleanup_close_ int fd = -1;
+	size_t len = strlen(value);
+	ssize_t n;
+
+	fd = cc_root_openat(root, path, O_WRONLY, 0, err);
+	if (fd < 0)
+		return -1;
+	do
+		n = write(fd, value, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return cc_err_sys(err, errno, "write \"%s\" to %s", value, path);
+	if ((size_t)n != len)
+		return cc_err_set(err, EIO, "write \"%s\" to %s: short write", value, path);
+	return 0;
+}
+
+DIR *cc_root_opendir(const struct cc_root *root, const char *path,
+		     struct cc_err *err)
+{
+	int fd = cc_root_openat(root, path, O_RDONLY | O_DIRECTORY, 0, err);
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+
+		close(fd);
+		return cc_err_sys(err, e, "%s", path), NULL;
+	}
+	return d;
+}
+
+bool cc_root_exists(const struct cc_root *root, const char *path)
+{
+	struct cc_err e = CC_ERR_INIT;
+	int fd = cc_root_openat(root, path, O_PATH, 0, &e);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int cc_path(char *buf, size_t len, struct cc_err *err, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len)
+		return cc_err_set(err, ENAMETOOLONG, "path too long: %.64s...", buf);
+	return 0;
+}

@@ -1,0 +1,60 @@
+/* corecarve: one root for every kernel interface path.
+ *
+ * Like hwloc's fsroot: every /sys, /proc and cgroupfs access goes through a
+ * root object ("/" on a real host, a captured tree under --root).  Paths are
+ * written as absolute strings in the code so they stay greppable; the root
+ * opens them relative to its directory fd with openat2(RESOLVE_IN_ROOT), so
+ * symlinks inside a captured tree cannot escape it.
+ */
+#ifndef CC_ROOT_H
+#define CC_ROOT_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+struct cc_root {
+	int dirfd;
+	char *path;   /* as given, canonicalised */
+	bool is_host; /* the root is "/": actions that cannot be redirected are allowed */
+};
+
+/* Default bound on files read whole (sysfs/procfs values, cgroup files). */
+#define CC_ROOT_READ_MAX (1u << 20)
+
+struct cc_root *cc_root_open(const char *path, struct cc_err *err);
+void cc_root_free(struct cc_root *root);
+void cc_root_freep(struct cc_root **root);
+#define _cleanup_root_ __attribute__((cleanup(cc_root_freep)))
+
+/* open(2) of an absolute kernel path under the root.  Refuses to resolve
+ * outside the root.  Returns an fd or -1 with err set (err->code = errno). */
+int cc_root_openat(const struct cc_root *root, const char *path, int flags,
+		   mode_t mode, struct cc_err *err);
+
+/* Read a whole file, NUL-terminated, at most `max` bytes (0: default bound);
+ * trailing newlines are stripped.  Larger files are an error (EFBIG). */
+char *cc_root_read(const struct cc_root *root, const char *path, size_t max,
+		   struct cc_err *err);
+
+/* Read a file holding one integer. */
+int cc_root_read_long(const struct cc_root *root, const char *path, long *out,
+		      struct cc_err *err);
+
+/* Write a value with one write(2), as the kernel expects for control files. */
+int cc_root_write(const struct cc_root *root, const char *path,
+		  const char *value, struct cc_err *err);
+
+DIR *cc_root_opendir(const struct cc_root *root, const char *path,
+		     struct cc_err *err);
+
+bool cc_root_exists(const struct cc_root *root, const char *path);
+
+/* Build a path with printf formatting into buf; -1 with err on overflow. */
+int cc_path(char *buf, size_t len, struct cc_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#endif

@@ -1,0 +1,35 @@
+/* Shared helpers for the Check suites. */
+#ifndef CC_TESTLIB_H
+#define CC_TESTLIB_H
+
+#include <check.h>
+#include <stdlib.h>
+
+/* Directory of the shared real-machine fixtures (../shared/fixtures next to
+ * the repository, or $CC_SHARED_DIR/fixtures).  NULL when absent. */
+const char *cc_test_fixtures_dir(void);
+
+/* Extract fixture `dir`'s archive `file` (tar, any compression) into a
+ * private temporary directory once per process and return that directory,
+ * or NULL (with a loud "SKIPPED" line on stdout) when the fixture is absent. */
+const char *cc_test_fixture_tree(const char *dir, const char *file);
+
+/* Path of a fixture file, or NULL (with a loud "SKIPPED" line). */
+const char *cc_test_fixture_file(const char *dir, const char *file);
+
+/* Write `text` to a new temporary file; returns its path (static buffer per call, caller frees). */
+char *cc_test_write_tmp(const char *text);
+
+/* Run the suite in fork mode and exit with its status. */
+#define CC_TEST_MAIN(suite_fn)                                                 \
+	int main(void)                                                         \
+	{                                                                      \
+		SRunner *sr = srunner_create(suite_fn());                      \
+		int nf;                                                        \
+		srunner_run_all(sr, CK_NORMAL);                                \
+		nf = srunner_ntests_failed(sr);                                \
+		srunner_free(sr);                                              \
+		return nf ? EXIT_FAILURE : EXIT_SUCCESS;                       \
+	}
+
+#endif
