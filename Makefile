@@ -80,6 +80,12 @@ check: deps
 
 -include tests/e2e/e2e.mk
 
+# The main job on the embedded default: boot the emulated 2-socket SMT NUMA
+# host on Linux 6.12 and start annotated containers with crun.
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@CORECARVE_BIN=$(abspath $(BIN)) tests/e2e/run.sh --kernel 6.12 --scenarios '90-demo*' --demo
+
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(TESTLIB_SRC) $(wildcard plugin/*.h cgroup/*.h hooks/*.h cli/*.h tests/unit/*.h)
 

@@ -41,5 +41,9 @@ int cc_cli_load(const struct cc_cli_common *c, struct cc_root **root,
 int cc_cli_fail(const struct cc_err *err);
 
 int cc_cmd_topology(int argc, char **argv);
+int cc_cmd_hook(int argc, char **argv);
+int cc_cmd_init_parent(int argc, char **argv);
+int cc_cmd_status(int argc, char **argv);
+int cc_cmd_plan(int argc, char **argv);
 
 #endif

@@ -16,6 +16,10 @@ struct cc_command {
 
 static const struct cc_command commands[] = {
 	{ "topology", cc_cmd_topology, "show packages, NUMA nodes, caches, cores and core classes" },
+	{ "hook", cc_cmd_hook, "OCI hook: createRuntime|prestart|poststop (state JSON on stdin)" },
+	{ "init-parent", cc_cmd_init_parent, "prepare a parent cgroup as a partition root (kernels < 6.7)" },
+	{ "plan", cc_cmd_plan, "show what would be carved for a class and CPU count, and why (changes nothing)" },
+	{ "status", cc_cmd_status, "show the carves in the ledger and which carve owns which CPU" },
 };
 
 static void usage(FILE *out)

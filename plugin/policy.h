@@ -15,6 +15,7 @@
 #define CC_ANNOTATION_KEY "corecarve.io/placement"
 #define CC_ANNOTATION_MAX 4096 /* bytes of one annotation value */
 #define CC_POLICY_MAX (1u << 20)
+#define CC_POLICY_DEFAULT_SOURCE "embedded default" /* cc_policy->source of the default */
 
 enum cc_smt { CC_SMT_ISOLATE, CC_SMT_FULL };
 enum cc_memory { CC_MEM_LOCAL, CC_MEM_SPREAD, CC_MEM_ANY };
@@ -58,10 +59,15 @@ struct cc_policy {
 /* Load from `path`; when path is NULL: $CORECARVE_POLICY is NOT read here
  * (entry points read the environment) — the caller passes the resolved path,
  * or NULL for CC_POLICY_PATH falling back to the embedded default when that
- * file is absent. */
+ * file is absent.  A given path that does not exist is an error; so is a
+ * file that is not regular or is larger than CC_POLICY_MAX.  Errors read
+ * "<path>:<line>:<col>: <dotted.key>: <reason>". */
 struct cc_policy *cc_policy_load(const char *path, struct cc_err *err);
+/* Parse policy text; `name` is the source used in errors and p->source. */
 struct cc_policy *cc_policy_parse(const char *text, size_t len, const char *name,
 				  struct cc_err *err);
+/* The embedded default (source CC_POLICY_DEFAULT_SOURCE); the same text is
+ * examples/policy-default.yaml. */
 struct cc_policy *cc_policy_default(struct cc_err *err);
 extern const char cc_policy_default_yaml[];
 void cc_policy_free(struct cc_policy *p);
@@ -70,9 +76,10 @@ void cc_policy_freep(struct cc_policy **p);
 
 const struct cc_pclass *cc_policy_class(const struct cc_policy *p, const char *name);
 
-/* Effective reserved set on a topology: the policy's `reserved`, or the
- * default rule (first physical core of each package on the most performant
- * class, with its SMT siblings).  Caller frees. */
+/* Effective reserved set on a topology: the policy's `reserved` (a copy, as
+ * written), or the default rule: for each package, its lowest-id core (with
+ * online PUs) of class topo->classes[0], else its lowest-id core, with all
+ * its online PUs.  Caller frees; NULL only when out of memory. */
 hwloc_bitmap_t cc_policy_reserved(const struct cc_policy *p, const struct cc_topo *t);
 
 /* The parsed annotation. */
@@ -87,16 +94,34 @@ struct cc_request {
 
 /* Parse one annotation value (YAML mapping). Strict: unknown keys, wrong
  * types, duplicates, aliases, > CC_ANNOTATION_MAX bytes are errors naming
- * the key. Does not check the class exists (see cc_request_resolve). */
+ * the key. Does not check the class exists in the policy (cc_allocate
+ * and the hook do).
+ * Errors read "annotation corecarve.io/placement: cpus: expected an integer
+ * >= 1, got \"0\""; *out is written only on success. */
 int cc_request_parse(const char *yaml, size_t len, struct cc_request *out,
 		     struct cc_err *err);
+/* The same, naming annotation `key` in errors (e.g. the per-container key
+ * cc_request_select returned). */
+int cc_request_parse_key(const char *key, const char *yaml, size_t len,
+			 struct cc_request *out, struct cc_err *err);
 
 /* Choose the annotation that applies: "corecarve.io/placement.<name>" when
  * `container_name` is given and present, else "corecarve.io/placement".
- * Returns 1 and sets *value (borrowed) when found, 0 when none. */
+ * Returns 1 and sets *value and *key (both borrowed from `annotations`)
+ * when found, 0 when none.  OCI annotations are strings; a key whose value
+ * is not a JSON string counts as absent here (cc_request_lookup reports it
+ * as an error).  `annotations` may be NULL or a non-object: 0. */
 struct json_t;
 int cc_request_select(const struct json_t *annotations, const char *container_name,
 		      const char **value, const char **key);
+
+/* Select and parse in one step, strictly: returns 1 with *out filled (and
+ * *key, borrowed, when key is not NULL), 0 when no annotation applies, -1
+ * with err set when the applicable value is not a JSON string, does not
+ * parse, or `annotations` is not a JSON object.  Errors are prefixed
+ * "annotation <key>: ".  This is what the hook should call. */
+int cc_request_lookup(const struct json_t *annotations, const char *container_name,
+		      struct cc_request *out, const char **key, struct cc_err *err);
 
 /* Names of the enums, for output. */
 const char *cc_smt_name(enum cc_smt v);
@@ -104,5 +129,6 @@ const char *cc_memory_name(enum cc_memory v);
 const char *cc_irq_name(enum cc_irq v);
 const char *cc_partition_name(enum cc_partition v);
 const char *cc_quota_name(enum cc_quota v);
+const char *cc_align_name(enum cc_align v);
 
 #endif

@@ -231,3 +231,24 @@ int cc_path(char *buf, size_t len, struct cc_err *err, const char *fmt, ...)
 		return cc_err_set(err, ENAMETOOLONG, "path too long: %.64s...", buf);
 	return 0;
 }
+
+int cc_root_mkdir(const struct cc_root *root, const char *path, mode_t mode,
+		  struct cc_err *err)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	_cleanup_close_ int pfd = -1;
+	char *slash;
+
+	if (!dir)
+		return cc_err_sys(err, ENOMEM, "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || !slash[1] || !strcmp(slash + 1, ".") || !strcmp(slash + 1, ".."))
+		return cc_err_set(err, EINVAL, "mkdir %s: invalid path", path);
+	*slash = '\0';
+	pfd = cc_root_openat(root, *dir ? dir : "/", O_PATH | O_DIRECTORY, 0, err);
+	if (pfd < 0)
+		return -1;
+	if (mkdirat(pfd, slash + 1, mode) < 0 && errno != EEXIST)
+		return cc_err_sys(err, errno, "mkdir %s", path);
+	return 0;
+}

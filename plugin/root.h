@@ -51,6 +51,10 @@ int cc_root_write(const struct cc_root *root, const char *path,
 DIR *cc_root_opendir(const struct cc_root *root, const char *path,
 		     struct cc_err *err);
 
+/* mkdir(2) of an absolute path under the root; EEXIST is success. */
+int cc_root_mkdir(const struct cc_root *root, const char *path, mode_t mode,
+		  struct cc_err *err);
+
 bool cc_root_exists(const struct cc_root *root, const char *path);
 
 /* Build a path with printf formatting into buf; -1 with err on overflow. */

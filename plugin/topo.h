@@ -10,6 +10,7 @@
 
 #include <hwloc.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "root.h"
@@ -46,6 +47,8 @@ struct cc_domain {
 	int ncores;
 	int package;        /* for NUMA/LLC/L2: the package index, -1 if it spans */
 	int numa;           /* for LLC/L2: the NUMA index, -1 if it spans */
+	int level;          /* caches: 2 for L2, 3 for L3...; 0 otherwise */
+	unsigned long long size; /* caches: bytes, 0 when unknown */
 };
 
 /* A core class: a set of cores of one hardware kind. Index 0 is the most
@@ -78,8 +81,10 @@ struct cc_topo {
 	struct cc_class *classes;
 	hwloc_bitmap_t online;      /* online PUs */
 	hwloc_bitmap_t allowed;     /* PUs the caller may use */
-	hwloc_bitmap_t offline;     /* present/possible but offline */
-	char class_source[64];      /* override, hybrid-pmu, hwloc-cpukinds, frequency, capacity, uniform */
+	hwloc_bitmap_t offline;     /* present but offline (listed in pus with online=false) */
+	hwloc_bitmap_t present;     /* present CPUs (online + offline) */
+	hwloc_bitmap_t possible;    /* possible CPUs (hotplug slots included) */
+	char class_source[64];      /* override, synthetic, hybrid-pmu, hwloc-cpukinds, frequency, capacity, uniform */
 	char source[128];           /* host, --root DIR, --hwloc-xml FILE, synthetic:... */
 };
 
@@ -101,6 +106,9 @@ struct cc_topo_source {
 	const struct cc_class_override *overrides; /* policy coreClasses, may be NULL */
 	int noverrides;
 };
+/* CC_TOPO_SYNTHETIC: `arg` may end in "| name=cpulist name=cpulist ...",
+ * classes of the synthetic host (e.g. "pack:1 core:12 pu:1 | performance=0-3
+ * efficient=4-11"), validated like coreClasses; src->overrides wins over them. */
 
 struct cc_topo *cc_topo_load(const struct cc_topo_source *src, struct cc_err *err);
 void cc_topo_free(struct cc_topo *topo);
@@ -111,5 +119,27 @@ void cc_topo_freep(struct cc_topo **topo);
 int cc_topo_pu_index(const struct cc_topo *topo, int os);
 /* Class index by name, or -1. */
 int cc_topo_class_index(const struct cc_topo *topo, const char *name);
+/* Number of online PUs. */
+int cc_topo_online_pus(const struct cc_topo *topo);
+
+/* Output: the human map (topo_map.c) and the JSON document (topo_json.c).
+ * Both only read the model, so other commands reuse them with a view. */
+struct cc_topo_view {
+	/* Optional per-PU labels indexed like topo->pus (e.g. the owner of a
+	 * carved CPU); a NULL array or NULL entries mean none.  The map then
+	 * shows one core per line with its CPUs' labels; the JSON adds
+	 * cpus[].label. */
+	const char *const *pu_labels;
+	/* Map heading line, replacing "host: <source>", or NULL. */
+	const char *title;
+};
+
+struct json_t;
+/* The JSON document described in docs/topology.md; NULL with err set. */
+struct json_t *cc_topo_json(const struct cc_topo *topo, const struct cc_topo_view *view,
+			    struct cc_err *err);
+/* Write the human map (80 columns) to `out`. */
+int cc_topo_map(FILE *out, const struct cc_topo *topo, const struct cc_topo_view *view,
+		struct cc_err *err);
 
 #endif

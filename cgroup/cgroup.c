@@ -1,0 +1,249 @@
+#define _GNU_SOURCE
+#include "cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libcgroup.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cleanup.h"
+#include "cpulist.h"
+#include "oci.h"
+
+int cc_cg_open(struct cc_cg *cg, const struct cc_root *root, struct cc_err *err)
+{
+	_cleanup_free_ char *controllers = NULL;
+	char path[PATH_MAX];
+
+	memset(cg, 0, sizeof(*cg));
+	cg->root = root;
+	snprintf(cg->mount, sizeof(cg->mount), "%s", CC_CGROUP_MOUNT);
+	if (cc_path(path, sizeof(path), err, "%s/cgroup.controllers", cg->mount) < 0)
+		return -1;
+	controllers = cc_root_read(root, path, 4096, err);
+	if (!controllers) {
+		cc_err_clear(err);
+		return cc_err_set(err, ENOTSUP, "%s is not a cgroup v2 mount (no cgroup.controllers): corecarve needs the unified hierarchy", cg->mount);
+	}
+	if (!strstr(controllers, "cpuset"))
+		return cc_err_set(err, ENOTSUP, "%s: the cpuset controller is not available in cgroup v2 (controllers: %s)", cg->mount, controllers);
+	return 0;
+}
+
+static int file_path(const struct cc_cg *cg, const char *cgroup, const char *file,
+		     char *buf, size_t len, struct cc_err *err)
+{
+	if (!cc_cgroup_path_safe(cgroup))
+		return cc_err_set(err, EINVAL, "cgroup path \"%.64s\" is not a safe absolute path", cgroup);
+	return cc_path(buf, len, err, "%s%s%s%s%s", cg->mount, strcmp(cgroup, "/") ? cgroup : "",
+		       file ? "/" : "", file ? file : "", "");
+}
+
+char *cc_cg_read(const struct cc_cg *cg, const char *cgroup, const char *file,
+		 struct cc_err *err)
+{
+	char path[PATH_MAX];
+
+	if (file_path(cg, cgroup, file, path, sizeof(path), err) < 0)
+		return NULL;
+	return cc_root_read(cg->root, path, 65536, err);
+}
+
+int cc_cg_read_cpus(const struct cc_cg *cg, const char *cgroup, const char *file,
+		    hwloc_bitmap_t out, struct cc_err *err)
+{
+	_cleanup_free_ char *s = cc_cg_read(cg, cgroup, file, err);
+	char what[PATH_MAX + 64];
+
+	if (!s)
+		return -1;
+	snprintf(what, sizeof(what), "%s/%s", cgroup, file);
+	return cc_cpulist_parse(s, out, what, err);
+}
+
+bool cc_cg_exists(const struct cc_cg *cg, const char *cgroup, const char *file)
+{
+	struct cc_err e = CC_ERR_INIT;
+	char path[PATH_MAX];
+
+	if (file_path(cg, cgroup, file, path, sizeof(path), &e) < 0)
+		return false;
+	return cc_root_exists(cg->root, path);
+}
+
+/* Everything but cgroup core files ("cgroup.*") goes through libcgroup: it
+ * names the controller, builds the path from its mount table and maps the
+ * kernel's refusal into ECGOTHER + last errno. */
+static int lcg_write(struct cc_cg *cg, const char *cgroup, const char *file,
+		     const char *value, struct cc_err *err)
+{
+	struct cgroup *c = NULL;
+	struct cgroup_controller *ctl;
+	char controller[32];
+	const char *dot = strchr(file, '.');
+	int r;
+
+	if (!dot || (size_t)(dot - file) >= sizeof(controller))
+		return cc_err_set(err, EINVAL, "%s: not a controller file", file);
+	memcpy(controller, file, (size_t)(dot - file));
+	controller[dot - file] = '\0';
+	if (!cg->libcgroup_ready) {
+		r = cgroup_init();
+		if (r)
+			return cc_err_set(err, EIO, "libcgroup: cgroup_init: %s", cgroup_strerror(r));
+		cg->libcgroup_ready = true;
+	}
+	c = cgroup_new_cgroup(cgroup);
+	if (!c)
+		return cc_err_sys(err, ENOMEM, "libcgroup: %s", cgroup);
+	ctl = cgroup_add_controller(c, controller);
+	if (!ctl) {
+		cgroup_free(&c);
+		return cc_err_set(err, EINVAL, "libcgroup: %s: cannot add controller %s", cgroup, controller);
+	}
+	r = cgroup_add_value_string(ctl, file, value);
+	if (!r)
+		r = cgroup_modify_cgroup(c);
+	cgroup_free(&c);
+	if (r) {
+		int e = r == ECGOTHER ? cgroup_get_last_errno() : 0;
+
+		if (e)
+			return cc_err_sys(err, e, "write \"%s\" to %s/%s", value, cgroup, file);
+		return cc_err_set(err, EIO, "write \"%s\" to %s/%s: %s", value, cgroup, file, cgroup_strerror(r));
+	}
+	return 0;
+}
+
+int cc_cg_write(struct cc_cg *cg, const char *cgroup, const char *file,
+		const char *value, struct cc_cg_undo *undo, struct cc_err *err)
+{
+	char path[PATH_MAX];
+	char *old = NULL;
+
+	if (!cg->root->is_host)
+		return cc_err_set(err, EPERM, "write %s/%s: cgroups are only changed on the real host (root is %s)",
+				  cgroup, file, cg->root->path);
+	if (file_path(cg, cgroup, file, path, sizeof(path), err) < 0)
+		return -1;
+	if (undo) {
+		old = cc_root_read(cg->root, path, 65536, err);
+		if (!old)
+			return -1;
+		if (undo->n == undo->cap) {
+			int cap = undo->cap ? undo->cap * 2 : 16;
+			struct cc_cg_undo_entry *ne = realloc(undo->e, (size_t)cap * sizeof(*ne));
+
+			if (!ne) {
+				free(old);
+				return cc_err_sys(err, ENOMEM, "undo");
+			}
+			undo->e = ne;
+			undo->cap = cap;
+		}
+	}
+	if (!strncmp(file, "cgroup.", 7) ? cc_root_write(cg->root, path, value, err) < 0
+					 : lcg_write(cg, cgroup, file, value, err) < 0) {
+		free(old);
+		return -1;
+	}
+	if (undo) {
+		struct cc_cg_undo_entry *e = &undo->e[undo->n++];
+
+		snprintf(e->cgroup, sizeof(e->cgroup), "%s", cgroup);
+		snprintf(e->file, sizeof(e->file), "%s", file);
+		e->old = old;
+	}
+	return 0;
+}
+
+void cc_cg_rollback(struct cc_cg *cg, struct cc_cg_undo *undo)
+{
+	for (int i = undo->n; i-- > 0;) {
+		struct cc_cg_undo_entry *e = &undo->e[i];
+		struct cc_err ignored = CC_ERR_INIT;
+		const char *v = e->old;
+		_cleanup_free_ char *first = NULL;
+
+		/* cpu.max and partition files read back in the form they accept;
+		 * a partition that was "member" goes back to member. Partition
+		 * reads like "root invalid (...)" are restored as their first word. */
+		if (!strcmp(e->file, "cpuset.cpus.partition")) {
+			first = strndup(v, strcspn(v, " "));
+			v = first ? first : "member";
+		}
+		if (!*v && strcmp(e->file, "cpuset.cpus") && strcmp(e->file, "cpuset.mems") &&
+		    strcmp(e->file, "cpuset.cpus.exclusive"))
+			continue;
+		cc_cg_write(cg, e->cgroup, e->file, v, NULL, &ignored);
+	}
+	cc_cg_undo_fini(undo);
+}
+
+void cc_cg_undo_fini(struct cc_cg_undo *undo)
+{
+	for (int i = 0; i < undo->n; i++)
+		free(undo->e[i].old);
+	free(undo->e);
+	memset(undo, 0, sizeof(*undo));
+}
+
+static const char *const mode_names[] = {
+	[CC_MODE_REMOTE] = "remote-partition",
+	[CC_MODE_LOCAL] = "local-partition",
+	[CC_MODE_CPUSET_ONLY] = "cpuset-only",
+};
+
+const char *cc_cg_mode_name(enum cc_cg_mode m)
+{
+	return mode_names[m];
+}
+
+int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m)
+{
+	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+		if (!strcmp(s, mode_names[i])) {
+			*m = (enum cc_cg_mode)i;
+			return 0;
+		}
+	return -1;
+}
+
+void cc_cg_parent(const char *cgroup, char *out, size_t len)
+{
+	const char *slash = strrchr(cgroup, '/');
+	size_t n = slash ? (size_t)(slash - cgroup) : 0;
+
+	if (n == 0) {
+		snprintf(out, len, "/");
+		return;
+	}
+	snprintf(out, len, "%.*s", (int)n, cgroup);
+}
+
+/* Partition state as the kernel reports it: "root", "isolated", "member",
+ * or "<state> invalid (<reason>)". */
+bool cc_cg_partition_valid(const char *s)
+{
+	return (!strcmp(s, "root") || !strcmp(s, "isolated"));
+}
+
+enum cc_cg_mode cc_cg_probe_mode(const struct cc_cg *cg, const char *cgroup)
+{
+	char parent[PATH_MAX];
+	_cleanup_free_ char *p = NULL;
+	struct cc_err ignored = CC_ERR_INIT;
+
+	if (cc_cg_exists(cg, cgroup, "cpuset.cpus.exclusive"))
+		return CC_MODE_REMOTE;
+	cc_cg_parent(cgroup, parent, sizeof(parent));
+	if (!strcmp(parent, "/"))
+		return CC_MODE_LOCAL; /* the root cgroup is always a partition root */
+	p = cc_cg_read(cg, parent, "cpuset.cpus.partition", &ignored);
+	if (p && cc_cg_partition_valid(p))
+		return CC_MODE_LOCAL;
+	return CC_MODE_CPUSET_ONLY;
+}

@@ -1,0 +1,43 @@
+/* corecarve: the allocator — a pure function of a topology, a policy, the
+ * CPUs already taken and a request.  It reads nothing and writes nothing. */
+#ifndef CC_ALLOC_H
+#define CC_ALLOC_H
+
+#include <hwloc.h>
+#include <stdbool.h>
+
+#include "error.h"
+#include "policy.h"
+#include "topo.h"
+
+#define CC_WARN_MAX 4
+
+struct cc_decision {
+	char class_name[64];           /* placement class */
+	char core_class[CC_NAME_MAX];  /* core class actually drawn from */
+	bool fell_back;                /* core_class is the placement class's fallback */
+	bool exclusive;                /* false: shared pool of the class, nothing carved */
+	enum cc_smt smt;
+	enum cc_memory memory;
+	enum cc_irq irq;
+	enum cc_partition partition;
+	enum cc_quota quota;
+	hwloc_bitmap_t cpus;   /* CPUs the container runs on */
+	hwloc_bitmap_t parked; /* SMT siblings held idle for it (smt: isolate) */
+	hwloc_bitmap_t mems;   /* NUMA node numbers for cpuset.mems */
+	int numa_nodes, llcs, l2s; /* domains the carve spans */
+	int nwarnings;
+	char warnings[CC_WARN_MAX][256];
+};
+
+/* Allocate.  `taken` holds every CPU owned by a carve (cpus and parked).
+ * Returns 0 with *out filled (caller runs cc_decision_fini), or -1 with err:
+ * code ENOSPC for a refusal for lack of capacity (message names the numbers),
+ * EINVAL for a request the policy/topology cannot express. */
+int cc_allocate(const struct cc_topo *t, const struct cc_policy *p,
+		hwloc_const_bitmap_t taken, const struct cc_request *req,
+		struct cc_decision *out, struct cc_err *err);
+
+void cc_decision_fini(struct cc_decision *d);
+
+#endif

@@ -1,0 +1,52 @@
+/* corecarve: the container lifecycle the OCI hook drives.
+ *
+ * One direction: read the world (state, config.json, /proc, policy,
+ * topology) -> lock the ledger -> decide (allocator) -> apply (cgroup) ->
+ * record (ledger commit) -> unlock.  Any failure before the commit rolls
+ * the kernel back, so the ledger and the kernel agree. */
+#ifndef CC_CONTAINER_H
+#define CC_CONTAINER_H
+
+#include <stdio.h>
+
+#include "alloc.h"
+#include "cgroup.h"
+#include "error.h"
+#include "ledger.h"
+#include "oci.h"
+#include "policy.h"
+#include "root.h"
+
+/* Everything an entry point resolved from argv and the environment. */
+struct cc_ctx {
+	struct cc_root *root;
+	const char *policy_path; /* NULL: /etc/corecarve/policy.yaml or embedded */
+	const char *state_dir;   /* NULL: /run/corecarve */
+	const char *fault;       /* fault-injection step name, NULL normally */
+	FILE *log;               /* informational lines (stderr in the hook) */
+};
+
+/* Outcome of a create, for messages and tests. */
+struct cc_create_result {
+	bool carved;             /* false: no annotation, or already carved */
+	char cgroup[PATH_MAX];
+	char mode[32];
+	struct cc_decision decision;
+};
+
+/* createRuntime / prestart. */
+int cc_container_create(const struct cc_ctx *ctx, const struct cc_oci_state *st,
+			struct cc_create_result *res, struct cc_err *err);
+
+/* poststop: undo what was recorded for `id`; unknown id is success. */
+int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err *err);
+
+/* Undo one recorded carve's kernel changes (not the ledger entry). */
+int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, const struct cc_ledger *l,
+		  const struct cc_carve *c, struct cc_err *err);
+
+/* Kill this process with SIGKILL when ctx->fault names `step` (tests of
+ * crash consistency; see docs/design.md). */
+void cc_fault_point(const struct cc_ctx *ctx, const char *step);
+
+#endif

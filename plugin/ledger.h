@@ -1,0 +1,118 @@
+/* corecarve: the ledger — node state under /run/corecarve (tmpfs: carves
+ * die with a reboot, like cgroups).  One JSON file, ledger.json, replaced
+ * atomically (write temp, fsync, rename, fsync dir) under an exclusive
+ * flock on a separate lock file, so concurrent hooks never hand out the
+ * same CPU and a process killed at any point leaves either the old or the
+ * new ledger.  A corrupt ledger is an error, never silently reset. */
+#ifndef CC_LEDGER_H
+#define CC_LEDGER_H
+
+#include <hwloc.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+
+#include "error.h"
+#include "root.h"
+
+#define CC_LEDGER_DIR "/run/corecarve"
+#define CC_LEDGER_FILE "ledger.json"
+#define CC_LEDGER_VERSION 1
+/* A ledger larger than this is refused as corrupt (a full 8192-CPU node
+ * needs well under 1 MiB). */
+#define CC_LEDGER_MAX (16u << 20)
+
+struct cc_carve {
+	char id[256];            /* container id, "vm:<name>", "exec:<pid>" */
+	char kind[16];           /* container | vm | exec */
+	char cgroup[PATH_MAX];   /* cgroup path relative to the cgroup2 mount, "" if none */
+	char class_name[64];
+	char core_class[32];
+	char mode[32];           /* remote-partition | local-partition | cpuset-only | affinity */
+	hwloc_bitmap_t cpus;     /* CPUs it runs on */
+	hwloc_bitmap_t parked;   /* siblings held idle */
+	hwloc_bitmap_t mems;
+	bool exclusive;
+	bool steer_irqs;         /* irq: steer-away */
+	long long created;       /* unix seconds */
+	/* What was changed outside the carve's own cgroup, for restore:
+	 * an array of objects owned by the module that made them, e.g.
+	 * {"type":"cpu.max","path":"/kubepods/pod1","old":"50000 100000"}. */
+	json_t *changes;
+};
+
+struct cc_ledger {
+	char dir[PATH_MAX];
+	int lockfd;
+	int ncarves;
+	struct cc_carve *carves;
+	/* Node-wide sections owned by other modules (e.g. "irq": original
+	 * affinities recorded once), kept as JSON and written back as is. */
+	json_t *sections;
+	bool dirty;
+	/* Private to ledger.c. */
+	int dirfd;        /* the state directory, -1 when it does not exist (read only) */
+	bool readonly;    /* from cc_ledger_read: commit refuses */
+	char *snapshot;   /* serialised form of what is on disk, NULL when no file */
+};
+
+/* Directory from $CORECARVE_STATE_DIR is resolved by entry points; pass
+ * NULL for CC_LEDGER_DIR.  Creates the directory 0700 if missing, takes an
+ * exclusive lock (blocking), and loads ledger.json (absent = empty).
+ * Refuses a directory that is a symlink, is not owned by the effective uid
+ * or is group/world writable.  Removes temp files left by killed writers.
+ * A corrupt ledger is an error "<dir>/ledger.json: <field>: <problem>". */
+struct cc_ledger *cc_ledger_open(const char *dir, struct cc_err *err);
+
+/* Read-only snapshot: shared lock while loading, released on return.
+ * Creates nothing: a missing directory or ledger reads as empty.  The
+ * directory may also be owned by root.  cc_ledger_commit() refuses it. */
+struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err);
+
+/* Write the ledger atomically if changed.  Keeps the lock. */
+int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err);
+
+/* Unlock and free (does not commit). NULL-safe. */
+void cc_ledger_close(struct cc_ledger *l);
+void cc_ledger_closep(struct cc_ledger **l);
+#define _cleanup_ledger_ __attribute__((cleanup(cc_ledger_closep)))
+
+/* Union of cpus and parked of every carve. Caller frees. */
+hwloc_bitmap_t cc_ledger_taken(const struct cc_ledger *l);
+
+struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id);
+
+/* Add a copy of `c` (bitmaps duplicated, changes reference taken).
+ * Refuses a duplicate id and any CPU overlap with existing carves, and
+ * anything the loader would refuse (unknown kind/mode, empty id, cpus
+ * overlapping parked).  NULL bitmaps/changes read as empty; created 0
+ * is stamped with the current time. */
+int cc_ledger_add(struct cc_ledger *l, const struct cc_carve *c, struct cc_err *err);
+
+/* Remove by id; returns 1 if removed, 0 if unknown. */
+int cc_ledger_remove(struct cc_ledger *l, const char *id);
+
+/* Initialise/free a carve's owned members: empty bitmaps and an empty
+ * `changes` array (modules append to it while applying the carve). */
+void cc_carve_init(struct cc_carve *c);
+void cc_carve_fini(struct cc_carve *c);
+
+/* Get (creating if asked) a node-wide section object by name.  Borrowed.
+ * Changes made through it (or through a carve's `changes`) are detected
+ * by cc_ledger_commit(), which compares with what is on disk. */
+json_t *cc_ledger_section(struct cc_ledger *l, const char *name, bool create);
+
+/* Release carves of kind "container" whose cgroup directory
+ * `<cgroup_mount>/<cgroup>` (cgroup_mount NULL: /sys/fs/cgroup) no longer
+ * exists under `root`: calls `release` first (may be NULL; the hook undoes
+ * IRQ and quota changes there), then removes the carve.  Carves without a
+ * cgroup and other kinds are kept.  Returns the number removed (commit to
+ * record), or -1: a lookup that failed other than "does not exist", or
+ * `release` returned < 0 — gc stops there, keeps that carve, and carves
+ * already removed stay removed in `l`. */
+int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root,
+		 const char *cgroup_mount,
+		 int (*release)(struct cc_carve *c, void *arg), void *arg,
+		 struct cc_err *err);
+
+#endif

@@ -1,0 +1,306 @@
+#define _GNU_SOURCE
+#include "oci.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+static int copy_str(char *dst, size_t len, const char *src, const char *what,
+		    struct cc_err *err)
+{
+	size_t n = strlen(src);
+
+	if (n >= len)
+		return cc_err_set(err, ENAMETOOLONG, "%s: longer than %zu bytes", what, len - 1);
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
+/* Annotations must be an object whose values are all strings (OCI spec). */
+static json_t *check_annotations(json_t *a, const char *what, struct cc_err *err)
+{
+	const char *k;
+	json_t *v;
+
+	if (!a)
+		return json_object();
+	if (!json_is_object(a))
+		return cc_err_set(err, EINVAL, "%s: expected an object", what), NULL;
+	json_object_foreach(a, k, v) {
+		if (!json_is_string(v))
+			return cc_err_set(err, EINVAL, "%s.%s: expected a string", what, k), NULL;
+	}
+	return json_incref(a);
+}
+
+static bool id_safe(const char *id)
+{
+	if (!*id)
+		return false;
+	for (const char *p = id; *p; p++)
+		if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f)
+			return false;
+	return strcmp(id, ".") && strcmp(id, "..");
+}
+
+static json_t *load_json(const char *text, size_t len, const char *what,
+			 struct cc_err *err)
+{
+	json_error_t je;
+	json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+
+	if (!j)
+		return cc_err_set(err, EINVAL, "%s: invalid JSON at line %d column %d: %s",
+				  what, je.line, je.column, je.text), NULL;
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return cc_err_set(err, EINVAL, "%s: expected a JSON object", what), NULL;
+	}
+	return j;
+}
+
+int cc_oci_state_parse(const char *text, size_t len, struct cc_oci_state *out,
+		       struct cc_err *err)
+{
+	_cleanup_json_ json_t *j = NULL;
+	json_t *v;
+
+	memset(out, 0, sizeof(*out));
+	if (len > CC_OCI_STATE_MAX)
+		return cc_err_set(err, EFBIG, "OCI state: larger than %u bytes", CC_OCI_STATE_MAX);
+	j = load_json(text, len, "OCI state", err);
+	if (!j)
+		return -1;
+	v = json_object_get(j, "id");
+	if (!json_is_string(v))
+		return cc_err_set(err, EINVAL, "OCI state: id: %s", v ? "expected a string" : "missing");
+	if (copy_str(out->id, sizeof(out->id), json_string_value(v), "OCI state: id", err) < 0)
+		return -1;
+	if (!id_safe(out->id))
+		return cc_err_set(err, EINVAL, "OCI state: id: \"%.64s\" is not a valid container id", out->id);
+	v = json_object_get(j, "status");
+	if (v && !json_is_string(v))
+		return cc_err_set(err, EINVAL, "OCI state: status: expected a string");
+	if (v && copy_str(out->status, sizeof(out->status), json_string_value(v), "OCI state: status", err) < 0)
+		return -1;
+	v = json_object_get(j, "pid");
+	if (v) {
+		json_int_t pid;
+
+		if (!json_is_integer(v))
+			return cc_err_set(err, EINVAL, "OCI state: pid: expected an integer");
+		pid = json_integer_value(v);
+		if (pid < 0 || pid > 4194304)
+			return cc_err_set(err, ERANGE, "OCI state: pid: %lld is out of range", (long long)pid);
+		out->pid = (pid_t)pid;
+	}
+	v = json_object_get(j, "bundle");
+	if (v && !json_is_string(v))
+		return cc_err_set(err, EINVAL, "OCI state: bundle: expected a string");
+	if (v && copy_str(out->bundle, sizeof(out->bundle), json_string_value(v), "OCI state: bundle", err) < 0)
+		return -1;
+	out->annotations = check_annotations(json_object_get(j, "annotations"), "OCI state: annotations", err);
+	if (!out->annotations)
+		return -1;
+	return 0;
+}
+
+void cc_oci_state_fini(struct cc_oci_state *s)
+{
+	if (s->annotations)
+		json_decref(s->annotations);
+	s->annotations = NULL;
+}
+
+int cc_oci_config_parse(const char *text, size_t len, struct cc_oci_config *out,
+			struct cc_err *err)
+{
+	_cleanup_json_ json_t *j = NULL;
+	json_t *linux_, *v, *cpu;
+
+	memset(out, 0, sizeof(*out));
+	out->cpu_quota = -1;
+	if (len > CC_OCI_CONFIG_MAX)
+		return cc_err_set(err, EFBIG, "config.json: larger than %u bytes", CC_OCI_CONFIG_MAX);
+	j = load_json(text, len, "config.json", err);
+	if (!j)
+		return -1;
+	out->annotations = check_annotations(json_object_get(j, "annotations"), "config.json: annotations", err);
+	if (!out->annotations)
+		return -1;
+	linux_ = json_object_get(j, "linux");
+	if (!linux_)
+		return 0;
+	if (!json_is_object(linux_))
+		return cc_err_set(err, EINVAL, "config.json: linux: expected an object");
+	v = json_object_get(linux_, "cgroupsPath");
+	if (v && !json_is_string(v))
+		return cc_err_set(err, EINVAL, "config.json: linux.cgroupsPath: expected a string");
+	if (v && copy_str(out->cgroups_path, sizeof(out->cgroups_path), json_string_value(v),
+			  "config.json: linux.cgroupsPath", err) < 0)
+		return -1;
+	v = json_object_get(linux_, "resources");
+	if (v && !json_is_object(v))
+		return cc_err_set(err, EINVAL, "config.json: linux.resources: expected an object");
+	cpu = v ? json_object_get(v, "cpu") : NULL;
+	if (cpu && !json_is_object(cpu))
+		return cc_err_set(err, EINVAL, "config.json: linux.resources.cpu: expected an object");
+	if (cpu) {
+		v = json_object_get(cpu, "quota");
+		if (v && !json_is_integer(v))
+			return cc_err_set(err, EINVAL, "config.json: linux.resources.cpu.quota: expected an integer");
+		if (v)
+			out->cpu_quota = json_integer_value(v);
+		v = json_object_get(cpu, "period");
+		if (v && !json_is_integer(v))
+			return cc_err_set(err, EINVAL, "config.json: linux.resources.cpu.period: expected an integer");
+		if (v && json_integer_value(v) < 0)
+			return cc_err_set(err, ERANGE, "config.json: linux.resources.cpu.period: must not be negative");
+		if (v)
+			out->cpu_period = json_integer_value(v);
+	}
+	return 0;
+}
+
+int cc_oci_config_load(const char *bundle, struct cc_oci_config *out,
+		       struct cc_err *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int dfd = -1, fd = -1;
+	struct stat st;
+	ssize_t n;
+	size_t len = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->cpu_quota = -1;
+	if (!bundle || !*bundle)
+		return cc_err_set(err, EINVAL, "OCI state: bundle: missing");
+	dfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return cc_err_sys(err, errno, "bundle %s", bundle);
+	/* The bundle is the runtime's; config.json inside it must be a plain
+	 * file, not a link to somewhere else. */
+	fd = openat(dfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return cc_err_sys(err, errno, "%s/config.json", bundle);
+	if (fstat(fd, &st) < 0)
+		return cc_err_sys(err, errno, "%s/config.json", bundle);
+	if (!S_ISREG(st.st_mode))
+		return cc_err_set(err, EINVAL, "%s/config.json: not a regular file", bundle);
+	if ((unsigned long long)st.st_size > CC_OCI_CONFIG_MAX)
+		return cc_err_set(err, EFBIG, "%s/config.json: larger than %u bytes", bundle, CC_OCI_CONFIG_MAX);
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return cc_err_sys(err, ENOMEM, "config.json");
+	while (len < (size_t)st.st_size) {
+		n = read(fd, buf + len, (size_t)st.st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return cc_err_sys(err, errno, "read %s/config.json", bundle);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (cc_oci_config_parse(buf, len, out, err) < 0)
+		return cc_err_prefix(err, "%s", bundle);
+	return 0;
+}
+
+void cc_oci_config_fini(struct cc_oci_config *c)
+{
+	if (c->annotations)
+		json_decref(c->annotations);
+	c->annotations = NULL;
+}
+
+bool cc_cgroup_path_safe(const char *path)
+{
+	const char *p = path;
+
+	if (*p != '/')
+		return false;
+	if (!strcmp(path, "/"))
+		return true;
+	while (*p == '/') {
+		const char *start = ++p;
+		size_t n;
+
+		while (*p && *p != '/') {
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				return false;
+			p++;
+		}
+		n = (size_t)(p - start);
+		if (n == 0 || (n == 1 && start[0] == '.') || (n == 2 && start[0] == '.' && start[1] == '.'))
+			return false;
+	}
+	return *p == '\0';
+}
+
+int cc_proc_cgroup_parse(const char *text, char *out, size_t outlen,
+			 struct cc_err *err)
+{
+	const char *line = text;
+
+	/* Each line is "hierarchy-ID:controller-list:cgroup-path"; cgroup v2
+	 * is the single line with ID 0 and an empty controller list. */
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (len >= 3 && strncmp(line, "0::", 3) == 0) {
+			size_t plen = len - 3;
+
+			if (plen == 0 || plen >= outlen)
+				return cc_err_set(err, EINVAL, "/proc/<pid>/cgroup: cgroup v2 path %s", plen ? "too long" : "empty");
+			memcpy(out, line + 3, plen);
+			out[plen] = '\0';
+			/* A "(deleted)" suffix means the cgroup is gone. */
+			if (strstr(out, " (deleted)"))
+				return cc_err_set(err, ENOENT, "/proc/<pid>/cgroup: cgroup %s was deleted", out);
+			if (!cc_cgroup_path_safe(out))
+				return cc_err_set(err, EINVAL, "/proc/<pid>/cgroup: unsafe cgroup path \"%.64s\"", out);
+			return 0;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return cc_err_set(err, ENOENT, "/proc/<pid>/cgroup: no cgroup v2 (0::) entry");
+}
+
+int cc_container_cgroup(const struct cc_root *root, pid_t pid, const char *hint,
+			char *out, size_t outlen, struct cc_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	char *leaf;
+
+	if (pid <= 0)
+		return cc_err_set(err, EINVAL, "OCI state: pid: missing (needed to find the container's cgroup)");
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	text = cc_root_read(root, path, 65536, err);
+	if (!text)
+		return -1;
+	if (cc_proc_cgroup_parse(text, out, outlen, err) < 0)
+		return cc_err_prefix(err, "pid %d", (int)pid);
+	if (!strcmp(out, "/"))
+		return cc_err_set(err, EINVAL, "pid %d runs in the root cgroup: refusing to carve it", (int)pid);
+	/* crun with a systemd subgroup (and runc with some drivers) puts the
+	 * process in "<container cgroup>/container": carve the container's own
+	 * cgroup, the subgroup inherits it. */
+	leaf = strrchr(out, '/');
+	if (leaf && leaf != out && !strcmp(leaf, "/container")) {
+		size_t parent_len = (size_t)(leaf - out);
+		bool hint_is_leaf = hint && *hint && !strcmp(hint, out);
+
+		if (!hint_is_leaf)
+			out[parent_len] = '\0';
+	}
+	return 0;
+}

@@ -1,0 +1,480 @@
+#define _GNU_SOURCE
+#include "policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "cpulist.h"
+#include "policy_schema.h"
+#include "yaml_tree.h"
+
+const struct cc_yenum cc_smt_values[] = {
+	{ "isolate", CC_SMT_ISOLATE }, { "full", CC_SMT_FULL }, { NULL, 0 }
+};
+const struct cc_yenum cc_memory_values[] = {
+	{ "local", CC_MEM_LOCAL }, { "spread", CC_MEM_SPREAD }, { "any", CC_MEM_ANY }, { NULL, 0 }
+};
+const struct cc_yenum cc_irq_values[] = {
+	{ "steer-away", CC_IRQ_STEER_AWAY }, { "leave", CC_IRQ_LEAVE }, { NULL, 0 }
+};
+const struct cc_yenum cc_partition_values[] = {
+	{ "root", CC_PART_ROOT }, { "isolated", CC_PART_ISOLATED }, { NULL, 0 }
+};
+const struct cc_yenum cc_quota_values[] = {
+	{ "drop", CC_QUOTA_DROP }, { "keep", CC_QUOTA_KEEP }, { NULL, 0 }
+};
+const struct cc_yenum cc_align_values[] = {
+	{ "none", CC_ALIGN_NONE }, { "l2", CC_ALIGN_L2 }, { NULL, 0 }
+};
+
+const char *cc_smt_name(enum cc_smt v)
+{
+	return cc_yenum_name(cc_smt_values, (int)v);
+}
+
+const char *cc_memory_name(enum cc_memory v)
+{
+	return cc_yenum_name(cc_memory_values, (int)v);
+}
+
+const char *cc_irq_name(enum cc_irq v)
+{
+	return cc_yenum_name(cc_irq_values, (int)v);
+}
+
+const char *cc_partition_name(enum cc_partition v)
+{
+	return cc_yenum_name(cc_partition_values, (int)v);
+}
+
+const char *cc_quota_name(enum cc_quota v)
+{
+	return cc_yenum_name(cc_quota_values, (int)v);
+}
+
+const char *cc_align_name(enum cc_align v)
+{
+	return cc_yenum_name(cc_align_values, (int)v);
+}
+
+bool cc_policy_name_ok(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '-'))
+			return false;
+	return n >= 1 && n <= max;
+}
+
+void cc_policy_free(struct cc_policy *p)
+{
+	if (!p)
+		return;
+	if (p->reserved)
+		hwloc_bitmap_free(p->reserved);
+	for (int i = 0; i < p->noverrides; i++)
+		if (p->overrides[i].cpus)
+			hwloc_bitmap_free(p->overrides[i].cpus);
+	free(p->overrides);
+	free(p->classes);
+	free(p);
+}
+
+void cc_policy_freep(struct cc_policy **p)
+{
+	cc_policy_free(*p);
+}
+
+const struct cc_pclass *cc_policy_class(const struct cc_policy *p, const char *name)
+{
+	if (!p || !name)
+		return NULL;
+	for (int i = 0; i < p->nclasses; i++)
+		if (!strcmp(p->classes[i].name, name))
+			return &p->classes[i];
+	return NULL;
+}
+
+/* ---- parsing ---- */
+
+static const char *const top_keys[] = { "reserved", "minShared", "coreClasses", "classes", NULL };
+static const char *const class_keys[] = { "coreType", "fallback", "smt", "exclusive", "memory", "irq",
+					  "partition", "quota", "align", "strictClusters", NULL };
+
+static int parse_reserved(struct cc_policy *p, const struct cc_ynode *n, struct cc_err *err)
+{
+	char where[CC_ERR_MSG_MAX / 2];
+	const char *s;
+
+	/* `reserved: 0` is read as the text "0": a cpu list either way. */
+	if (cc_ynode_string(n, &s, err) < 0)
+		return -1;
+	p->reserved = hwloc_bitmap_alloc();
+	if (!p->reserved)
+		return cc_err_sys(err, ENOMEM, "reserved");
+	cc_ynode_where(n, where, sizeof(where));
+	if (cc_cpulist_parse(s, p->reserved, where, err) < 0)
+		return -1;
+	p->has_reserved = true;
+	return 0;
+}
+
+static int parse_overrides(struct cc_policy *p, const struct cc_ynode *map, struct cc_err *err)
+{
+	if (cc_ynode_mapping(map, err) < 0)
+		return -1;
+	if (!map->n)
+		return 0;
+	p->overrides = calloc((size_t)map->n, sizeof(*p->overrides));
+	if (!p->overrides)
+		return cc_err_sys(err, ENOMEM, "coreClasses");
+	for (const struct cc_ynode *c = map->first; c; c = c->next) {
+		struct cc_class_override *o = &p->overrides[p->noverrides];
+		char where[CC_ERR_MSG_MAX / 2];
+		const char *s;
+
+		if (!cc_policy_name_ok(c->key, CC_NAME_MAX - 1))
+			return cc_ynode_err(c, err, EINVAL,
+					    "core class names are 1 to %d characters of a-z, 0-9 and '-'",
+					    CC_NAME_MAX - 1);
+		/* coreType "any" means "whatever class": a class of that name
+		 * could never be asked for. */
+		if (!strcmp(c->key, "any"))
+			return cc_ynode_err(c, err, EINVAL, "\"any\" is reserved for coreType and cannot name a core class");
+		if (cc_ynode_string(c, &s, err) < 0)
+			return -1;
+		o->cpus = hwloc_bitmap_alloc();
+		if (!o->cpus)
+			return cc_err_sys(err, ENOMEM, "coreClasses");
+		p->noverrides++;
+		snprintf(o->name, sizeof(o->name), "%s", c->key);
+		cc_ynode_where(c, where, sizeof(where));
+		if (cc_cpulist_parse(s, o->cpus, where, err) < 0)
+			return -1;
+		if (hwloc_bitmap_iszero(o->cpus))
+			return cc_ynode_err(c, err, EINVAL, "empty cpu list: a core class needs at least one CPU");
+		for (int j = 0; j < p->noverrides - 1; j++) {
+			_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
+			_cleanup_free_ char *list = NULL;
+
+			if (!both)
+				return cc_err_sys(err, ENOMEM, "coreClasses");
+			hwloc_bitmap_and(both, o->cpus, p->overrides[j].cpus);
+			if (hwloc_bitmap_iszero(both))
+				continue;
+			list = cc_cpulist_format(both);
+			return cc_ynode_err(c, err, EINVAL, "CPUs %s are also in coreClasses.%s",
+					    list ? list : "?", p->overrides[j].name);
+		}
+	}
+	return 0;
+}
+
+/* A core class a placement class may draw from.  Without coreClasses the
+ * topology names its classes performance, mid, mid-N, efficient and
+ * low-power; with coreClasses, exactly the names given there. */
+static int check_core_type(const struct cc_policy *p, const struct cc_ynode *n, const char *v,
+			   bool allow_empty, struct cc_err *err)
+{
+	static const char *const builtin[] = { "performance", "efficient", "mid", "low-power", "any", NULL };
+	char got[96], names[512];
+	size_t len = 0;
+
+	if (allow_empty && !*v)
+		return 0;
+	if (!strcmp(v, "any"))
+		return 0;
+	if (p->noverrides) {
+		for (int i = 0; i < p->noverrides; i++)
+			if (!strcmp(v, p->overrides[i].name))
+				return 0;
+	} else {
+		for (size_t i = 0; builtin[i]; i++)
+			if (!strcmp(v, builtin[i]))
+				return 0;
+		/* mid-1, mid-2...: the topology's names for extra middle tiers. */
+		if (!strncmp(v, "mid-", 4) && v[4] >= '1' && v[4] <= '9' &&
+		    strspn(v + 4, "0123456789") == strlen(v + 4))
+			return 0;
+	}
+	cc_ynode_describe(n, got, sizeof(got));
+	if (!p->noverrides)
+		return cc_ynode_err(n, err, EINVAL,
+				    "expected performance, efficient, mid, mid-N, low-power or any%s, got %s",
+				    allow_empty ? " (or \"\" for none)" : "", got);
+	names[0] = '\0';
+	for (int i = 0; i < p->noverrides; i++)
+		len += (size_t)snprintf(names + len, len < sizeof(names) ? sizeof(names) - len : 0,
+					"%s%s", i ? ", " : "", p->overrides[i].name);
+	return cc_ynode_err(n, err, EINVAL, "expected any or a class of coreClasses (%s)%s, got %s", names,
+			    allow_empty ? " (or \"\" for none)" : "", got);
+}
+
+static int parse_enum(const struct cc_ynode *cls, const char *key, const struct cc_yenum *table,
+		      int *out, struct cc_err *err)
+{
+	const struct cc_ynode *n = cc_ynode_get(cls, key);
+
+	return n ? cc_ynode_enum(n, table, out, err) : 0;
+}
+
+static int parse_bool(const struct cc_ynode *cls, const char *key, bool *out, struct cc_err *err)
+{
+	const struct cc_ynode *n = cc_ynode_get(cls, key);
+
+	return n ? cc_ynode_bool(n, out, err) : 0;
+}
+
+static int parse_class(const struct cc_policy *p, const struct cc_ynode *n, struct cc_pclass *c,
+		       struct cc_err *err)
+{
+	const struct cc_ynode *v;
+	int smt = CC_SMT_ISOLATE, memory = CC_MEM_LOCAL, irq = CC_IRQ_LEAVE;
+	int partition = CC_PART_ROOT, quota = CC_QUOTA_DROP, align = CC_ALIGN_NONE;
+
+	if (!cc_policy_name_ok(n->key, sizeof(c->name) - 1))
+		return cc_ynode_err(n, err, EINVAL, "class names are 1 to %zu characters of a-z, 0-9 and '-'",
+				    sizeof(c->name) - 1);
+	snprintf(c->name, sizeof(c->name), "%s", n->key);
+	if (cc_ynode_mapping(n, err) < 0 || cc_ynode_check_keys(n, class_keys, err) < 0)
+		return -1;
+
+	v = cc_ynode_get(n, "coreType");
+	if (!v)
+		return cc_ynode_missing(n, "coreType", err);
+	if (cc_ynode_strcpy(v, c->core_type, sizeof(c->core_type), err) < 0 ||
+	    check_core_type(p, v, c->core_type, false, err) < 0)
+		return -1;
+	v = cc_ynode_get(n, "fallback");
+	if (v && (cc_ynode_strcpy(v, c->fallback, sizeof(c->fallback), err) < 0 ||
+		  check_core_type(p, v, c->fallback, true, err) < 0))
+		return -1;
+
+	c->exclusive = true;
+	c->strict_clusters = false;
+	if (parse_enum(n, "smt", cc_smt_values, &smt, err) < 0 ||
+	    parse_bool(n, "exclusive", &c->exclusive, err) < 0 ||
+	    parse_enum(n, "memory", cc_memory_values, &memory, err) < 0 ||
+	    parse_enum(n, "irq", cc_irq_values, &irq, err) < 0 ||
+	    parse_enum(n, "partition", cc_partition_values, &partition, err) < 0 ||
+	    parse_enum(n, "quota", cc_quota_values, &quota, err) < 0 ||
+	    parse_enum(n, "align", cc_align_values, &align, err) < 0 ||
+	    parse_bool(n, "strictClusters", &c->strict_clusters, err) < 0)
+		return -1;
+	c->smt = (enum cc_smt)smt;
+	c->memory = (enum cc_memory)memory;
+	c->irq = (enum cc_irq)irq;
+	c->partition = (enum cc_partition)partition;
+	c->quota = (enum cc_quota)quota;
+	c->align = (enum cc_align)align;
+
+	/* Settings that contradict each other are refused rather than quietly
+	 * ignored: an isolated partition is exclusive by construction, and
+	 * strictClusters only qualifies L2 alignment. */
+	if (c->partition == CC_PART_ISOLATED && !c->exclusive)
+		return cc_ynode_err(cc_ynode_get(n, "partition"), err, EINVAL,
+				    "isolated requires exclusive: true");
+	if (c->strict_clusters && c->align != CC_ALIGN_L2)
+		return cc_ynode_err(cc_ynode_get(n, "strictClusters"), err, EINVAL,
+				    "true requires align: l2");
+	return 0;
+}
+
+static int parse_classes(struct cc_policy *p, const struct cc_ynode *map, struct cc_err *err)
+{
+	if (cc_ynode_mapping(map, err) < 0)
+		return -1;
+	if (!map->n)
+		return cc_ynode_err(map, err, EINVAL, "at least one class is required");
+	p->classes = calloc((size_t)map->n, sizeof(*p->classes));
+	if (!p->classes)
+		return cc_err_sys(err, ENOMEM, "classes");
+	for (const struct cc_ynode *c = map->first; c; c = c->next) {
+		if (parse_class(p, c, &p->classes[p->nclasses], err) < 0)
+			return -1;
+		p->nclasses++;
+	}
+	return 0;
+}
+
+struct cc_policy *cc_policy_parse(const char *text, size_t len, const char *name,
+				  struct cc_err *err)
+{
+	_cleanup_ydoc_ struct cc_ydoc *doc = NULL;
+	_cleanup_policy_ struct cc_policy *p = NULL;
+	const struct cc_ynode *root, *n;
+	long long v;
+
+	if (!name || !*name)
+		name = "policy";
+	if (len > CC_POLICY_MAX) {
+		cc_err_set(err, EFBIG, "%s: %zu bytes, more than the %u a policy may have", name, len,
+			   CC_POLICY_MAX);
+		return NULL;
+	}
+	doc = cc_yaml_parse(text, len, name, err);
+	if (!doc)
+		return NULL;
+	root = doc->root;
+	if (!root) {
+		cc_err_set(err, EINVAL, "%s: empty document: a policy needs at least `classes`", name);
+		return NULL;
+	}
+	if (cc_ynode_mapping(root, err) < 0 || cc_ynode_check_keys(root, top_keys, err) < 0)
+		return NULL;
+
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		cc_err_sys(err, ENOMEM, "policy");
+		return NULL;
+	}
+	snprintf(p->source, sizeof(p->source), "%s", name);
+	p->min_shared = 1;
+
+	n = cc_ynode_get(root, "reserved");
+	if (n && parse_reserved(p, n, err) < 0)
+		return NULL;
+	n = cc_ynode_get(root, "minShared");
+	if (n) {
+		if (cc_ynode_uint(n, 0, CC_CPU_LIMIT, &v, err) < 0)
+			return NULL;
+		p->min_shared = (int)v;
+	}
+	/* Before classes: coreType is checked against these names. */
+	n = cc_ynode_get(root, "coreClasses");
+	if (n && parse_overrides(p, n, err) < 0)
+		return NULL;
+	n = cc_ynode_get(root, "classes");
+	if (!n) {
+		cc_ynode_missing(root, "classes", err);
+		return NULL;
+	}
+	if (parse_classes(p, n, err) < 0)
+		return NULL;
+	return cc_steal_ptr(p);
+}
+
+struct cc_policy *cc_policy_default(struct cc_err *err)
+{
+	return cc_policy_parse(cc_policy_default_yaml, strlen(cc_policy_default_yaml),
+			       CC_POLICY_DEFAULT_SOURCE, err);
+}
+
+/* ---- loading ---- */
+
+/* Read a regular file of at most CC_POLICY_MAX bytes.  Returns 1 with *out
+ * (caller frees), 0 when it does not exist and `absent_ok`, -1 on error. */
+static int read_policy_file(const char *path, bool absent_ok, char **out, size_t *outlen,
+			    struct cc_err *err)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap;
+	struct stat st;
+
+	/* O_NONBLOCK: a FIFO planted at the path must not hang the hook; it is
+	 * refused as not regular right after. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT && absent_ok)
+			return 0;
+		return cc_err_sys(err, errno, "policy %s", path);
+	}
+	if (fstat(fd, &st) < 0)
+		return cc_err_sys(err, errno, "policy %s", path);
+	if (!S_ISREG(st.st_mode))
+		return cc_err_set(err, EINVAL, "policy %s: not a regular file", path);
+	if ((unsigned long long)st.st_size > CC_POLICY_MAX)
+		return cc_err_set(err, EFBIG, "policy %s: %lld bytes, more than the %u a policy may have",
+				  path, (long long)st.st_size, CC_POLICY_MAX);
+	cap = (size_t)st.st_size + 1;
+	buf = malloc(cap);
+	if (!buf)
+		return cc_err_sys(err, ENOMEM, "policy %s", path);
+	/* The size is re-checked while reading: the file may grow. */
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap > CC_POLICY_MAX)
+				return cc_err_set(err, EFBIG, "policy %s: more than the %u bytes a policy may have",
+						  path, CC_POLICY_MAX);
+			cap = cap * 2 > CC_POLICY_MAX + 1 ? CC_POLICY_MAX + 1 : cap * 2;
+			nb = realloc(buf, cap);
+			if (!nb)
+				return cc_err_sys(err, ENOMEM, "policy %s", path);
+			buf = nb;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return cc_err_sys(err, errno, "policy %s", path);
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	if (len > CC_POLICY_MAX)
+		return cc_err_set(err, EFBIG, "policy %s: more than the %u bytes a policy may have", path,
+				  CC_POLICY_MAX);
+	*out = cc_steal_ptr(buf);
+	*outlen = len;
+	return 1;
+}
+
+struct cc_policy *cc_policy_load(const char *path, struct cc_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	r = read_policy_file(path ? path : CC_POLICY_PATH, !path, &text, &len, err);
+	if (r < 0)
+		return NULL;
+	if (r == 0)
+		return cc_policy_default(err);
+	return cc_policy_parse(text, len, path ? path : CC_POLICY_PATH, err);
+}
+
+/* ---- the reserved set ---- */
+
+hwloc_bitmap_t cc_policy_reserved(const struct cc_policy *p, const struct cc_topo *t)
+{
+	hwloc_bitmap_t set;
+
+	if (p && p->has_reserved)
+		return hwloc_bitmap_dup(p->reserved);
+	set = hwloc_bitmap_alloc();
+	if (!set || !t)
+		return set;
+	for (int pk = 0; pk < t->npackages; pk++) {
+		const struct cc_core *best = NULL, *first = NULL;
+
+		/* Cores are in id order, so the first match is the lowest id. */
+		for (int i = 0; i < t->ncores && !best; i++) {
+			const struct cc_core *c = &t->cores[i];
+
+			if (c->package != pk || !c->pus || hwloc_bitmap_iszero(c->pus))
+				continue;
+			if (!first)
+				first = c;
+			if (t->nclasses > 0 && c->cls == 0)
+				best = c;
+		}
+		if (!best)
+			best = first;
+		if (best)
+			hwloc_bitmap_or(set, set, best->pus);
+	}
+	return set;
+}

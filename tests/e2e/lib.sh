@@ -1,0 +1,383 @@
+# shellcheck shell=sh
+# Helpers for e2e scenarios. Sourced by tests/e2e/scenarios/*.sh inside the
+# guest (busybox sh), as /e2e/lib.sh:   . /e2e/lib.sh
+#
+# Result lines go to the console, each at the start of a line:
+#   PASS <scenario>/<name>
+#   FAIL <scenario>/<name>: <reason>
+#   SKIP <scenario>/<name>: <reason>      (counted separately, not a failure)
+#   INFO <scenario>: <text>               (facts for the log; never parsed)
+#
+# Environment set by /init: CC_SCENARIO (file name without .sh), CC_RESULTS
+# (file the runner checks for "reported something"), CC_KERNEL ("6.1",
+# "6.12": from cc.kernel= on the kernel command line), CC_DEMO (1 with
+# run.sh --demo).
+
+CC_SCENARIO=${CC_SCENARIO:-$(basename "$0" .sh)}
+CC_RESULTS=${CC_RESULTS:-/dev/null}
+CC_DEMO=${CC_DEMO:-0}
+if [ -z "${CC_KERNEL:-}" ]; then
+	CC_KERNEL=$(sed -n 's/.*cc\.kernel=\([^ ]*\).*/\1/p' /proc/cmdline 2>/dev/null)
+	[ -n "$CC_KERNEL" ] || CC_KERNEL=$(uname -r | cut -d. -f1,2)
+fi
+CC_BIN=${CC_BIN:-/usr/bin/corecarve}
+CC_POLICY=${CC_POLICY:-/etc/corecarve/policy.yaml}
+CGROOT=${CGROOT:-/sys/fs/cgroup}
+CC_ROOTFS_TEMPLATE=${CC_ROOTFS_TEMPLATE:-/rootfs-template}
+CC_CTR_DB=${CC_CTR_DB:-/run/e2e/ctr}
+# The crun binary and its global options. /init switch_roots into a tmpfs, so
+# crun's default pivot_root works; set CC_CRUN_RUN_OPTS=--no-pivot if a
+# scenario ever has to run on the initramfs root itself.
+CC_CRUN=${CC_CRUN:-crun}
+CC_CRUN_RUN_OPTS=${CC_CRUN_RUN_OPTS:-}
+export CC_KERNEL
+
+# ---- results -------------------------------------------------------------
+
+_cc_oneline() { printf '%s' "$*" | tr '\n\t' '  ' | cut -c1-400; }
+
+pass() {
+	printf 'PASS %s/%s\n' "$CC_SCENARIO" "$1"
+	echo "PASS $1" >>"$CC_RESULTS"
+}
+
+# fail NAME REASON...
+fail() {
+	_n=$1
+	shift
+	printf 'FAIL %s/%s: %s\n' "$CC_SCENARIO" "$_n" "$(_cc_oneline "$*")"
+	echo "FAIL $_n" >>"$CC_RESULTS"
+	return 0
+}
+
+# skip NAME REASON...
+skip() {
+	_n=$1
+	shift
+	printf 'SKIP %s/%s: %s\n' "$CC_SCENARIO" "$_n" "$(_cc_oneline "$*")"
+	echo "SKIP $_n" >>"$CC_RESULTS"
+}
+
+info() { printf 'INFO %s: %s\n' "$CC_SCENARIO" "$*"; }
+
+# demo TEXT: only printed with run.sh --demo.
+demo() { [ "$CC_DEMO" != 1 ] || printf 'DEMO %s: %s\n' "$CC_SCENARIO" "$*"; }
+
+# check NAME CMD [ARGS...]: PASS if CMD exits 0, else FAIL with its status
+# and the head of its output.
+check() {
+	_n=$1
+	shift
+	if _out=$("$@" 2>&1); then
+		pass "$_n"
+	else
+		_rc=$?
+		fail "$_n" "\`$*\` exited $_rc: $(printf '%s' "$_out" | head -n 3)"
+	fi
+}
+
+# check_eq NAME EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "expected '$2', got '$3'"
+	fi
+}
+
+# check_match NAME GLOB ACTUAL: shell pattern match (case).
+check_match() {
+	# shellcheck disable=SC2254 # the pattern is meant to be a pattern
+	case $3 in
+	$2) pass "$1" ;;
+	*) fail "$1" "expected something matching '$2', got '$3'" ;;
+	esac
+}
+
+# wait_for TIMEOUT_S CMD [ARGS...]: poll (10 Hz) until CMD succeeds.
+wait_for() {
+	_t=$(($1 * 10))
+	shift
+	while [ "$_t" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		usleep 100000
+		_t=$((_t - 1))
+	done
+	return 1
+}
+
+# ---- kernel / cgroup facts -------------------------------------------------
+
+# kernel_ge MAJOR.MINOR: the running kernel is at least that version. Prefer
+# probing files (cg_has_exclusive) for features; this is for reporting.
+kernel_ge() {
+	_want=$1
+	_have=$(uname -r | cut -d- -f1)
+	[ "$(printf '%s\n%s\n' "$_want" "$_have" | sort -t. -k1,1n -k2,2n | head -n 1)" = "$_want" ]
+}
+
+# cg_has_exclusive: the kernel has cpuset.cpus.exclusive (remote partitions).
+cg_has_exclusive() {
+	[ -e "$CGROOT/cgroup.subtree_control" ] || return 1
+	_probe=$CGROOT/.e2e-probe-$$
+	mkdir -p "$_probe" 2>/dev/null || return 1
+	[ -e "$_probe/cpuset.cpus.exclusive" ]
+	_r=$?
+	rmdir "$_probe" 2>/dev/null
+	return $_r
+}
+
+# cg_read CGROUP FILE: print a cgroup file ("" if missing). CGROUP is relative
+# to the cgroup2 root ("" or "/" for the root itself).
+cg_read() {
+	_f=$CGROOT/${1#/}/$2
+	if [ -r "$_f" ]; then cat "$_f" 2>/dev/null || true; fi
+}
+
+# cg_write CGROUP FILE VALUE: write, returning the write's status; on failure
+# the error text is left in $CG_ERR.
+cg_write() {
+	# shellcheck disable=SC2034 # read by the caller
+	CG_ERR=$( (printf '%s\n' "$3" >"$CGROOT/${1#/}/$2") 2>&1) && return 0
+	return 1
+}
+
+# cg_mkchain PATH: create every cgroup on PATH (e.g. kubepods/pod1/ctr1) and
+# enable +cpuset +cpu in each parent's subtree_control.
+cg_mkchain() {
+	_p=
+	for _c in $(echo "${1#/}" | tr / ' '); do
+		printf '+cpuset +cpu\n' >"$CGROOT/${_p:+$_p/}cgroup.subtree_control" || return 1
+		_p=${_p:+$_p/}$_c
+		mkdir -p "$CGROOT/$_p" || return 1
+	done
+}
+
+# cg_rmtree PATH: remove a cgroup subtree (children first). Partitions are
+# reset to member first so the CPUs go back to the parent.
+cg_rmtree() {
+	_d=$CGROOT/${1#/}
+	[ -d "$_d" ] || return 0
+	find "$_d" -depth -type d | while read -r _x; do
+		[ -w "$_x/cpuset.cpus.partition" ] && echo member >"$_x/cpuset.cpus.partition" 2>/dev/null
+		rmdir "$_x" 2>/dev/null || true
+	done
+	[ ! -d "$_d" ]
+}
+
+# ---- policy --------------------------------------------------------------
+
+# write_policy YAML: install the corecarve policy the hooks read.
+write_policy() {
+	mkdir -p "$(dirname "$CC_POLICY")"
+	printf '%s\n' "$1" >"$CC_POLICY"
+}
+
+# ---- OCI bundles and containers -------------------------------------------
+
+# json_str STRING: STRING as a JSON string literal (with quotes). Handles
+# backslash, double quote, tab, CR and newlines (other control characters are
+# not expected in test input).
+json_str() {
+	_tab=$(printf '\t')
+	_cr=$(printf '\r')
+	printf '"'
+	printf '%s\n' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e "s/$_tab/\\\\t/g" -e "s/$_cr/\\\\r/g" |
+		awk '{ printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }'
+	printf '"'
+}
+
+# json_list WORD...: ["WORD", ...]
+json_list() {
+	printf '['
+	_sep=
+	for _w in "$@"; do
+		printf '%s%s' "$_sep" "$(json_str "$_w")"
+		_sep=', '
+	done
+	printf ']'
+}
+
+# mk_bundle DIR ID ANNOTATION_YAML [CGROUPS_PATH] [QUOTA] [PERIOD]
+#
+# Creates DIR/rootfs (a copy of /rootfs-template: static busybox) and
+# DIR/config.json, an OCI 1.0 spec for crun:
+#   - process: sh -c "$CC_CMD" (default: print Cpus_allowed_list, then sleep)
+#   - namespaces pid, mount, ipc, uts; mounts /proc, /dev (tmpfs), /dev/pts,
+#     /dev/shm; root read-write
+#   - linux.cgroupsPath CGROUPS_PATH (default /kubepods/pod1/ID)
+#   - linux.resources.cpu.quota/period when QUOTA is given (PERIOD default
+#     100000); linux.resources.cpu.cpus when CC_CPUSET_CPUS is set
+#   - annotations: corecarve.io/placement = ANNOTATION_YAML (omitted when
+#     empty), plus CC_ANNOTATIONS (newline-separated key=value lines)
+#   - hooks: for each stage in CC_HOOKS (default "createRuntime poststop";
+#     set CC_HOOKS= for none) run `$CC_BIN hook <stage>` with env
+#     CORECARVE_POLICY=$CC_POLICY and CC_HOOK_ENV (space-separated K=V)
+#   - crun's run.oci.hooks.stdout/stderr annotations send hook output to
+#     DIR/hooks.out and DIR/hooks.err.
+mk_bundle() {
+	_dir=$1
+	_id=$2
+	_yaml=$3
+	_cgpath=${4:-/kubepods/pod1/$_id}
+	_quota=${5:-}
+	_period=${6:-100000}
+	_cmd=${CC_CMD:-grep Cpus_allowed_list /proc/self/status; exec sleep 1000}
+	_hooks=${CC_HOOKS-createRuntime poststop}
+
+	rm -rf "$_dir"
+	mkdir -p "$_dir"
+	cp -a "$CC_ROOTFS_TEMPLATE" "$_dir/rootfs" || return 1
+
+	_res=
+	if [ -n "$_quota" ] || [ -n "${CC_CPUSET_CPUS:-}" ]; then
+		_cpu=
+		if [ -n "$_quota" ]; then
+			_cpu="\"quota\": $_quota, \"period\": $_period"
+		fi
+		if [ -n "${CC_CPUSET_CPUS:-}" ]; then
+			_cpu="${_cpu:+$_cpu, }\"cpus\": $(json_str "$CC_CPUSET_CPUS")"
+		fi
+		_res=",
+		\"resources\": { \"cpu\": { $_cpu } }"
+	fi
+
+	_ann="\"run.oci.hooks.stdout\": $(json_str "$_dir/hooks.out"),
+		\"run.oci.hooks.stderr\": $(json_str "$_dir/hooks.err")"
+	if [ -n "$_yaml" ]; then
+		_ann="$_ann,
+		\"corecarve.io/placement\": $(json_str "$_yaml")"
+	fi
+	if [ -n "${CC_ANNOTATIONS:-}" ]; then
+		_extra=$(printf '%s\n' "$CC_ANNOTATIONS" | while IFS= read -r _kv; do
+			[ -n "$_kv" ] || continue
+			printf ',\n\t\t%s: %s' "$(json_str "${_kv%%=*}")" "$(json_str "${_kv#*=}")"
+		done)
+		_ann="$_ann$_extra"
+	fi
+
+	_hookjson=
+	# shellcheck disable=SC2086 # word lists on purpose
+	for _st in $_hooks; do
+		_h="{ \"path\": $(json_str "$CC_BIN"), \"args\": $(json_list corecarve hook "$_st"), \"env\": $(json_list "CORECARVE_POLICY=$CC_POLICY" "PATH=/usr/sbin:/usr/bin:/sbin:/bin" ${CC_HOOK_ENV:-}), \"timeout\": 60 }"
+		_hookjson="${_hookjson:+$_hookjson,
+		}$(json_str "$_st"): [ $_h ]"
+	done
+
+	cat >"$_dir/config.json" <<JSON
+{
+	"ociVersion": "1.0.2",
+	"process": {
+		"terminal": false,
+		"user": { "uid": 0, "gid": 0 },
+		"args": $(json_list sh -c "$_cmd"),
+		"env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "CTR_ID=$_id"],
+		"cwd": "/",
+		"noNewPrivileges": true
+	},
+	"root": { "path": "rootfs", "readonly": false },
+	"hostname": $(json_str "$_id"),
+	"mounts": [
+		{ "destination": "/proc", "type": "proc", "source": "proc" },
+		{ "destination": "/dev", "type": "tmpfs", "source": "tmpfs",
+		  "options": ["nosuid", "strictatime", "mode=755", "size=65536k"] },
+		{ "destination": "/dev/pts", "type": "devpts", "source": "devpts",
+		  "options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"] },
+		{ "destination": "/dev/shm", "type": "tmpfs", "source": "shm",
+		  "options": ["nosuid", "noexec", "nodev", "mode=1777", "size=65536k"] }
+	],
+	"hooks": { $_hookjson },
+	"annotations": {
+		$_ann
+	},
+	"linux": {
+		"cgroupsPath": $(json_str "$_cgpath"),
+		"namespaces": [
+			{ "type": "pid" }, { "type": "mount" }, { "type": "ipc" }, { "type": "uts" }
+		]$_res
+	}
+}
+JSON
+}
+
+# ctr_run_detached ID BUNDLE: `crun run -d`. The container's stdout/stderr
+# go to BUNDLE/ctr.out / ctr.err, crun's own to BUNDLE/crun.err (crun prints
+# a failing hook there), hook output to BUNDLE/hooks.{out,err}. Returns crun's
+# status; on failure the crun error is printed as INFO and left in $CRUN_ERR.
+ctr_run_detached() {
+	mkdir -p "$CC_CTR_DB"
+	echo "$2" >"$CC_CTR_DB/$1"
+	# shellcheck disable=SC2086 # option list
+	timeout -s KILL 90 "$CC_CRUN" run -d $CC_CRUN_RUN_OPTS --bundle "$2" "$1" \
+		</dev/null >"$2/ctr.out" 2>"$2/crun.err"
+	_rc=$?
+	# crun run -d hands the container its own stdout/stderr: the same files.
+	CRUN_ERR=$(cat "$2/crun.err" 2>/dev/null)
+	if [ $_rc != 0 ]; then
+		info "crun run $1 exited $_rc: $(_cc_oneline "$CRUN_ERR")"
+		[ ! -s "$2/hooks.err" ] || info "hooks.err of $1: $(_cc_oneline "$(cat "$2/hooks.err")")"
+	fi
+	return $_rc
+}
+
+# ctr_bundle ID: the bundle directory ctr_run_detached recorded.
+ctr_bundle() { cat "$CC_CTR_DB/$1" 2>/dev/null; }
+
+# ctr_pid ID: the container's init pid (from `crun state`).
+ctr_pid() {
+	"$CC_CRUN" state "$1" 2>/dev/null | sed -n 's/^ *"pid": *\([0-9]*\).*/\1/p' | head -n 1
+}
+
+# ctr_status ID: created / running / stopped (empty if unknown).
+ctr_status() {
+	"$CC_CRUN" state "$1" 2>/dev/null | sed -n 's/^ *"status": *"\([a-z]*\)".*/\1/p' | head -n 1
+}
+
+# ctr_cgroup ID: the container's cgroup, relative to the cgroup2 root.
+ctr_cgroup() {
+	_pid=$(ctr_pid "$1")
+	[ -n "$_pid" ] && sed -n 's/^0:://p' "/proc/$_pid/cgroup"
+}
+
+# ctr_cpus ID: Cpus_allowed_list of the container's init process.
+ctr_cpus() {
+	_pid=$(ctr_pid "$1")
+	[ -n "$_pid" ] && sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$_pid/status"
+}
+
+# ctr_output ID: what the container printed so far.
+ctr_output() { cat "$(ctr_bundle "$1")/ctr.out" 2>/dev/null; }
+
+# ctr_wait_output ID PATTERN [TIMEOUT_S]: wait until the container's output
+# has a line matching the grep -E PATTERN.
+ctr_wait_output() {
+	_b=$(ctr_bundle "$1")
+	wait_for "${3:-20}" grep -qE "$2" "$_b/ctr.out"
+}
+
+_ctr_not_running() { [ "$(ctr_status "$1")" != running ]; }
+
+# ctr_kill_delete ID: SIGKILL the container, wait for it to stop, delete it
+# (which runs the poststop hooks). crun's stderr goes to BUNDLE/delete.err.
+# Returns the delete's status.
+ctr_kill_delete() {
+	_b=$(ctr_bundle "$1")
+	[ -n "$_b" ] || _b=/tmp
+	timeout -s KILL 30 "$CC_CRUN" kill "$1" KILL 2>"$_b/kill.err" || true
+	wait_for 20 _ctr_not_running "$1" || true
+	timeout -s KILL 60 "$CC_CRUN" delete -f "$1" 2>"$_b/delete.err"
+	_rc=$?
+	if [ $_rc != 0 ]; then
+		info "crun delete $1 exited $_rc: $(_cc_oneline "$(cat "$_b/delete.err")")"
+	fi
+	rm -f "$CC_CTR_DB/$1"
+	return $_rc
+}
+
+# ctr_cleanup_all: force-delete every container this scenario started.
+ctr_cleanup_all() {
+	for _f in "$CC_CTR_DB"/*; do
+		[ -e "$_f" ] || continue
+		ctr_kill_delete "$(basename "$_f")" >/dev/null 2>&1 || true
+	done
+}

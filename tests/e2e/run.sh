@@ -1,0 +1,179 @@
+#!/bin/sh
+# Boot Debian kernels under QEMU (TCG) and run the e2e scenarios in the guest.
+#
+# Usage: run.sh [--kernel 6.1|6.12|all] [--scenarios GLOB] [--demo]
+#   --kernel     which kernel(s) to boot, each once (default: all = 6.1 then 6.12)
+#   --scenarios  shell pattern on tests/e2e/scenarios/ file names, e.g. '01-*'
+#                (default: all)
+#   --demo       stream the guest console to the terminal while it runs and
+#                pass cc.demo=1 so scenarios print their DEMO lines
+# Environment:
+#   CORECARVE_BIN  corecarve binary to test (default: <repo>/corecarve)
+#   E2E_CACHE      cache directory (default: <repo>/.cache/e2e)
+#   E2E_TIMEOUT    seconds per boot, host side (default: 300)
+#   E2E_SCENARIO_TIMEOUT  seconds per scenario in the guest (default: 150)
+#   E2E_EXTRA_SCENARIOS   a directory of extra scenarios to run too
+#   QEMU           qemu-system-x86_64 to use
+#
+# Output: the console log of each boot in $E2E_CACHE/log-<kernel>.txt; every
+# FAIL line; per-kernel tallies; and last a line exactly
+#   e2e: N passed, N failed
+# Exit status: 0 only when nothing failed and every boot reached E2E-DONE.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cache=${E2E_CACHE:-$repo/.cache/e2e}
+timeout_s=${E2E_TIMEOUT:-300}
+scenario_timeout=${E2E_SCENARIO_TIMEOUT:-150}
+qemu=${QEMU:-qemu-system-x86_64}
+
+kernels=all
+scenarios='*'
+demo=0
+usage() {
+	sed -n '2,/^set -eu/{/^#/s/^# \{0,1\}//p}' "$0" >&2
+	exit 2
+}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) [ $# -ge 2 ] || usage; kernels=$2; shift 2 ;;
+	--kernel=*) kernels=${1#*=}; shift ;;
+	--scenarios) [ $# -ge 2 ] || usage; scenarios=$2; shift 2 ;;
+	--scenarios=*) scenarios=${1#*=}; shift ;;
+	--demo) demo=1; shift ;;
+	-h | --help) usage ;;
+	*) echo "run.sh: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+case $kernels in
+all) kernels="6.1 6.12" ;;
+6.1 | 6.12) ;;
+*) echo "run.sh: --kernel must be 6.1, 6.12 or all" >&2; exit 2 ;;
+esac
+
+CORECARVE_BIN=${CORECARVE_BIN:-$repo/corecarve}
+case $CORECARVE_BIN in /*) ;; *) CORECARVE_BIN=$(pwd)/$CORECARVE_BIN ;; esac
+if [ ! -x "$CORECARVE_BIN" ]; then
+	echo "run.sh: $CORECARVE_BIN does not exist: build corecarve first (make)" >&2
+	exit 2
+fi
+export CORECARVE_BIN
+command -v "$qemu" >/dev/null || {
+	echo "run.sh: $qemu not found (scripts/deps.sh installs qemu-system-x86 from bookworm-backports)" >&2
+	exit 2
+}
+qv=$("$qemu" --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
+if [ "${qv:-0}" -lt 10 ]; then
+	echo "run.sh: warning: $qemu is version ${qv:-?}; QEMU 7.2 crashes 6.12 under TCG (use bookworm-backports' 10.x)" >&2
+fi
+
+# One run per cache at a time (initramfs and logs are per kernel, not per run).
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+if ! flock -w 900 9; then
+	echo "run.sh: another run.sh held $cache/.lock for 15 minutes" >&2
+	exit 2
+fi
+
+if ! "$here/fetch-kernels.sh" "$cache" >&2; then
+	echo "FAIL e2e/fetch: fetch-kernels.sh failed (see above)"
+	echo "e2e: 0 passed, 1 failed"
+	exit 1
+fi
+
+disk=$cache/disk.raw
+[ -s "$disk" ] || truncate -s 16M "$disk"
+
+total_pass=0
+total_fail=0
+summary=
+for k in $kernels; do
+	kdir=$cache/kernels/$k
+	vmlinuz=
+	for f in "$kdir"/boot/vmlinuz-*; do [ -e "$f" ] && vmlinuz=$f; done
+	initrd=$cache/initramfs-$k.cpio.gz
+	log=$cache/log-$k.txt
+	rm -f "$log"
+	if [ -z "$vmlinuz" ]; then
+		echo "[$k] FAIL $k/boot: no vmlinuz in $kdir"
+		total_fail=$((total_fail + 1))
+		continue
+	fi
+	if ! E2E_SCENARIOS=$scenarios "$here/mkinitramfs.sh" "$kdir" "$initrd" >&2; then
+		echo "[$k] FAIL $k/initramfs: mkinitramfs.sh failed (see above)"
+		total_fail=$((total_fail + 1))
+		continue
+	fi
+
+	guest_budget=$((timeout_s - 60))
+	[ "$guest_budget" -ge 60 ] || guest_budget=60
+	append="console=ttyS0 quiet panic=-1 cc.kernel=$k cc.timeout=$guest_budget cc.scenario_timeout=$scenario_timeout"
+	[ "$demo" = 0 ] || append="$append cc.demo=1"
+
+	echo "e2e: booting $k ($(basename "$vmlinuz")), timeout ${timeout_s}s, log $log" >&2
+	start=$(date +%s)
+	rcfile=$cache/.qemu-rc-$k
+	rm -f "$rcfile"
+	# -netdev user,restrict=on: the guest NIC exists (virtio-net IRQs) but
+	# reaches nothing. virtio-blk with 4 queues gives managed multi-queue IRQs.
+	{
+		set +e
+		timeout -k 10 "$timeout_s" "$qemu" \
+			-accel tcg,thread=multi -cpu Skylake-Client-v4 -m 2G \
+			-smp 16,sockets=2,cores=4,threads=2 \
+			-object memory-backend-ram,id=m0,size=1G \
+			-object memory-backend-ram,id=m1,size=1G \
+			-numa node,nodeid=0,cpus=0-7,memdev=m0 \
+			-numa node,nodeid=1,cpus=8-15,memdev=m1 \
+			-kernel "$vmlinuz" -initrd "$initrd" \
+			-append "$append" \
+			-nographic -no-reboot \
+			-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
+			-drive file="$disk",if=none,id=d0,format=raw \
+			-device virtio-blk-pci,drive=d0,num-queues=4 \
+			</dev/null 2>&1
+		echo $? >"$rcfile"
+	} | if [ "$demo" = 1 ]; then tee "$log"; else cat >"$log"; fi
+	rc=$(cat "$rcfile" 2>/dev/null || echo '?')
+	rm -f "$rcfile"
+	secs=$(($(date +%s) - start))
+	# The serial console ends lines with CR LF. QEMU repeats its TCG CPUID
+	# warnings once per vCPU: keep one of each.
+	sed -i 's/\r$//' "$log"
+	awk '!/^qemu-system-x86_64: warning: TCG doesn.t support/ || !seen[$0]++' "$log" >"$log.tmp" &&
+		mv "$log.tmp" "$log"
+
+	p=$(grep -c '^PASS ' "$log" || true)
+	f=$(grep -c '^FAIL ' "$log" || true)
+	s=$(grep -c '^SKIP ' "$log" || true)
+	grep '^FAIL ' "$log" | sed "s/^/[$k] /" || true
+	if ! grep -q '^E2E-DONE' "$log"; then
+		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+			why="killed after ${timeout_s}s (host timeout)"
+		else
+			why="qemu exited with status $rc"
+		fi
+		grep -q '^E2E-BEGIN' "$log" || why="$why; /init never started"
+		if grep -q 'Kernel panic' "$log"; then
+			why="$why; $(grep -m1 'Kernel panic' "$log")"
+		fi
+		echo "[$k] last console lines:"
+		grep -v '^qemu-system-x86_64: warning: TCG' "$log" | tail -n 25 | sed "s/^/[$k]   /"
+		# The guest watchdog's FAIL line already counts this boot.
+		if grep -q '^FAIL e2e/watchdog' "$log"; then
+			echo "[$k] ($k/boot: did not reach E2E-DONE: $why; counted by e2e/watchdog)"
+		else
+			echo "[$k] FAIL $k/boot: did not reach E2E-DONE: $why"
+			f=$((f + 1))
+		fi
+	fi
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	summary="$summary
+e2e[$k]: $p passed, $f failed, $s skipped in ${secs}s ($(sed -n 's/^E2E-BEGIN //p' "$log" | head -n 1))"
+done
+
+printf '%s\n' "$summary" | sed '/^$/d'
+echo "e2e: $total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

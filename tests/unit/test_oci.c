@@ -1,0 +1,176 @@
+#include <string.h>
+
+#include "cleanup.h"
+#include "oci.h"
+#include "testlib.h"
+
+START_TEST(test_state_ok)
+{
+	static const char s[] = "{\"ociVersion\":\"1.0\",\"id\":\"t2\",\"pid\":150,\"root\":\"rootfs\","
+				"\"bundle\":\"/bundle\",\"status\":\"created\","
+				"\"annotations\":{\"corecarve.io/placement\":\"{class: latency, cpus: 2}\"}}";
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_oci_state st;
+
+	ck_assert_int_eq(cc_oci_state_parse(s, strlen(s), &st, &err), 0);
+	ck_assert_str_eq(st.id, "t2");
+	ck_assert_int_eq(st.pid, 150);
+	ck_assert_str_eq(st.bundle, "/bundle");
+	ck_assert_str_eq(st.status, "created");
+	ck_assert_str_eq(json_string_value(json_object_get(st.annotations, "corecarve.io/placement")),
+			 "{class: latency, cpus: 2}");
+	cc_oci_state_fini(&st);
+}
+END_TEST
+
+static const struct {
+	const char *json;
+	const char *why;
+} bad_states[] = {
+	{ "", "invalid JSON" },
+	{ "{\"id\":\"a\"", "invalid JSON" },
+	{ "[1,2]", "expected a JSON object" },
+	{ "{}", "id: missing" },
+	{ "{\"id\":5}", "id: expected a string" },
+	{ "{\"id\":\"\"}", "not a valid container id" },
+	{ "{\"id\":\"../x\"}", "not a valid container id" },
+	{ "{\"id\":\"..\"}", "not a valid container id" },
+	{ "{\"id\":\"a\",\"pid\":-1}", "pid: -1 is out of range" },
+	{ "{\"id\":\"a\",\"pid\":\"12\"}", "pid: expected an integer" },
+	{ "{\"id\":\"a\",\"pid\":99999999999}", "out of range" },
+	{ "{\"id\":\"a\",\"annotations\":[]}", "annotations: expected an object" },
+	{ "{\"id\":\"a\",\"annotations\":{\"k\":1}}", "annotations.k: expected a string" },
+	{ "{\"id\":\"a\",\"id\":\"b\"}", "duplicate" },
+	{ "{\"id\":\"a\",\"bundle\":7}", "bundle: expected a string" },
+	{ "{\"id\":\"a\",\"status\":[]}", "status: expected a string" },
+};
+
+START_TEST(test_state_bad)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_oci_state st;
+	const char *j = bad_states[_i].json;
+
+	ck_assert_int_eq(cc_oci_state_parse(j, strlen(j), &st, &err), -1);
+	ck_assert_msg(strstr(err.msg, bad_states[_i].why), "%s: got \"%s\"", j, err.msg);
+	ck_assert_msg(strncmp(err.msg, "OCI state", 9) == 0, "names the input: %s", err.msg);
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+END_TEST
+
+START_TEST(test_state_huge)
+{
+	size_t n = CC_OCI_STATE_MAX + 2;
+	_cleanup_free_ char *big = malloc(n);
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_oci_state st;
+
+	memset(big, ' ', n);
+	ck_assert_int_eq(cc_oci_state_parse(big, n, &st, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "larger than"));
+}
+END_TEST
+
+START_TEST(test_config)
+{
+	static const char c[] = "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"a\":\"b\"},"
+				"\"linux\":{\"cgroupsPath\":\"/kubepods/pod1/c1\","
+				"\"resources\":{\"cpu\":{\"quota\":50000,\"period\":100000}}}}";
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_oci_config cfg;
+
+	ck_assert_int_eq(cc_oci_config_parse(c, strlen(c), &cfg, &err), 0);
+	ck_assert_str_eq(cfg.cgroups_path, "/kubepods/pod1/c1");
+	ck_assert_int_eq(cfg.cpu_quota, 50000);
+	ck_assert_int_eq(cfg.cpu_period, 100000);
+	ck_assert_str_eq(json_string_value(json_object_get(cfg.annotations, "a")), "b");
+	cc_oci_config_fini(&cfg);
+}
+END_TEST
+
+static const struct {
+	const char *json;
+	const char *why;
+} bad_configs[] = {
+	{ "{\"linux\":5}", "linux: expected an object" },
+	{ "{\"linux\":{\"cgroupsPath\":1}}", "linux.cgroupsPath: expected a string" },
+	{ "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":\"x\"}}}}", "cpu.quota: expected an integer" },
+	{ "{\"linux\":{\"resources\":{\"cpu\":{\"period\":-5}}}}", "cpu.period: must not be negative" },
+	{ "{\"annotations\":{\"x\":{}}}", "annotations.x: expected a string" },
+	{ "{\"annotations\":", "invalid JSON" },
+};
+
+START_TEST(test_config_bad)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_oci_config cfg;
+	const char *j = bad_configs[_i].json;
+
+	ck_assert_int_eq(cc_oci_config_parse(j, strlen(j), &cfg, &err), -1);
+	ck_assert_msg(strstr(err.msg, bad_configs[_i].why), "%s: got \"%s\"", j, err.msg);
+	ck_assert_msg(strncmp(err.msg, "config.json", 11) == 0, "names the input: %s", err.msg);
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	const char *path; /* NULL: error */
+} proc_cases[] = {
+	{ "0::/kubepods/pod1/ctr1\n", "/kubepods/pod1/ctr1" },
+	{ "12:cpuset:/docker/x\n0::/system.slice/crun-abc.scope\n", "/system.slice/crun-abc.scope" },
+	{ "0::/\n", "/" },
+	{ "1:name=systemd:/x\n", NULL },
+	{ "0::\n", NULL },
+	{ "0::/a/../b\n", NULL },
+	{ "0::/a//b\n", NULL },
+	{ "0::relative\n", NULL },
+	{ "0::/gone (deleted)\n", NULL },
+	{ "", NULL },
+};
+
+START_TEST(test_proc_cgroup)
+{
+	struct cc_err err = CC_ERR_INIT;
+	char out[256];
+	int r = cc_proc_cgroup_parse(proc_cases[_i].text, out, sizeof(out), &err);
+
+	if (proc_cases[_i].path) {
+		ck_assert_msg(r == 0, "%s", err.msg);
+		ck_assert_str_eq(out, proc_cases[_i].path);
+	} else {
+		ck_assert_int_eq(r, -1);
+		ck_assert_ptr_nonnull(strstr(err.msg, "/proc/<pid>/cgroup"));
+	}
+}
+END_TEST
+
+START_TEST(test_path_safe)
+{
+	ck_assert(cc_cgroup_path_safe("/a/b"));
+	ck_assert(cc_cgroup_path_safe("/"));
+	ck_assert(!cc_cgroup_path_safe("a/b"));
+	ck_assert(!cc_cgroup_path_safe("/a/"));
+	ck_assert(!cc_cgroup_path_safe("/a/./b"));
+	ck_assert(!cc_cgroup_path_safe("/.."));
+	ck_assert(!cc_cgroup_path_safe("/a\nb"));
+	ck_assert(cc_cgroup_path_safe("/a/..b"));
+}
+END_TEST
+
+static Suite *oci_suite(void)
+{
+	Suite *s = suite_create("oci");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_state_ok);
+	tcase_add_loop_test(tc, test_state_bad, 0, sizeof(bad_states) / sizeof(bad_states[0]));
+	tcase_add_test(tc, test_state_huge);
+	tcase_add_test(tc, test_config);
+	tcase_add_loop_test(tc, test_config_bad, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
+	tcase_add_loop_test(tc, test_proc_cgroup, 0, sizeof(proc_cases) / sizeof(proc_cases[0]));
+	tcase_add_test(tc, test_path_safe);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CC_TEST_MAIN(oci_suite)
