@@ -104,7 +104,10 @@ static int lcg_write(struct cc_cg *cg, const char *cgroup, const char *file,
 		cgroup_free(&c);
 		return cc_err_set(err, EINVAL, "libcgroup: %s: cannot add controller %s", cgroup, controller);
 	}
-	r = cgroup_add_value_string(ctl, file, value);
+	/* An empty value must still reach the kernel as a write: libcgroup
+	 * 2.0 writes nothing for "" and strips a lone "\n" (seen with strace),
+	 * so send one space, which cpuset strips (strstrip) to the empty set. */
+	r = cgroup_add_value_string(ctl, file, *value ? value : " ");
 	if (!r)
 		r = cgroup_modify_cgroup(c);
 	cgroup_free(&c);
@@ -145,11 +148,13 @@ int cc_cg_write(struct cc_cg *cg, const char *cgroup, const char *file,
 			undo->cap = cap;
 		}
 	}
-	if (!strncmp(file, "cgroup.", 7) ? cc_root_write(cg->root, path, value, err) < 0
+	if (!strncmp(file, "cgroup.", 7) ? cc_root_write(cg->root, path, *value ? value : "\n", err) < 0
 					 : lcg_write(cg, cgroup, file, value, err) < 0) {
 		free(old);
 		return -1;
 	}
+	if (cg->trace)
+		fprintf(cg->trace, "corecarve: cgroup %s/%s <- \"%s\"\n", cgroup, file, value);
 	if (undo) {
 		struct cc_cg_undo_entry *e = &undo->e[undo->n++];
 
@@ -237,13 +242,16 @@ enum cc_cg_mode cc_cg_probe_mode(const struct cc_cg *cg, const char *cgroup)
 	_cleanup_free_ char *p = NULL;
 	struct cc_err ignored = CC_ERR_INIT;
 
-	if (cc_cg_exists(cg, cgroup, "cpuset.cpus.exclusive"))
-		return CC_MODE_REMOTE;
+	/* A parent that is already a valid partition root (the root cgroup, or
+	 * one prepared by init-parent) takes a local partition on any kernel;
+	 * the kernel refuses a remote partition below a partition root anyway. */
 	cc_cg_parent(cgroup, parent, sizeof(parent));
 	if (!strcmp(parent, "/"))
-		return CC_MODE_LOCAL; /* the root cgroup is always a partition root */
+		return CC_MODE_LOCAL;
 	p = cc_cg_read(cg, parent, "cpuset.cpus.partition", &ignored);
 	if (p && cc_cg_partition_valid(p))
 		return CC_MODE_LOCAL;
+	if (cc_cg_exists(cg, cgroup, "cpuset.cpus.exclusive"))
+		return CC_MODE_REMOTE;
 	return CC_MODE_CPUSET_ONLY;
 }

@@ -13,6 +13,7 @@
 #include <hwloc.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdbool.h>
 
 #include "error.h"
@@ -31,6 +32,7 @@ struct cc_cg {
 	const struct cc_root *root;
 	char mount[PATH_MAX];
 	bool libcgroup_ready;
+	FILE *trace; /* when set, every write is printed there (hook --verbose) */
 };
 
 /* One write that can be undone: what it was before. */

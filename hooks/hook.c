@@ -123,6 +123,7 @@ int cc_cmd_hook(int argc, char **argv)
 		ctx.state_dir = NULL;
 	ctx.fault = getenv("CORECARVE_FAULT");
 	ctx.log = stderr;
+	ctx.verbose = verbose;
 
 	if (!strcmp(stage, "poststop")) {
 		if (cc_container_release(&ctx, st.id, &err) < 0) {

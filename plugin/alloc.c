@@ -40,6 +40,11 @@ struct group {
 
 static void warn(struct cc_decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+static const char *plural(int n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static void warn(struct cc_decision *d, const char *fmt, ...)
 {
 	va_list ap;
@@ -142,6 +147,22 @@ static int choose_groups(const struct ctx *cx, int level, struct group *g, int n
 		g[bi].take = k;
 		return 0;
 	}
+	/* Equal groups away from the NUMA level (private L2s, identical
+	 * CCXs): every m-subset is as tight as any other, so the lowest ids
+	 * win without a search. */
+	if (level != LVL_NUMA) {
+		bool equal = true;
+
+		for (int i = 1; i < ng; i++)
+			equal &= g[i].free == g[0].free;
+		if (equal) {
+			for (int i = 0; i < ng && k > 0; i++) {
+				g[i].take = g[i].free < k ? g[i].free : k;
+				k -= g[i].take;
+			}
+			return k > 0 ? -1 : 0;
+		}
+	}
 	frees = malloc(sizeof(int) * (size_t)ng);
 	cur = malloc(sizeof(int) * (size_t)ng);
 	best = malloc(sizeof(int) * (size_t)ng);
@@ -232,7 +253,7 @@ static int pick(const struct ctx *cx, const int *cands, int n, int k, int level,
 {
 	const struct cc_topo *t = cx->t;
 	_cleanup_free_ struct group *g = NULL;
-	_cleanup_free_ int *slot = NULL, *sub = NULL;
+	_cleanup_free_ int *slot = NULL, *sub = NULL; /* slot: cores per domain */
 	int nd, ng = 0;
 
 	if (k <= 0)
@@ -249,22 +270,19 @@ static int pick(const struct ctx *cx, const int *cands, int n, int k, int level,
 	if (!slot || !g || !sub)
 		return -1;
 	for (int d = 0; d <= nd; d++)
-		slot[d] = -1;
+		slot[d] = 0;
+	for (int i = 0; i < n; i++) {
+		int cd = core_dom(&t->cores[cands[i]], level);
+
+		slot[cd < 0 || cd >= nd ? nd : cd]++;
+	}
 	for (int d = 0; d <= nd; d++) {
-		int cnt = 0;
-
-		for (int i = 0; i < n; i++) {
-			int cd = core_dom(&t->cores[cands[i]], level);
-
-			cnt += (cd < 0 || cd >= nd ? nd : cd) == d;
-		}
-		if (cnt) {
-			slot[d] = ng;
-			g[ng].dom = d;
-			g[ng].free = cnt;
-			g[ng].take = 0;
-			ng++;
-		}
+		if (!slot[d])
+			continue;
+		g[ng].dom = d;
+		g[ng].free = slot[d];
+		g[ng].take = 0;
+		ng++;
 	}
 	if (choose_groups(cx, level, g, ng, k) < 0)
 		return -1;
@@ -482,7 +500,7 @@ struct census {
 
 static void describe(const struct census *c, char *buf, size_t len)
 {
-	size_t off = (size_t)snprintf(buf, len, "%d cores", c->total);
+	size_t off = (size_t)snprintf(buf, len, "%d core%s", c->total, plural(c->total));
 	const struct {
 		int n;
 		const char *what;
@@ -654,9 +672,9 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 	}
 	k = req->cpus / unit;
 	if (d->smt == CC_SMT_FULL)
-		snprintf(what, sizeof(what), "%d CPUs (%d whole %s cores)", req->cpus, k, d->core_class);
+		snprintf(what, sizeof(what), "%d CPUs (%d whole %s core%s)", req->cpus, k, d->core_class, plural(k));
 	else
-		snprintf(what, sizeof(what), "%d whole %s cores", k, d->core_class);
+		snprintf(what, sizeof(what), "%d whole %s core%s", k, d->core_class, plural(k));
 
 	state = calloc((size_t)t->ncores + 1, 1);
 	inclass = calloc((size_t)t->ncores + 1, sizeof(bool));
@@ -759,8 +777,8 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 			l2info_fini(&li);
 			describe(&cs, desc, sizeof(desc));
 			return cc_err_set(err, ENOSPC,
-					  "class %s: %s requested as whole L2 clusters (strictClusters, %d cores each), %d whole clusters (%d cores) free; %s has %s",
-					  d->class_name, what, sz, nwhole, ncand, d->core_class, desc);
+					  "class %s: %s requested as whole L2 clusters (strictClusters, %d cores each), %d whole cluster%s (%d core%s) free; %s has %s",
+					  d->class_name, what, sz, nwhole, plural(nwhole), ncand, plural(ncand), d->core_class, desc);
 		}
 		if (ncand < k) {
 			/* Not enough whole clusters: fall back to any free cores. */
@@ -837,8 +855,8 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 					  d->class_name, d->core_class, li.smin, li.smax, k);
 		}
 		if (partial && li.smin == li.smax && k % li.smax)
-			warn(d, "class %s: %d cores is not a multiple of the %s L2 cluster size %d; using %d clusters, sharing %d with others",
-			     d->class_name, k, d->core_class, li.smax, touched, partial);
+			warn(d, "class %s: %d core%s do%s not fill whole %s L2 clusters of %d; using %d clusters, sharing %d with others",
+			     d->class_name, k, plural(k), k == 1 ? "es" : "", d->core_class, li.smax, touched, partial);
 		else if (partial)
 			warn(d, "class %s: not enough free whole %s L2 clusters; using %d clusters, sharing %d with others",
 			     d->class_name, d->core_class, touched, partial);

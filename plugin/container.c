@@ -124,6 +124,7 @@ int cc_container_create(const struct cc_ctx *ctx, const struct cc_oci_state *st,
 		goto out;
 	if (cc_cg_open(&cg, ctx->root, err) < 0)
 		goto out;
+	cg.trace = ctx->verbose ? ctx->log : NULL;
 	policy = cc_policy_load(ctx->policy_path, err);
 	if (!policy)
 		goto out;
@@ -229,6 +230,7 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 		return 0;
 	if (cc_cg_open(&cg, ctx->root, err) < 0)
 		return -1;
+	cg.trace = ctx->verbose ? ctx->log : NULL;
 	cc_fault_point(ctx, "before-release");
 	rc = cc_carve_undo(ctx, &cg, ledger, c, err);
 	/* The ledger entry goes even when a restore step failed: the CPUs are

@@ -24,6 +24,7 @@ struct cc_ctx {
 	const char *state_dir;   /* NULL: /run/corecarve */
 	const char *fault;       /* fault-injection step name, NULL normally */
 	FILE *log;               /* informational lines (stderr in the hook) */
+	bool verbose;            /* also trace every cgroup write to log */
 };
 
 /* Outcome of a create, for messages and tests. */

@@ -234,6 +234,7 @@ json_t *cc_topo_json(const struct cc_topo *t, const struct cc_topo_view *view, s
 	jset(&b, o, "online", jlist(&b, t->online));
 	jset(&b, o, "offline", jlist(&b, t->offline));
 	jset(&b, o, "allowed", jlist(&b, t->allowed));
+	jset(&b, o, "present", jlist(&b, t->present));
 	jset(&b, o, "possible", jlist(&b, t->possible));
 	jset(&b, o, "classes", classes_json(&b, t));
 	jset(&b, o, "clusters", clusters_json(&b, t));

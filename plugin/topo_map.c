@@ -184,7 +184,13 @@ static void emit_labelled(struct map *m, const char *tag, int id)
 	}
 	col = fprintf(m->out, "    %-*s  %-*s", m->tagw, tag, m->cellw, m->cells[id]);
 	if (same) {
-		fprintf(m->out, "%s", first);
+		/* Long labels (container ids) are cut to the width. */
+		int room = MAP_WIDTH - col;
+
+		if ((int)strlen(first) <= room || room < 4)
+			fprintf(m->out, "%s", first);
+		else
+			fprintf(m->out, "%.*s...", room - 3, first);
 	} else {
 		hwloc_bitmap_foreach_begin(cpu, c->pus)
 		{
@@ -192,12 +198,18 @@ static void emit_labelled(struct map *m, const char *tag, int id)
 			char item[96];
 			int w;
 
+			int indent = 4 + m->tagw + 2 + m->cellw;
+
 			w = snprintf(item, sizeof(item), "%s%d=%s", items++ ? " " : "", cpu, l && *l ? l : "-");
 			if (col + w > MAP_WIDTH && items > 1) {
-				fprintf(m->out, "\n%*s", 4 + m->tagw + 2 + m->cellw, "");
-				col = 4 + m->tagw + 2 + m->cellw;
+				fprintf(m->out, "\n%*s", indent, "");
+				col = indent;
 				w = snprintf(item, sizeof(item), "%d=%s", cpu, l && *l ? l : "-");
 			}
+			if (w >= (int)sizeof(item))
+				w = (int)sizeof(item) - 1;
+			if (col + w > MAP_WIDTH && MAP_WIDTH - col > 4)
+				snprintf(item + (MAP_WIDTH - col - 3), 4, "...");
 			col += fprintf(m->out, "%s", item);
 		}
 		hwloc_bitmap_foreach_end();
@@ -217,7 +229,7 @@ static const char *row_tag(struct map *m, const int *cores, int n)
 
 /* The rows of the cores of `block` (a package/NUMA pair) under one LLC
  * (-1: cores without a last-level cache). */
-static int emit_llc_rows(struct map *m, int pkg, int numa, int llc, int *buf)
+static void emit_llc_rows(struct map *m, int pkg, int numa, int llc, int *buf)
 {
 	const struct cc_topo *t = m->t;
 	bool labels = m->view && m->view->pu_labels;
@@ -258,7 +270,6 @@ static int emit_llc_rows(struct map *m, int pkg, int numa, int llc, int *buf)
 		if (mine)
 			buf[n++] = id;
 	}
-	return 0;
 }
 
 static void emit_block(struct map *m, int pkg, int numa, int *buf)

@@ -129,7 +129,7 @@ echo 'root:x:0:0:root:/root:/bin/sh' >"$stage/etc/passwd"
 echo 'root:x:0:' >"$stage/etc/group"
 
 # Scenarios, lib, init.
-cp "$here/lib.sh" "$stage/e2e/lib.sh"
+cp "$here/lib.sh" "$here/hooklib.sh" "$stage/e2e/"
 n=0
 for s in "$here"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.sh}; do
 	[ -e "$s" ] || continue

@@ -1,12 +1,19 @@
 /* The allocator: exact decisions on small shapes and real fixtures,
  * refusal messages, overrides, determinism.  Policies are built as structs
  * so the tests pin the allocator, not the policy file syntax. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "cleanup.h"
 #include "cpulist.h"
+#include "ledger.h"
 #include "testlib.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -278,7 +285,7 @@ START_TEST(test_capacity_refusal_names_numbers)
 	refuse(t, p, "2-3,6", "latency", 2, ENOSPC,
 	       "class latency: 2 whole performance cores requested, 1 free in total (1 at most on one NUMA node); "
 	       "performance has 4 cores: 1 with reserved CPUs, 2 taken; refused: not enough free whole cores");
-	refuse(t, p, "2-7", "latency", 1, ENOSPC, "0 free in total");
+	refuse(t, p, "2-7", "latency", 1, ENOSPC, "class latency: 1 whole performance core requested, 0 free in total");
 	pol_free(p);
 	cc_topo_free(t);
 }
@@ -379,6 +386,9 @@ START_TEST(test_closest_nodes)
 	/* Node 1 mostly taken, node 0 has 5: 0 and 2 are the closest pair that
 	 * holds 9 with the fewest free cores. */
 	expect(t, p, "12-21", "latency", 9, "2,4,6,8,10,24,26,28,30", "3,5,7,9,11,25,27,29,31", "0,2");
+	/* Nodes 0 and 4 both have 5 free: together the tightest fit for 10,
+	 * but in two packages; distance wins over fit. */
+	expect(t, p, "48-49", "latency", 10, "2,4,6,8,10,12,14,16,18,20", "3,5,7,9,11,13,15,17,19,21", "0-1");
 	/* Package 0 exhausted: both nodes from package 1. */
 	expect(t, p, "2-47", "latency", 7, "48,50,52,54,56,58,60", "49,51,53,55,57,59,61", "4-5");
 	expect(t, p, NULL, "spread", 1, "2", "3", "0-7");
@@ -444,7 +454,7 @@ START_TEST(test_align_l2_clusters)
 	ck_assert_int_eq(cc_allocate(t, p, tk, &r, &d, &err), 0);
 	assert_list(d.cpus, "4-9", "cpus", &r);
 	ck_assert_int_eq(d.l2s, 2);
-	ck_assert_msg(has_warning(&d, "6 cores is not a multiple of the efficient L2 cluster size 4; using 2 clusters, sharing 1 with others"),
+	ck_assert_msg(has_warning(&d, "class throughput: 6 cores do not fill whole efficient L2 clusters of 4; using 2 clusters, sharing 1 with others"),
 		      "%s", d.nwarnings ? d.warnings[0] : "no warning");
 	cc_decision_fini(&d);
 	refuse(t, p, NULL, "strict", 6, EINVAL,
@@ -685,10 +695,212 @@ START_TEST(test_f11_three_tiers)
 }
 END_TEST
 
+/* ---- corecarve plan --------------------------------------------------- */
+
+static const char *bin_path(void)
+{
+	static char path[PATH_MAX];
+	const char *env = getenv("CORECARVE_BIN");
+
+	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
+	if (access(path, X_OK) != 0) {
+		printf("SKIPPED: plan CLI tests: no corecarve binary at %s (make first)\n", path);
+		return NULL;
+	}
+	return path;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	ck_assert_ptr_nonnull(f);
+	if (getdelim(&buf, &len, '\0', f) < 0) {
+		free(buf);
+		buf = strdup("");
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Run `corecarve plan ARGS` with the embedded default policy and no state
+ * directory from the environment; stdout and stderr apart.  -1: skipped. */
+static int run_plan(const char *args, char **out, char **errout)
+{
+	const char *bin = bin_path();
+	char dir[] = "/tmp/cc-plan-XXXXXX", o[64], e[64];
+	_cleanup_free_ char *cmd = NULL;
+	int st;
+
+	if (!bin)
+		return -1;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(o, sizeof(o), "%s/out", dir);
+	snprintf(e, sizeof(e), "%s/err", dir);
+	ck_assert_int_ge(asprintf(&cmd, "CORECARVE_POLICY= CORECARVE_STATE_DIR= '%s' plan %s >'%s' 2>'%s'", bin, args, o, e), 0);
+	st = system(cmd);
+	*out = slurp(o);
+	*errout = slurp(e);
+	unlink(o);
+	unlink(e);
+	rmdir(dir);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const char *json_str(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	ck_assert_msg(v != NULL, "no string \"%s\"", key);
+	return v;
+}
+
+START_TEST(test_plan_json)
+{
+	_cleanup_free_ char *out = NULL, *errout = NULL;
+	_cleanup_json_ json_t *j = NULL;
+	json_error_t je;
+	int rc = run_plan("--class latency --cpus 5 --synthetic 'pack:2 numa:1 core:6 pu:2(indexes=2*12:1*2)' --json", &out, &errout);
+
+	if (rc < 0)
+		return;
+	ck_assert_msg(rc == 0, "exit %d: %s", rc, errout);
+	j = json_loads(out, 0, &je);
+	ck_assert_msg(j != NULL, "%s: %s", je.text, out);
+	ck_assert_str_eq(json_str(j, "class"), "latency");
+	ck_assert_str_eq(json_str(j, "core_class"), "performance");
+	ck_assert_str_eq(json_str(j, "cpus"), "1-5");
+	ck_assert_str_eq(json_str(j, "parked"), "13-17");
+	ck_assert_str_eq(json_str(j, "mems"), "0");
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "numa_nodes")), 1);
+	ck_assert(json_is_integer(json_object_get(j, "llcs")));
+	ck_assert(json_is_integer(json_object_get(j, "l2s")));
+	ck_assert(json_is_array(json_object_get(j, "warnings")));
+	ck_assert_str_eq(json_str(j, "reserved"), "0,6,12,18");
+}
+END_TEST
+
+START_TEST(test_plan_text_and_fallback)
+{
+	_cleanup_free_ char *out = NULL, *errout = NULL;
+	int rc = run_plan("--class throughput --cpus 2 --synthetic 'pack:1 core:4 pu:2'", &out, &errout);
+
+	if (rc < 0)
+		return;
+	ck_assert_msg(rc == 0, "exit %d: %s", rc, errout);
+	ck_assert_msg(strstr(out, "  cpus      2-3\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "warning   throughput: host has no efficient cores; using performance") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "nothing was changed") != NULL, "%s", out);
+}
+END_TEST
+
+START_TEST(test_plan_refusals)
+{
+	static const struct {
+		const char *args;
+		int rc;
+		const char *msg; /* start of the error */
+	} cases[] = {
+		{ "--class latency --cpus 4 --synthetic 'pack:1 core:4 pu:2' --json", 1, "class latency: 4 whole performance cores requested, 3 free" },
+		{ "--class throughput --cpus 3 --synthetic 'pack:1 core:4 pu:2' --json", 2, "class throughput: cpus 3 is not a multiple of 2 threads per core; use 2 or 4" },
+		{ "--class nope --cpus 1 --synthetic 'pack:1 core:4 pu:2' --json", 2, "unknown placement class \"nope\" (known: latency, throughput" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *out = NULL, *errout = NULL, *line = NULL;
+		_cleanup_json_ json_t *j = NULL;
+		json_error_t je;
+		int rc = run_plan(cases[i].args, &out, &errout);
+
+		if (rc < 0)
+			return;
+		ck_assert_msg(rc == cases[i].rc, "%s: exit %d, want %d", cases[i].args, rc, cases[i].rc);
+		j = json_loads(out, 0, &je);
+		ck_assert_msg(j != NULL, "%s: stdout is not JSON: %s", cases[i].args, out);
+		ck_assert_msg(strncmp(json_str(j, "error"), cases[i].msg, strlen(cases[i].msg)) == 0, "%s", json_str(j, "error"));
+		ck_assert_int_ge(asprintf(&line, "corecarve: %s\n", json_str(j, "error")), 0);
+		ck_assert_str_eq(errout, line);
+	}
+}
+END_TEST
+
+START_TEST(test_plan_bad_input)
+{
+	static const struct {
+		const char *args;
+		const char *err;
+	} cases[] = {
+		{ "--class latency", "corecarve: plan: --class and --cpus are required" },
+		{ "--class latency --cpus two --synthetic 'pack:1 core:4 pu:2'", "corecarve: --cpus: expected a non-negative integer, got \"two\"" },
+		{ "--class latency --cpus 1 --smt half --synthetic 'pack:1 core:4 pu:2'", "corecarve: --smt: expected one of isolate, full, got \"half\"" },
+		{ "--class latency --cpus 1 --bogus", "corecarve: plan: unexpected argument \"--bogus\"" },
+		{ "--class latency --cpus 1 --synthetic 'pack:1 core:4 pu:2' --root /", "corecarve: --root, --hwloc-xml and --synthetic exclude each other" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *out = NULL, *errout = NULL;
+		int rc = run_plan(cases[i].args, &out, &errout);
+
+		if (rc < 0)
+			return;
+		ck_assert_msg(rc == 2, "%s: exit %d", cases[i].args, rc);
+		ck_assert_str_eq(out, "");
+		ck_assert_msg(strncmp(errout, cases[i].err, strlen(cases[i].err)) == 0, "%s: %s", cases[i].args, errout);
+	}
+}
+END_TEST
+
+/* CPUs recorded in the ledger at --state are taken. */
+START_TEST(test_plan_reads_ledger)
+{
+	char dir[] = "/tmp/cc-plan-state-XXXXXX";
+	_cleanup_free_ char *out = NULL, *errout = NULL, *args = NULL, *cmd = NULL;
+	_cleanup_json_ json_t *j = NULL;
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_ledger *l;
+	struct cc_carve c;
+	json_error_t je;
+	int rc;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	l = cc_ledger_open(dir, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	cc_carve_init(&c);
+	snprintf(c.id, sizeof(c.id), "ctr1");
+	snprintf(c.kind, sizeof(c.kind), "container");
+	snprintf(c.class_name, sizeof(c.class_name), "latency");
+	snprintf(c.core_class, sizeof(c.core_class), "performance");
+	snprintf(c.mode, sizeof(c.mode), "cpuset-only");
+	hwloc_bitmap_set(c.cpus, 2);
+	hwloc_bitmap_set(c.parked, 3);
+	hwloc_bitmap_set(c.mems, 0);
+	c.exclusive = true;
+	ck_assert_msg(cc_ledger_add(l, &c, &err) == 0 && cc_ledger_commit(l, &err) == 0, "%s", err.msg);
+	cc_carve_fini(&c);
+	cc_ledger_close(l);
+
+	ck_assert_int_ge(asprintf(&args, "--class latency --cpus 1 --synthetic 'pack:1 core:4 pu:2' --state '%s' --json", dir), 0);
+	rc = run_plan(args, &out, &errout);
+	ck_assert_int_ge(asprintf(&cmd, "rm -rf '%s'", dir), 0);
+	ck_assert_int_eq(system(cmd), 0);
+	if (rc < 0)
+		return;
+	ck_assert_msg(rc == 0, "exit %d: %s", rc, errout);
+	j = json_loads(out, 0, &je);
+	ck_assert_msg(j != NULL, "%s", out);
+	ck_assert_str_eq(json_str(j, "taken"), "2-3");
+	ck_assert_str_eq(json_str(j, "cpus"), "4");
+	ck_assert_str_eq(json_str(j, "parked"), "5");
+}
+END_TEST
+
 static Suite *alloc_suite(void)
 {
 	Suite *s = suite_create("alloc");
-	TCase *shapes = tcase_create("shapes"), *fixtures = tcase_create("fixtures");
+	TCase *shapes = tcase_create("shapes"), *fixtures = tcase_create("fixtures"), *cli = tcase_create("cli");
 
 	tcase_add_test(shapes, test_smt_isolate_parks_siblings);
 	tcase_add_test(shapes, test_smt_full_whole_cores);
@@ -713,6 +925,13 @@ static Suite *alloc_suite(void)
 	tcase_add_test(fixtures, test_f11_three_tiers);
 	tcase_set_timeout(fixtures, 30);
 	suite_add_tcase(s, fixtures);
+	tcase_add_test(cli, test_plan_json);
+	tcase_add_test(cli, test_plan_text_and_fallback);
+	tcase_add_test(cli, test_plan_refusals);
+	tcase_add_test(cli, test_plan_bad_input);
+	tcase_add_test(cli, test_plan_reads_ledger);
+	tcase_set_timeout(cli, 30);
+	suite_add_tcase(s, cli);
 	return s;
 }
 

@@ -583,6 +583,45 @@ static void assert_load_fails(enum cc_topo_kind kind, const char *arg, const cha
 	ck_assert_str_eq(err.msg, want);
 }
 
+/* F03 with CPU 7 (a P-core's second thread) and 14-15 (two E-cores)
+ * offline: reported, in no core or class, and the E-cluster shrinks. */
+START_TEST(test_offline_cpus)
+{
+	_cleanup_free_ char *dir = damaged_f03("f=sys/devices/system/cpu/online && rm $f && echo 0-6,8-13 > $f");
+	_cleanup_topo_ struct cc_topo *t = NULL;
+	char cmd[PATH_MAX + 16];
+
+	if (!dir)
+		return;
+	t = load_ok(CC_TOPO_HOST, dir);
+	assert_consistent(t);
+	assert_counts(t, 1, 1, 1, 6, 10, 13);
+	assert_set(t->offline, "7,14-15");
+	assert_set(t->present, "0-15");
+	ck_assert_int_eq(t->npus, 16);
+	for (int cpu = 0; cpu < 16; cpu++) {
+		const struct cc_pu *p = &t->pus[cc_topo_pu_index(t, cpu)];
+		bool off = cpu == 7 || cpu >= 14;
+
+		ck_assert_int_eq(p->online, !off);
+		ck_assert_int_eq(p->allowed, !off);
+		if (off) {
+			ck_assert_int_eq(p->core, -1);
+			ck_assert_int_eq(p->cls, -1);
+			ck_assert_int_eq(p->package, -1);
+		}
+	}
+	assert_set(t->cores[3].pus, "6");
+	assert_class(t, 0, "performance", 4, "0-6");
+	assert_class(t, 1, "efficient", 6, "8-13");
+	ck_assert_int_eq(t->classes[0].threads_per_core, 2);
+	assert_clusters(t, "8-11/efficient;12-13/efficient");
+	cc_topo_free(cc_steal_ptr(t));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_bad_roots)
 {
 	_cleanup_free_ char *empty = tmpdir();
@@ -727,8 +766,9 @@ END_TEST
 /* The hook for `corecarve status`: per-CPU labels. */
 START_TEST(test_map_labels)
 {
+	static const char long_id[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 	_cleanup_topo_ struct cc_topo *t = load_ok(CC_TOPO_SYNTHETIC, "pack:1 l2:2 core:2 pu:2");
-	const char *labels[8] = { "ctr-a", "ctr-a", NULL, NULL, "ctr-b", NULL, NULL, NULL };
+	const char *labels[8] = { "ctr-a", "ctr-a", NULL, NULL, "ctr-b", NULL, long_id, long_id };
 	struct cc_topo_view view = { .pu_labels = labels, .title = "Carves on test" };
 	struct cc_err err = CC_ERR_INIT;
 	_cleanup_free_ char *map = render_map(t, &view);
@@ -739,6 +779,8 @@ START_TEST(test_map_labels)
 	ck_assert_ptr_nonnull(strstr(map, "    P  c0 [0,1]  ctr-a\n"));
 	ck_assert_ptr_nonnull(strstr(map, "    P  c1 [2,3]\n"));
 	ck_assert_ptr_nonnull(strstr(map, "    P  c2 [4,5]  4=ctr-b 5=-\n"));
+	/* long labels are cut to 80 columns */
+	ck_assert_ptr_nonnull(strstr(map, "    P  c3 [6,7]  0123456789abcdef0123456789abcdef0123456789abcdef0123456789ab...\n"));
 	j = cc_topo_json(t, &view, &err);
 	ck_assert_ptr_nonnull(j);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(j, "cpus"), 4), "label")),
@@ -958,6 +1000,7 @@ static Suite *topo_suite(void)
 	tcase_add_test(fx, test_f11_arm);
 	tcase_add_test(fx, test_fixture_override);
 	tcase_add_test(fx, test_env_restored);
+	tcase_add_test(fx, test_offline_cpus);
 	suite_add_tcase(s, fx);
 	tcase_add_test(host, test_live_host);
 	tcase_add_test(host, test_live_host_affinity);

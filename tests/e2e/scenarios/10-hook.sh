@@ -1,0 +1,130 @@
+#!/bin/sh
+# 10-hook: the product's main job.  Real crun starts annotated containers
+# with `corecarve hook` registered in config.json; each gets an exclusive,
+# whole-core carve with aligned memory and no CFS quota, and gives it back.
+set -eu
+# shellcheck source-path=SCRIPTDIR/.. source=lib.sh
+. /e2e/lib.sh
+# shellcheck source-path=SCRIPTDIR/.. source=hooklib.sh
+. /e2e/hooklib.sh
+trap ctr_cleanup_all EXIT
+
+write_policy "$CC_HOOK_POLICY"
+B=/run/b
+if cg_has_exclusive; then want_mode=remote-partition; want_part=root; else want_mode=cpuset-only; want_part=member; fi
+info "kernel $CC_KERNEL: expecting $want_mode"
+
+# --- two latency containers ------------------------------------------------
+plan1=$(plan_field latency 2 cpus)
+check_eq plan-first-latency "2,4" "$plan1"
+mk_bundle $B/c1 c1 '{class: latency, cpus: 2}' /kubepods/pod1/c1 50000
+if ctr_run_detached c1 $B/c1; then pass c1-started; else fail c1-started "$CRUN_ERR"; fi
+mk_bundle $B/c2 c2 '{class: latency, cpus: 2}' /kubepods/pod2/c2 20000
+if ctr_run_detached c2 $B/c2; then pass c2-started; else fail c2-started "$CRUN_ERR"; fi
+
+for c in c1 c2; do
+	cg=$(ctr_cgroup $c)
+	cpus=$(carve_field $c cpus)
+	parked=$(carve_field $c parked)
+	check_eq $c-cgroup "/kubepods/pod${c#c}/$c" "$cg"
+	check_eq $c-mode "$want_mode" "$(carve_field $c mode)"
+	check_eq $c-effective "$cpus" "$(cg_read "$cg" cpuset.cpus.effective)"
+	check_eq $c-partition "$want_part" "$(cg_read "$cg" cpuset.cpus.partition)"
+	check_eq $c-mems "$(node_of_cpus "$cpus")" "$(cg_read "$cg" cpuset.mems)"
+	check_eq $c-mems-ledger "$(node_of_cpus "$cpus")" "$(carve_field $c mems)"
+	check_eq $c-cpu-max "max 100000" "$(cg_read "$cg" cpu.max)"
+	check $c-whole-cores whole_cores "$cpus" "$parked"
+	check_eq $c-one-thread-per-core "$(expand "$cpus" | wc -l)" "$(expand "$parked" | wc -l)"
+	check $c-not-reserved disjoint "$cpus,$parked" "0-1,8-9"
+	ctr_wait_output $c '^Cpus_allowed_list:' || true
+	check_eq $c-sees-carve "$cpus" "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$B/$c/ctr.out" | head -n 1)"
+done
+check_eq c1-cpus "2,4" "$(carve_field c1 cpus)"
+check_eq c1-parked "3,5" "$(carve_field c1 parked)"
+check_eq c2-cpus "10,12" "$(carve_field c2 cpus)"
+check c1-c2-disjoint disjoint "$(carve_field c1 cpus),$(carve_field c1 parked)" \
+	"$(carve_field c2 cpus),$(carve_field c2 parked)"
+# The pod-level parent had no quota of its own: nothing to change there.
+check_eq pod1-cpu-max "max 100000" "$(cg_read /kubepods/pod1 cpu.max)"
+
+root_eff=$(cg_read / cpuset.cpus.effective)
+if [ "$want_mode" = remote-partition ]; then
+	check root-excludes-c1 disjoint "$root_eff" "$(carve_field c1 cpus),$(carve_field c1 parked)"
+	check root-excludes-c2 disjoint "$root_eff" "$(carve_field c2 cpus),$(carve_field c2 parked)"
+	check_eq parked-partition isolated "$(cg_read /corecarve.parked cpuset.cpus.partition)"
+	check_eq parked-cpus "3,5,11,13" "$(cg_read /corecarve.parked cpuset.cpus.effective)"
+	check_eq kubepods-exclusive "2,4,10,12" "$(cg_read /kubepods cpuset.cpus.exclusive)"
+else
+	info "root effective on $CC_KERNEL: $root_eff (cpuset-only: soft exclusivity)"
+fi
+
+# --- refusals: nothing applied, ledger unchanged --------------------------
+before=$(ledger_sum)
+mk_bundle $B/big big '{class: latency, cpus: 8}' /kubepods/pod3/big
+if ctr_run_detached big $B/big; then
+	fail over-capacity-refused "crun run succeeded"
+else
+	check_match over-capacity-message "*corecarve:*refused*" "$(cat $B/big/hooks.err $B/big/crun.err 2>/dev/null)"
+fi
+check_eq over-capacity-ledger-unchanged "$before" "$(ledger_sum)"
+check_eq over-capacity-no-carve "" "$(carve_field big cpus)"
+
+mk_bundle $B/bad bad '{class: latency, cpus: zero}' /kubepods/pod3/bad
+if ctr_run_detached bad $B/bad; then
+	fail malformed-refused "crun run succeeded"
+else
+	check_match malformed-message "*corecarve:*cpus*" "$(cat $B/bad/hooks.err $B/bad/crun.err 2>/dev/null)"
+fi
+check_eq malformed-ledger-unchanged "$before" "$(ledger_sum)"
+
+mk_bundle $B/unk unk '{class: warp, cpus: 1}' /kubepods/pod3/unk
+if ctr_run_detached unk $B/unk; then
+	fail unknown-class-refused "crun run succeeded"
+else
+	check_match unknown-class-message "*corecarve:*warp*" "$(cat $B/unk/hooks.err $B/unk/crun.err 2>/dev/null)"
+fi
+check_eq unknown-class-ledger-unchanged "$before" "$(ledger_sum)"
+
+# A container without the annotation is untouched.
+mk_bundle $B/plain plain '' /kubepods/pod4/plain
+if ctr_run_detached plain $B/plain; then pass plain-started; else fail plain-started "$CRUN_ERR"; fi
+check_eq plain-no-carve "" "$(carve_field plain cpus)"
+check_eq plain-ledger-unchanged "$before" "$(ledger_sum)"
+
+# --- release and reuse ----------------------------------------------------
+c1cpus=$(carve_field c1 cpus)
+check c1-deleted ctr_kill_delete c1
+check_eq c1-released "" "$(carve_field c1 cpus)"
+mk_bundle $B/c3 c3 '{class: latency, cpus: 2}' /kubepods/pod1/c3
+if ctr_run_detached c3 $B/c3; then pass c3-started; else fail c3-started "$CRUN_ERR"; fi
+check_eq c3-reuses-c1-cpus "$c1cpus" "$(carve_field c3 cpus)"
+check c2-deleted ctr_kill_delete c2
+check c3-deleted ctr_kill_delete c3
+check_eq c3-poststop-quiet "" "$(cat $B/c3/hooks.err 2>/dev/null)"
+check plain-deleted ctr_kill_delete plain
+check_eq ledger-empty "" "$(carve_field c3 cpus)$(carve_field c2 cpus)"
+check_eq root-effective-restored "0-15" "$(cg_read / cpuset.cpus.effective)"
+if [ "$want_mode" = remote-partition ]; then
+	check_eq kubepods-exclusive-released "" "$(cg_read /kubepods cpuset.cpus.exclusive)"
+fi
+poststop_again=$(echo '{"ociVersion":"1.0","id":"c1","status":"stopped","bundle":"/run/b/c1"}' |
+	"$CC_BIN" hook poststop 2>&1) && pass poststop-idempotent || fail poststop-idempotent "$poststop_again"
+
+# --- four at once: no overlap -------------------------------------------
+for i in 1 2 3 4; do
+	mk_bundle $B/p$i p$i '{class: latency, cpus: 1}' /kubepods/podp/p$i
+done
+for i in 1 2 3 4; do
+	(if ctr_run_detached p$i $B/p$i >/dev/null 2>&1; then echo 0; else echo "$? $(cat $B/p$i/hooks.err $B/p$i/crun.err 2>/dev/null)"; fi >$B/p$i/rc) &
+done
+wait
+all=
+for i in 1 2 3 4; do
+	check_eq p$i-started 0 "$(cat $B/p$i/rc)"
+	set="$(carve_field p$i cpus),$(carve_field p$i parked)"
+	if [ -n "$all" ]; then check p$i-disjoint disjoint "$all" "$set"; fi
+	all="${all:+$all,}$set"
+	check_eq p$i-effective "$(carve_field p$i cpus)" "$(cg_read /kubepods/podp/p$i cpuset.cpus.effective)"
+done
+for i in 1 2 3 4; do ctr_kill_delete p$i >/dev/null 2>&1 || true; done
+check_eq four-released "0-15" "$(cg_read / cpuset.cpus.effective)"
