@@ -79,6 +79,8 @@ check: deps
 	@if [ "$(SANITIZE)" != 1 ]; then $(MAKE) --no-print-directory e2e; fi
 
 -include tests/e2e/e2e.mk
+# Feature makefiles (install, fuzz, bench, ...), one concern each.
+-include $(sort $(wildcard mk/*.mk))
 
 # The main job on the embedded default: boot the emulated 2-socket SMT NUMA
 # host on Linux 6.12 and start annotated containers with crun.

@@ -33,6 +33,7 @@ struct cc_cg {
 	char mount[PATH_MAX];
 	bool libcgroup_ready;
 	FILE *trace; /* when set, every write is printed there (hook --verbose) */
+	const char *fault; /* fault-injection step armed by the entry point (fault.h) */
 };
 
 /* One write that can be undone: what it was before. */
@@ -57,6 +58,14 @@ struct cc_cg_request {
 	bool isolated;             /* partition isolated rather than root */
 	bool drop_quota;
 	bool exclusive;            /* false: shared pool, only narrow cpuset.cpus */
+	/* Write-ahead journal, may be NULL.  Called once the mode is known and
+	 * before the first write a crash would leave behind, then again after
+	 * each record appended to `changes` and before the write it describes:
+	 * the caller persists the carve (mode, CPUs, changes so far), so a
+	 * process killed half-way leaves a ledger that says what to undo.  A
+	 * negative return (err set) aborts the apply, rolled back. */
+	int (*journal)(void *arg, enum cc_cg_mode mode, struct cc_err *err);
+	void *journal_arg;
 };
 
 int cc_cg_open(struct cc_cg *cg, const struct cc_root *root, struct cc_err *err);
@@ -88,7 +97,10 @@ int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m);
 /* Apply a carve.  On failure everything written is rolled back and err
  * says why (a partition that reads "... invalid (reason)" quotes the reason).
  * `changes` receives the records needed to restore things outside the
- * container's own cgroup later (parent quotas, peer cpusets). */
+ * container's own cgroup later (parent quotas, peer cpusets), each appended
+ * before its write (see journal); after a failure it may hold records of
+ * writes that were rolled back.  Refused on a root that is not the host,
+ * and for a cgroup that is not a directory. */
 int cc_cg_apply(struct cc_cg *cg, const struct cc_cg_request *req,
 		enum cc_cg_mode *mode, json_t *changes, struct cc_err *err);
 
@@ -110,5 +122,15 @@ void cc_cg_undo_fini(struct cc_cg_undo *undo);
  * cpuset.cpus.exclusive (corecarve init-parent). */
 int cc_cg_init_parent(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t cpus,
 		      hwloc_const_bitmap_t mems, struct cc_err *err);
+
+/* Transient cgroups of `corecarve exec --carve` (transient.c). */
+/* "populated" of cgroup.events: a process in the cgroup or below. */
+int cc_cg_populated(const struct cc_cg *cg, const char *cgroup, bool *populated, struct cc_err *err);
+/* Kill every process in the cgroup (cgroup.kill, else SIGKILL each one in
+ * cgroup.procs) and wait until it is empty.  Host only; a missing cgroup
+ * is empty. */
+int cc_cg_empty(struct cc_cg *cg, const char *cgroup, struct cc_err *err);
+/* Remove an empty cgroup; a missing one is fine.  Host only. */
+int cc_cg_rmdir(struct cc_cg *cg, const char *cgroup, struct cc_err *err);
 
 #endif

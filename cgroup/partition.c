@@ -1,13 +1,17 @@
 /* corecarve: applying and undoing a carve on cgroup v2. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
+#include "fault.h"
+#include "oci.h"
 
 int cc_cg_mkdir(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 {
@@ -175,9 +179,30 @@ static int ancestors(const char *cgroup, char out[][PATH_MAX], int max)
 
 #define CC_MAX_DEPTH 32
 
-static int take_from_peers(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t take,
+/* The caller's write-ahead journal (cgroup.h): persist before writing. */
+static int journal(const struct cc_cg_request *req, enum cc_cg_mode mode, struct cc_err *err)
+{
+	if (!req->journal)
+		return 0;
+	return req->journal(req->journal_arg, mode, err);
+}
+
+/* Append a restore record, then journal it, before the write it describes:
+ * killed after the write, the record is on disk; killed before it, the
+ * restore writes back the value that is still there. */
+static int record_change(const struct cc_cg_request *req, enum cc_cg_mode mode, json_t *changes,
+			 const char *type, const char *cgroup, const char *old, struct cc_err *err)
+{
+	if (json_array_append_new(changes, json_pack("{s:s, s:s, s:s}", "type", type, "cgroup", cgroup,
+						     "old", old)) < 0)
+		return cc_err_sys(err, ENOMEM, "changes");
+	return journal(req, mode, err);
+}
+
+static int take_from_peers(struct cc_cg *cg, const struct cc_cg_request *req, hwloc_const_bitmap_t take,
 			   struct cc_cg_undo *undo, json_t *changes, struct cc_err *err)
 {
+	const char *cgroup = req->cgroup;
 	char parent[PATH_MAX], dir[PATH_MAX];
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
@@ -211,10 +236,9 @@ static int take_from_peers(struct cc_cg *cg, const char *cgroup, hwloc_const_bit
 		hwloc_bitmap_andnot(eff, eff, take);
 		if (hwloc_bitmap_iszero(eff))
 			return cc_err_set(err, ENOSPC, "cpuset-only mode: peer cgroup %s would be left without CPUs", peer);
-		if (write_cpus(cg, peer, "cpuset.cpus", eff, undo, err) < 0)
+		if (record_change(req, CC_MODE_CPUSET_ONLY, changes, "peer-cpuset", peer, orig, err) < 0 ||
+		    write_cpus(cg, peer, "cpuset.cpus", eff, undo, err) < 0)
 			return -1;
-		json_array_append_new(changes, json_pack("{s:s, s:s, s:s}", "type", "peer-cpuset",
-							 "cgroup", peer, "old", orig));
 	}
 	return 0;
 }
@@ -235,9 +259,11 @@ static int parse_cpu_max(const char *s, long long *quota, long long *period)
 	return (*end || *quota <= 0) ? -1 : 0;
 }
 
-static int drop_quotas(struct cc_cg *cg, const char *cgroup, int ncpus, struct cc_cg_undo *undo,
-		       json_t *changes, struct cc_err *err)
+static int drop_quotas(struct cc_cg *cg, const struct cc_cg_request *req, enum cc_cg_mode mode,
+		       struct cc_cg_undo *undo, json_t *changes, struct cc_err *err)
 {
+	const char *cgroup = req->cgroup;
+	int ncpus = hwloc_bitmap_weight(req->cpus);
 	char anc[CC_MAX_DEPTH][PATH_MAX];
 	int n = ancestors(cgroup, anc, CC_MAX_DEPTH);
 
@@ -262,28 +288,53 @@ static int drop_quotas(struct cc_cg *cg, const char *cgroup, int ncpus, struct c
 		if (i != n && quota >= (long long)ncpus * period)
 			continue;
 		snprintf(val, sizeof(val), "max %lld", period);
+		if (i != n && record_change(req, mode, changes, "cpu.max", cgp, cur, err) < 0)
+			return -1;
 		if (cc_cg_write(cg, cgp, "cpu.max", val, undo, err) < 0)
 			return -1;
-		if (i != n)
-			json_array_append_new(changes, json_pack("{s:s, s:s, s:s}", "type", "cpu.max",
-								 "cgroup", cgp, "old", cur));
 	}
 	return 0;
+}
+
+/* The container's cgroup must be a directory under the mount.  The path
+ * came from /proc/<pid>/cgroup; the root layer resolves it without leaving
+ * the root, and a regular file planted there is named, not written to. */
+static int check_cgroup_dir(const struct cc_cg *cg, const char *cgroup, struct cc_err *err)
+{
+	struct cc_err e = CC_ERR_INIT;
+	char path[PATH_MAX];
+	int fd;
+
+	if (!cc_cgroup_path_safe(cgroup))
+		return cc_err_set(err, EINVAL, "cgroup path \"%.64s\" is not a safe absolute path", cgroup);
+	if (cc_path(path, sizeof(path), err, "%s%s", cg->mount, cgroup) < 0)
+		return -1;
+	fd = cc_root_openat(cg->root, path, O_PATH | O_DIRECTORY, 0, &e);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (e.code == ENOENT)
+		return cc_err_set(err, ENOENT, "cgroup %s does not exist", cgroup);
+	if (e.code == ENOTDIR)
+		return cc_err_set(err, ENOTDIR, "cgroup %s: %s is not a directory", cgroup, path);
+	return cc_err_set(err, e.code, "cgroup %s: %s", cgroup, e.msg);
 }
 
 int cc_cg_apply(struct cc_cg *cg, const struct cc_cg_request *req,
 		enum cc_cg_mode *modep, json_t *changes, struct cc_err *err)
 {
 	struct cc_cg_undo undo = { 0 };
-	_cleanup_json_ json_t *mine = json_array();
 	char anc[CC_MAX_DEPTH][PATH_MAX];
 	enum cc_cg_mode mode = CC_MODE_CPUSET_ONLY;
 	int nanc;
 
-	if (!mine)
-		return cc_err_sys(err, ENOMEM, "changes");
-	if (!cc_cg_exists(cg, req->cgroup, NULL))
-		return cc_err_set(err, ENOENT, "cgroup %s does not exist", req->cgroup);
+	if (check_cgroup_dir(cg, req->cgroup, err) < 0)
+		return -1;
+	/* Before the first write (controllers): nothing half-applied. */
+	if (!cg->root->is_host)
+		return cc_err_set(err, EPERM, "cgroup %s: cgroups are only changed on the real host (root is %s)",
+				  req->cgroup, cg->root->path);
 	nanc = ancestors(req->cgroup, anc, CC_MAX_DEPTH);
 	if (nanc >= CC_MAX_DEPTH)
 		return cc_err_set(err, EINVAL, "cgroup %s is nested deeper than %d levels", req->cgroup, CC_MAX_DEPTH);
@@ -291,6 +342,9 @@ int cc_cg_apply(struct cc_cg *cg, const struct cc_cg_request *req,
 		goto fail;
 	if (req->exclusive)
 		mode = cc_cg_probe_mode(cg, req->cgroup);
+	/* Enabling controllers is never undone; everything from here is. */
+	if (journal(req, mode, err) < 0)
+		goto fail;
 
 	if (req->exclusive && !hwloc_bitmap_iszero(req->parked) && mode != CC_MODE_CPUSET_ONLY &&
 	    park(cg, mode, req->cgroup, req->parked, &undo, err) < 0)
@@ -307,14 +361,17 @@ int cc_cg_apply(struct cc_cg *cg, const struct cc_cg_request *req,
 			if (write_cpus(cg, anc[i], "cpuset.cpus.exclusive", x, &undo, err) < 0)
 				goto fail;
 		}
+		cc_fault(cg->fault, "mid-cgroup-write");
 		if (write_cpus(cg, req->cgroup, "cpuset.cpus", req->cpus, &undo, err) < 0 ||
 		    write_cpus(cg, req->cgroup, "cpuset.cpus.exclusive", req->cpus, &undo, err) < 0 ||
 		    make_partition(cg, req->cgroup, req->isolated, &undo, err) < 0)
 			goto fail;
 		break;
 	case CC_MODE_LOCAL:
-		if (write_cpus(cg, req->cgroup, "cpuset.cpus", req->cpus, &undo, err) < 0 ||
-		    make_partition(cg, req->cgroup, req->isolated, &undo, err) < 0)
+		if (write_cpus(cg, req->cgroup, "cpuset.cpus", req->cpus, &undo, err) < 0)
+			goto fail;
+		cc_fault(cg->fault, "mid-cgroup-write");
+		if (make_partition(cg, req->cgroup, req->isolated, &undo, err) < 0)
 			goto fail;
 		break;
 	case CC_MODE_CPUSET_ONLY:
@@ -324,18 +381,17 @@ int cc_cg_apply(struct cc_cg *cg, const struct cc_cg_request *req,
 			_cleanup_bitmap_ hwloc_bitmap_t take = hwloc_bitmap_alloc();
 
 			hwloc_bitmap_or(take, req->cpus, req->parked);
-			if (take_from_peers(cg, req->cgroup, take, &undo, mine, err) < 0)
+			if (take_from_peers(cg, req, take, &undo, changes, err) < 0)
 				goto fail;
 		}
+		cc_fault(cg->fault, "mid-cgroup-write");
 		break;
 	}
 	if (!hwloc_bitmap_iszero(req->mems) &&
 	    write_cpus(cg, req->cgroup, "cpuset.mems", req->mems, &undo, err) < 0)
 		goto fail;
-	if (req->drop_quota &&
-	    drop_quotas(cg, req->cgroup, hwloc_bitmap_weight(req->cpus), &undo, mine, err) < 0)
+	if (req->drop_quota && drop_quotas(cg, req, mode, &undo, changes, err) < 0)
 		goto fail;
-	json_array_extend(changes, mine);
 	cc_cg_undo_fini(&undo);
 	*modep = mode;
 	return 0;
@@ -427,9 +483,12 @@ int cc_cg_release(struct cc_cg *cg, const char *cgroup, enum cc_cg_mode mode,
 			} else {
 				cc_cg_parent(cgp, parent, sizeof(parent));
 				if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", set, &step) == 0) {
-					if (!hwloc_bitmap_intersects(set, still_carved))
-						cc_cg_write(cg, cgp, "cpuset.cpus", "", NULL, &step);
-					else {
+					/* Linux 6.1 refuses an empty cpuset.cpus on a cgroup
+					 * with tasks (ENOSPC) although it means "inherit":
+					 * then write the parent's CPUs explicitly. */
+					if (hwloc_bitmap_intersects(set, still_carved) ||
+					    cc_cg_write(cg, cgp, "cpuset.cpus", "", NULL, &step) < 0) {
+						cc_err_clear(&step);
 						hwloc_bitmap_andnot(set, set, still_carved);
 						write_cpus(cg, cgp, "cpuset.cpus", set, NULL, &step);
 					}

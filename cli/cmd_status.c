@@ -11,17 +11,19 @@
 #include "commands.h"
 #include "cpulist.h"
 #include "ledger.h"
+#include "svg.h"
 
 #define SHORT_ID 12
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: corecarve status [--json] [--state DIR] [--root DIR | --hwloc-xml FILE | --synthetic DESC]\n"
-		     "                        [--policy FILE]\n\n"
+		     "                        [--policy FILE] [--svg FILE]\n\n"
 		     "Show the carves recorded in the ledger (--state, else $CORECARVE_STATE_DIR, else\n"
 		     CC_LEDGER_DIR ") and the owner of every CPU: run (a carve runs there), parked\n"
 		     "(an idle sibling held for a carve), reserved (kept by the policy for the host)\n"
-		     "or free.\n");
+		     "or free.  --svg FILE also draws it as an SVG picture (\"-\": only the picture,\n"
+		     "on stdout), with each CPU's interrupt load.\n");
 }
 
 enum role { ROLE_FREE, ROLE_RESERVED, ROLE_RUN, ROLE_PARKED };
@@ -295,6 +297,49 @@ static int print_map(const struct status *s, struct cc_err *err)
 	return rc;
 }
 
+/* The same owners as a picture, with each CPU's interrupt load. */
+static int write_svg(const struct status *s, const struct cc_cli_common *common,
+		     const struct cc_root *root, const char *path, struct cc_err *err)
+{
+	static const enum cc_svg_role svg_role[] = {
+		[ROLE_FREE] = CC_SVG_FREE,
+		[ROLE_RESERVED] = CC_SVG_RESERVED,
+		[ROLE_RUN] = CC_SVG_RUN,
+		[ROLE_PARKED] = CC_SVG_PARKED,
+	};
+	enum cc_svg_role *roles = calloc((size_t)s->topo->npus + 1, sizeof(*roles));
+	const char **owners = calloc((size_t)s->topo->npus + 1, sizeof(*owners));
+	struct cc_interrupts irqs = { 0 };
+	char note[CC_ERR_MSG_MAX + 64], title[256];
+	struct cc_svg_view view = { .roles = roles, .owners = owners, .title = title };
+	int rc;
+
+	if (!roles || !owners) {
+		free(roles);
+		free(owners);
+		return cc_err_sys(err, ENOMEM, "status");
+	}
+	for (int i = 0; i < s->nrows; i++) {
+		const struct cpu_row *r = &s->rows[i];
+		int pu = cc_topo_pu_index(s->topo, r->cpu);
+
+		if (pu < 0)
+			continue;
+		roles[pu] = svg_role[r->role];
+		owners[pu] = r->carve >= 0 ? s->ledger->carves[r->carve].id : NULL;
+	}
+	snprintf(title, sizeof(title), "corecarve status: %d carve%s on %s", s->ledger->ncarves,
+		 s->ledger->ncarves == 1 ? "" : "s", s->topo->source);
+	if (cc_cli_svg_irqs(common, root, &irqs, note, sizeof(note)) > 0)
+		view.irqs = &irqs;
+	view.note = note[0] ? note : NULL;
+	rc = cc_cli_write_svg(path, s->topo, &view, err);
+	cc_interrupts_fini(&irqs);
+	free(roles);
+	free(owners);
+	return rc;
+}
+
 int cc_cmd_status(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -305,7 +350,7 @@ int cc_cmd_status(int argc, char **argv)
 	_cleanup_topo_ struct cc_topo *topo = NULL;
 	_cleanup_bitmap_ hwloc_bitmap_t reserved = NULL;
 	struct status s = { 0 };
-	const char *state = NULL;
+	const char *state = NULL, *svg = NULL;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -314,6 +359,14 @@ int cc_cmd_status(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return CC_EXIT_OK;
+		}
+		if (!strncmp(argv[i], "--svg=", 6) || !strcmp(argv[i], "--svg")) {
+			svg = argv[i][5] == '=' ? argv[i] + 6 : i + 1 < argc ? argv[++i] : "";
+			if (!*svg) {
+				cc_err_set(&err, EINVAL, "--svg: missing file name");
+				return cc_cli_fail(&err);
+			}
+			continue;
 		}
 		if (!strncmp(argv[i], "--state=", 8)) {
 			state = argv[i] + 8;
@@ -343,7 +396,7 @@ int cc_cmd_status(int argc, char **argv)
 	ledger = cc_ledger_read(state, &err);
 	if (!ledger)
 		return cc_cli_fail(&err);
-	if (ledger->ncarves == 0 && !common.json) {
+	if (ledger->ncarves == 0 && !common.json && !svg) {
 		printf("no carves\n");
 		return CC_EXIT_OK;
 	}
@@ -358,6 +411,18 @@ int cc_cmd_status(int argc, char **argv)
 	s.topo = topo;
 	if (build_rows(&s, reserved, &err) < 0)
 		return cc_cli_fail(&err);
+	if (svg) {
+		rc = write_svg(&s, &common, root, svg, &err);
+		if (rc < 0 || !strcmp(svg, "-")) {
+			free(s.rows);
+			return rc < 0 ? cc_cli_fail(&err) : CC_EXIT_OK;
+		}
+		if (ledger->ncarves == 0 && !common.json) {
+			free(s.rows);
+			printf("no carves\n");
+			return CC_EXIT_OK;
+		}
+	}
 	if (common.json) {
 		rc = print_json(&s, &err);
 	} else {

@@ -7,12 +7,13 @@
 
 #include "cleanup.h"
 #include "commands.h"
+#include "svg.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: corecarve topology [--root DIR | --hwloc-xml FILE | --synthetic DESC]\n"
-		"                          [--policy FILE] [--json]\n\n"
+		"                          [--policy FILE] [--json] [--svg FILE]\n\n"
 		"Show packages, NUMA nodes, last-level and L2 caches, cores, CPUs and core\n"
 		"classes, as a map (default) or as one JSON object (--json).\n\n"
 		"  --root DIR        read /sys and /proc under DIR (a captured tree)\n"
@@ -21,18 +22,21 @@ static void usage(FILE *out)
 		"                    \"DESC | performance=0-7 efficient=8-23\" also names classes\n"
 		"  --policy FILE     node policy (coreClasses overrides the detected classes);\n"
 		"                    default $CORECARVE_POLICY, then " CC_POLICY_PATH "\n"
-		"  --json            print JSON (see docs/topology.md)\n\n"
+		"  --json            print JSON (see docs/topology.md)\n"
+		"  --svg FILE        also draw the host as an SVG picture in FILE (\"-\": only the\n"
+		"                    picture, on stdout): classes, caches, L2 clusters, IRQ load\n\n"
 		"exit status: 0 success, 2 bad input (one line on stderr, nothing on stdout)\n");
 }
 
 int cc_cmd_topology(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_cli_common c = { 0 };
+	struct cc_cli_common c = { .caller_view = true };
 	_cleanup_root_ struct cc_root *root = NULL;
 	_cleanup_policy_ struct cc_policy *policy = NULL;
 	_cleanup_topo_ struct cc_topo *topo = NULL;
 	_cleanup_free_ char *text = NULL;
+	const char *svg = NULL;
 	size_t len = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -41,6 +45,14 @@ int cc_cmd_topology(int argc, char **argv)
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
 			return CC_EXIT_OK;
+		}
+		if (!strncmp(argv[i], "--svg=", 6) || !strcmp(argv[i], "--svg")) {
+			svg = argv[i][5] == '=' ? argv[i] + 6 : i + 1 < argc ? argv[++i] : "";
+			if (!*svg) {
+				cc_err_set(&err, EINVAL, "--svg: missing file name");
+				return cc_cli_fail(&err);
+			}
+			continue;
 		}
 		r = cc_cli_common_opt(&c, argc, argv, &i, &err);
 		if (r < 0)
@@ -52,6 +64,22 @@ int cc_cmd_topology(int argc, char **argv)
 	}
 	if (cc_cli_load(&c, &root, &policy, &topo, &err) < 0)
 		return cc_cli_fail(&err);
+	if (svg) {
+		struct cc_interrupts irqs = { 0 };
+		char note[CC_ERR_MSG_MAX + 64];
+		struct cc_svg_view view = { .note = note };
+		int r;
+
+		if (cc_cli_svg_irqs(&c, root, &irqs, note, sizeof(note)) > 0)
+			view.irqs = &irqs;
+		view.note = note[0] ? note : NULL;
+		r = cc_cli_write_svg(svg, topo, &view, &err);
+		cc_interrupts_fini(&irqs);
+		if (r < 0)
+			return cc_cli_fail(&err);
+		if (!strcmp(svg, "-"))
+			return CC_EXIT_OK;
+	}
 
 	/* The whole output is built in memory and printed only when it is
 	 * complete: a failure leaves stdout empty. */

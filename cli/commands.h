@@ -23,6 +23,7 @@ struct cc_cli_common {
 	const char *synthetic; /* --synthetic DESC (hwloc synthetic topology) */
 	const char *policy;    /* --policy FILE (else $CORECARVE_POLICY, else /etc/corecarve/policy.yaml) */
 	bool json;
+	bool caller_view;      /* "allowed" = the caller's cpuset/affinity (topology) */
 };
 
 /* Try to consume one common option at argv[*i]; returns 1 if consumed, 0 if
@@ -40,10 +41,23 @@ int cc_cli_load(const struct cc_cli_common *c, struct cc_root **root,
 /* Print "corecarve: <msg>" once; returns CC_EXIT_ERROR. */
 int cc_cli_fail(const struct cc_err *err);
 
+/* --svg FILE (cli/svg_out.c): write the picture to FILE ("-": stdout)
+ * through a temporary file, so a failure leaves no half picture. */
+struct cc_svg_view;
+struct cc_interrupts;
+int cc_cli_write_svg(const char *path, const struct cc_topo *t, const struct cc_svg_view *view,
+		     struct cc_err *err);
+/* Interrupt load for the picture: 1 with *irqs filled (the host, or a
+ * captured tree with /proc/interrupts), 0 with `note` saying why not. */
+int cc_cli_svg_irqs(const struct cc_cli_common *c, const struct cc_root *root,
+		    struct cc_interrupts *irqs, char *note, size_t notelen);
+
 int cc_cmd_topology(int argc, char **argv);
 int cc_cmd_hook(int argc, char **argv);
 int cc_cmd_init_parent(int argc, char **argv);
 int cc_cmd_status(int argc, char **argv);
 int cc_cmd_plan(int argc, char **argv);
+int cc_cmd_exec(int argc, char **argv);
+int cc_cmd_irq(int argc, char **argv);
 
 #endif

@@ -77,6 +77,7 @@ int cc_cli_load(const struct cc_cli_common *c, struct cc_root **rootp,
 	src.root = root;
 	src.overrides = policy->overrides;
 	src.noverrides = policy->noverrides;
+	src.caller_view = c->caller_view;
 	if (c->xml) {
 		src.kind = CC_TOPO_XML;
 		src.arg = c->xml;

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "container.h"
 #include "cpulist.h"
+#include "sandbox.h"
 
 static void usage(FILE *out)
 {
@@ -124,6 +125,11 @@ int cc_cmd_hook(int argc, char **argv)
 	ctx.fault = getenv("CORECARVE_FAULT");
 	ctx.log = stderr;
 	ctx.verbose = verbose;
+	/* Inputs from the runtime are read and every path is resolved: from
+	 * here on only file I/O (plugin/sandbox.h).  Host only: with --root
+	 * the hook reads a captured tree and changes nothing. */
+	if (root->is_host && cc_sandbox_hook(&err) < 0)
+		goto out;
 
 	if (!strcmp(stage, "poststop")) {
 		if (cc_container_release(&ctx, st.id, &err) < 0) {

@@ -641,11 +641,11 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 	_cleanup_free_ int *cands = NULL, *chosen = NULL, *budget = NULL;
 	_cleanup_bitmap_ hwloc_bitmap_t pool = hwloc_bitmap_alloc();
 	_cleanup_bitmap_ hwloc_bitmap_t usable = hwloc_bitmap_alloc();
-	struct l2info li = { 0 };
+	struct l2info li __attribute__((cleanup(l2info_fini))) = { 0 };
 	struct census cs = { 0 };
-	char what[96], desc[256];
+	char kind[64], what[128], desc[256];
 	int tpc = 0, unit, k, ncand = 0, nchosen = 0, maxk, min_shared = p->min_shared;
-	bool strict_align = false;
+	bool whole_clusters = false; /* pack only cores of wholly free L2 clusters */
 
 	if (!pool || !usable)
 		return cc_err_set(err, ENOMEM, "out of memory");
@@ -671,10 +671,15 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 				  d->class_name, req->cpus, unit, unit);
 	}
 	k = req->cpus / unit;
-	if (d->smt == CC_SMT_FULL)
-		snprintf(what, sizeof(what), "%d CPUs (%d whole %s core%s)", req->cpus, k, d->core_class, plural(k));
+	/* "3 whole performance cores", "3 whole cores of any class" */
+	if (cls >= 0)
+		snprintf(kind, sizeof(kind), "%s core%s", d->core_class, plural(k));
 	else
-		snprintf(what, sizeof(what), "%d whole %s core%s", k, d->core_class, plural(k));
+		snprintf(kind, sizeof(kind), "core%s of any class", plural(k));
+	if (d->smt == CC_SMT_FULL)
+		snprintf(what, sizeof(what), "%d CPUs (%d whole %s)", req->cpus, k, kind);
+	else
+		snprintf(what, sizeof(what), "%d whole %s", k, kind);
 
 	state = calloc((size_t)t->ncores + 1, 1);
 	inclass = calloc((size_t)t->ncores + 1, sizeof(bool));
@@ -714,7 +719,7 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 	if (cls < 0) {
 		/* Under "any" the remainder kept for each class's pool is its
 		 * highest-numbered free cores, decided before packing. */
-		int *used = calloc((size_t)t->nclasses + 1, sizeof(int));
+		_cleanup_free_ int *used = calloc((size_t)t->nclasses + 1, sizeof(int));
 
 		if (!used)
 			return cc_err_set(err, ENOMEM, "out of memory");
@@ -731,15 +736,12 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 				used[c] += t->cores[i].npus;
 			}
 		}
-		free(used);
 	}
 
 	/* align: l2 — whole L2 clusters when the class has shared L2s. */
 	if (pc->align == CC_ALIGN_L2) {
-		if (l2info_fill(t, state, inclass, &li) < 0) {
-			l2info_fini(&li);
+		if (l2info_fill(t, state, inclass, &li) < 0)
 			return cc_err_set(err, ENOMEM, "out of memory");
-		}
 		if (li.smax > 1) {
 			bool uniform = li.smin == li.smax;
 			bool multiple = uniform && k % li.smax == 0;
@@ -747,7 +749,6 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 			if (pc->strict_clusters && uniform && !multiple) {
 				int lo = k / li.smax * li.smax * unit, hi = lo + li.smax * unit;
 
-				l2info_fini(&li);
 				if (lo)
 					return cc_err_set(err, EINVAL,
 							  "class %s: cpus %d is not a whole number of %s L2 clusters of %d cores (strictClusters); use %d or %d",
@@ -756,11 +757,11 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 						  "class %s: cpus %d is not a whole number of %s L2 clusters of %d cores (strictClusters); use %d",
 						  d->class_name, req->cpus, d->core_class, li.smax, hi);
 			}
-			strict_align = pc->strict_clusters || multiple;
+			whole_clusters = pc->strict_clusters || multiple;
 		}
 	}
 
-	if (strict_align) {
+	if (whole_clusters) {
 		int nwhole = 0;
 
 		for (int i = 0; i < t->ncores; i++) {
@@ -774,7 +775,6 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 		if (ncand < k && pc->strict_clusters) {
 			int sz = li.smax;
 
-			l2info_fini(&li);
 			describe(&cs, desc, sizeof(desc));
 			return cc_err_set(err, ENOSPC,
 					  "class %s: %s requested as whole L2 clusters (strictClusters, %d cores each), %d whole cluster%s (%d core%s) free; %s has %s",
@@ -782,11 +782,11 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 		}
 		if (ncand < k) {
 			/* Not enough whole clusters: fall back to any free cores. */
-			strict_align = false;
+			whole_clusters = false;
 			ncand = 0;
 		}
 	}
-	if (!strict_align)
+	if (!whole_clusters)
 		for (int i = 0; i < t->ncores; i++)
 			if (state[i] == CS_FREE)
 				cands[ncand++] = i;
@@ -794,7 +794,6 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 	if (cs.free < k || ncand < k) {
 		int per = max_free_per_node(t, state);
 
-		l2info_fini(&li);
 		describe(&cs, desc, sizeof(desc));
 		return cc_err_set(err, ENOSPC,
 				  "class %s: %s requested, %d free in total (%d at most on one NUMA node); %s has %s; refused: not enough free whole cores",
@@ -803,18 +802,15 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 	if (cls >= 0) {
 		maxk = max_cores_in_budget(t, cands, ncand, budget[cls]);
 		if (maxk < k) {
-			l2info_fini(&li);
 			return cc_err_set(err, ENOSPC,
 					  "class %s: %s requested, %d free in total (%d at most on one NUMA node), but the shared %s pool (%d CPUs) must keep %d (minShared): at most %d core%s can be carved; refused",
 					  d->class_name, what, cs.free, max_free_per_node(t, state), d->core_class,
-					  budget[cls] + min_shared, min_shared, maxk, maxk == 1 ? "" : "s");
+					  budget[cls] + min_shared, min_shared, maxk, plural(maxk));
 		}
 	}
 
-	if (pick(cx, cands, ncand, k, LVL_NUMA, chosen, &nchosen) < 0 || nchosen != k) {
-		l2info_fini(&li);
+	if (pick(cx, cands, ncand, k, LVL_NUMA, chosen, &nchosen) < 0 || nchosen != k)
 		return cc_err_set(err, ENOMEM, "class %s: out of memory while packing", d->class_name);
-	}
 	qsort(chosen, (size_t)k, sizeof(int), cmp_int);
 
 	if (cls >= 0) {
@@ -824,7 +820,6 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 			npu += t->cores[chosen[i]].npus;
 		if (npu > budget[cls]) {
 			/* Only when cores of one class differ in thread count. */
-			l2info_fini(&li);
 			return cc_err_set(err, ENOSPC,
 					  "class %s: %s need %d CPUs, but the shared %s pool (%d CPUs) must keep %d (minShared); refused",
 					  d->class_name, what, npu, d->core_class, budget[cls] + min_shared, min_shared);
@@ -849,7 +844,6 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 
 		l2_touch(t, &li, chosen, k, &touched, &partial);
 		if (pc->strict_clusters && partial) {
-			l2info_fini(&li);
 			return cc_err_set(err, ENOSPC,
 					  "class %s: no set of free whole %s L2 clusters (%d-%d cores each) holds exactly %d cores (strictClusters); refused",
 					  d->class_name, d->core_class, li.smin, li.smax, k);
@@ -861,7 +855,6 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 			warn(d, "class %s: not enough free whole %s L2 clusters; using %d clusters, sharing %d with others",
 			     d->class_name, d->core_class, touched, partial);
 	}
-	l2info_fini(&li);
 
 	fill_mems(t, d, cls);
 	fill_spans(t, d);
@@ -878,8 +871,8 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 			}
 			nodes = cc_cpulist_format(set);
 		}
-		warn(d, "class %s: no single NUMA node has %d free whole %s cores (at most %d); the carve spans nodes %s",
-		     d->class_name, k, d->core_class, max_free_per_node(t, state), nodes ? nodes : "?");
+		warn(d, "class %s: no single NUMA node has %d free whole %s (at most %d); the carve spans nodes %s",
+		     d->class_name, k, kind, max_free_per_node(t, state), nodes ? nodes : "?");
 	}
 	return 0;
 }

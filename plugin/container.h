@@ -39,11 +39,29 @@ struct cc_create_result {
 int cc_container_create(const struct cc_ctx *ctx, const struct cc_oci_state *st,
 			struct cc_create_result *res, struct cc_err *err);
 
-/* poststop: undo what was recorded for `id`; unknown id is success. */
+/* What to carve, once the caller knows the cgroup and the request. */
+struct cc_carve_spec {
+	const char *id;     /* ledger id: the container id, "exec:<pid>" */
+	const char *kind;   /* ledger kind: "container" or "exec" */
+	const char *cgroup; /* existing cgroup, relative to the cgroup2 mount */
+	const struct cc_request *req;
+};
+
+/* The carve itself, for any kind (the hook's create and `corecarve exec
+ * --carve`): load policy and topology, lock the ledger, gc, allocate,
+ * apply with the journal, record.  res->cgroup is spec->cgroup. */
+int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
+		    struct cc_create_result *res, struct cc_err *err);
+
+/* poststop (and the end of a carved exec): undo what was recorded for
+ * `id`; unknown id is success. */
 int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err *err);
 
-/* Undo one recorded carve's kernel changes (not the ledger entry). */
-int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, const struct cc_ledger *l,
+/* Undo one recorded carve's kernel changes (not the ledger entry): its
+ * cgroup changes, then, for a steer-away carve, the IRQs (back to their
+ * originals minus the CPUs of the remaining steer-away carves; the "irq"
+ * section of `l` is updated and journaled, see irq.h). */
+int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l,
 		  const struct cc_carve *c, struct cc_err *err);
 
 /* Kill this process with SIGKILL when ctx->fault names `step` (tests of

@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "cpulist.h"
+#include "fault.h"
 
 #define LOCK_FILE "lock"
 #define TMP_PREFIX CC_LEDGER_FILE ".tmp."
@@ -485,6 +486,13 @@ static int open_state_dir(const char *dir, bool create, bool *missing, struct cc
 		close(fd);
 		return -1;
 	}
+	/* A writer keeps it root-only even when someone made it 0755 first:
+	 * the ledger is the node's map of who owns which CPU. */
+	if (create && (st.st_mode & 077) && fchmod(fd, 0700) < 0) {
+		cc_err_sys(err, errno, "state directory %s: chmod 0700", dir);
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -669,6 +677,7 @@ static int replace_file(struct cc_ledger *l, const char *text, struct cc_err *er
 		unlinkat(l->dirfd, tmp, 0);
 		return -1;
 	}
+	cc_fault(l->fault, "before-ledger-rename");
 	if (renameat(l->dirfd, tmp, l->dirfd, CC_LEDGER_FILE) < 0) {
 		cc_err_sys(err, errno, "%s: rename from %s", path, tmp);
 		unlinkat(l->dirfd, tmp, 0);
@@ -888,6 +897,21 @@ json_t *cc_ledger_section(struct cc_ledger *l, const char *name, bool create)
 	return s;
 }
 
+/* An exec carve's cgroup that no process uses any more: its `corecarve
+ * exec` was killed before it could release.  Unreadable counts as in use:
+ * CPUs are never handed out on a guess. */
+static bool exec_cgroup_unused(const struct cc_root *root, const char *dir)
+{
+	struct cc_err e = CC_ERR_INIT;
+	char path[2 * PATH_MAX + 16];
+	_cleanup_free_ char *ev = NULL;
+
+	if (cc_path(path, sizeof(path), &e, "%s/cgroup.events", dir) < 0)
+		return false;
+	ev = cc_root_read(root, path, 4096, &e);
+	return ev && (!strncmp(ev, "populated 0", 11) || strstr(ev, "\npopulated 0"));
+}
+
 int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,
 		 int (*release)(struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
 {
@@ -900,9 +924,10 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cg
 		char path[2 * PATH_MAX];
 		const char *cg = c->cgroup;
 		struct cc_err e = CC_ERR_INIT;
+		bool exec = !strcmp(c->kind, "exec");
 		int fd;
 
-		if (strcmp(c->kind, "container") != 0 || !cg[0]) {
+		if ((strcmp(c->kind, "container") != 0 && !exec) || !cg[0]) {
 			i++;
 			continue;
 		}
@@ -913,12 +938,14 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cg
 		fd = cc_root_openat(root, path, O_PATH | O_DIRECTORY, 0, &e);
 		if (fd >= 0) {
 			close(fd);
-			i++;
-			continue;
-		}
-		/* Only "it is not there" ends a carve: EACCES or EIO on a live
-		 * container's cgroup must not hand its CPUs to someone else. */
-		if (e.code != ENOENT && e.code != ENOTDIR) {
+			if (!exec || !exec_cgroup_unused(root, path)) {
+				i++;
+				continue;
+			}
+		} else if (e.code != ENOENT && e.code != ENOTDIR) {
+			/* Only "it is not there" ends a carve: EACCES or EIO on a
+			 * live container's cgroup must not hand its CPUs to
+			 * someone else. */
 			cc_err_set(err, e.code, "%s", e.msg);
 			return cc_err_prefix(err, "gc of carve \"%s\"", c->id);
 		}

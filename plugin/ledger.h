@@ -50,6 +50,7 @@ struct cc_ledger {
 	 * affinities recorded once), kept as JSON and written back as is. */
 	json_t *sections;
 	bool dirty;
+	const char *fault; /* fault-injection step armed by the entry point (fault.h) */
 	/* Private to ledger.c. */
 	int dirfd;        /* the state directory, -1 when it does not exist (read only) */
 	bool readonly;    /* from cc_ledger_read: commit refuses */
@@ -104,9 +105,11 @@ json_t *cc_ledger_section(struct cc_ledger *l, const char *name, bool create);
 
 /* Release carves of kind "container" whose cgroup directory
  * `<cgroup_mount>/<cgroup>` (cgroup_mount NULL: /sys/fs/cgroup) no longer
- * exists under `root`: calls `release` first (may be NULL; the hook undoes
- * IRQ and quota changes there), then removes the carve.  Carves without a
- * cgroup and other kinds are kept.  Returns the number removed (commit to
+ * exists under `root`, and carves of kind "exec" whose cgroup is gone or
+ * reads "populated 0" in cgroup.events (the command ended and its
+ * `corecarve exec` was killed before releasing): calls `release` first
+ * (may be NULL; the hook undoes IRQ and quota changes there), then removes
+ * the carve.  Carves without a cgroup and other kinds are kept.  Returns the number removed (commit to
  * record), or -1: a lookup that failed other than "does not exist", or
  * `release` returned < 0 — gc stops there, keeps that carve, and carves
  * already removed stay removed in `l`. */

@@ -185,8 +185,9 @@ int cc_oci_config_load(const char *bundle, struct cc_oci_config *out,
 	if (dfd < 0)
 		return cc_err_sys(err, errno, "bundle %s", bundle);
 	/* The bundle is the runtime's; config.json inside it must be a plain
-	 * file, not a link to somewhere else. */
-	fd = openat(dfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	 * file, not a link to somewhere else.  O_NONBLOCK: a FIFO planted
+	 * there must not hang the hook in open(); fstat then refuses it. */
+	fd = openat(dfd, "config.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return cc_err_sys(err, errno, "%s/config.json", bundle);
 	if (fstat(fd, &st) < 0)

@@ -888,7 +888,7 @@ struct cc_topo *cc_topo_load(const struct cc_topo_source *src, struct cc_err *er
 	}
 	hwloc_bitmap_andnot(topo->offline, topo->present, topo->online);
 	hwloc_bitmap_copy(topo->allowed, topo->online);
-	if (src->kind == CC_TOPO_HOST && src->root->is_host)
+	if (src->kind == CC_TOPO_HOST && src->root->is_host && src->caller_view)
 		host_allowed(t, topo->allowed);
 
 	llc_level = calloc((size_t)hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU) + 1, sizeof(int));

@@ -105,6 +105,12 @@ struct cc_topo_source {
 	const char *arg;            /* XML path or synthetic description */
 	const struct cc_class_override *overrides; /* policy coreClasses, may be NULL */
 	int noverrides;
+	/* Whose view of "allowed": false (the node's, for placement decisions:
+	 * every online CPU, because carves are made with cgroups, not with the
+	 * affinity of whoever runs corecarve — a hook runs in the runtime's
+	 * cgroup, which the carves themselves shrink), true (the calling
+	 * process's cgroup cpuset and affinity: `topology` and `exec`). */
+	bool caller_view;
 };
 /* CC_TOPO_SYNTHETIC: `arg` may end in "| name=cpulist name=cpulist ...",
  * classes of the synthetic host (e.g. "pack:1 core:12 pu:1 | performance=0-3

@@ -76,7 +76,7 @@ static struct cc_topo *load_src(enum cc_topo_kind kind, const char *arg, const s
 				int nov, struct cc_err *err)
 {
 	_cleanup_root_ struct cc_root *root = NULL;
-	struct cc_topo_source src = { .kind = kind, .overrides = ov, .noverrides = nov };
+	struct cc_topo_source src = { .kind = kind, .overrides = ov, .noverrides = nov, .caller_view = true };
 
 	if (kind == CC_TOPO_HOST) {
 		root = cc_root_open(arg, err);
@@ -423,6 +423,18 @@ START_TEST(test_live_host_affinity)
 	ck_assert_int_eq(hwloc_bitmap_weight(t->allowed), 1);
 	ck_assert(hwloc_bitmap_isset(t->allowed, (unsigned)first));
 	ck_assert_int_eq(cc_topo_online_pus(t), (int)sysconf(_SC_NPROCESSORS_ONLN));
+	cc_topo_free(t);
+	t = NULL;
+	{
+		/* The node's view, used for placement, ignores the pinning. */
+		struct cc_err err = CC_ERR_INIT;
+		_cleanup_root_ struct cc_root *root = cc_root_open("/", &err);
+		struct cc_topo_source src = { .kind = CC_TOPO_HOST, .root = root };
+
+		t = cc_topo_load(&src, &err);
+		ck_assert_msg(t != NULL, "%s", err.msg);
+		ck_assert(hwloc_bitmap_isequal(t->allowed, t->online));
+	}
 }
 END_TEST
 

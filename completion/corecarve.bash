@@ -1,0 +1,103 @@
+# bash completion for corecarve(8).  Installed by `make install` into
+# bash-completion's completions directory; load by hand with
+#   source completion/corecarve.bash
+# Class names come from the node policy ($CORECARVE_POLICY, else
+# /etc/corecarve/policy.yaml): the names under "classes:".
+
+_corecarve_classes()
+{
+	local policy=${CORECARVE_POLICY:-/etc/corecarve/policy.yaml} i
+	for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do
+		[[ ${COMP_WORDS[i]} == --policy && $((i + 1)) -lt ${#COMP_WORDS[@]} ]] && policy=${COMP_WORDS[i + 1]}
+	done
+	if [[ -r $policy ]]; then
+		# Two-space keys directly under "classes:" (the schema's layout).
+		awk '/^classes:/ { c = 1; next } /^[^ #]/ { c = 0 } c && /^  [a-z0-9-]+:/ { sub(/^  /, ""); sub(/:.*/, ""); print }' "$policy"
+	else
+		# The embedded default's classes.
+		echo latency throughput background isolated
+	fi
+}
+
+_corecarve()
+{
+	local cur prev cmd i
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD - 1]}
+	local commands="topology plan status exec hook init-parent"
+	local topo_src="--root --hwloc-xml --synthetic --policy"
+
+	cmd=
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		-*) ;;
+		*) cmd=${COMP_WORDS[i]}; break ;;
+		esac
+	done
+
+	# exec: after "--" (or the command word) complete commands and files.
+	if [[ $cmd == exec ]]; then
+		for ((i = 2; i < COMP_CWORD; i++)); do
+			if [[ ${COMP_WORDS[i]} == -- ]]; then
+				if ((i + 1 == COMP_CWORD)); then
+					COMPREPLY=($(compgen -c -- "$cur"))
+				else
+					COMPREPLY=($(compgen -f -- "$cur"))
+				fi
+				return
+			fi
+		done
+	fi
+
+	case $prev in
+	--root | --state | --svg | --hwloc-xml | --policy)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
+	--class)
+		COMPREPLY=($(compgen -W "$(_corecarve_classes)" -- "$cur"))
+		return
+		;;
+	--smt)
+		COMPREPLY=($(compgen -W "isolate full" -- "$cur"))
+		return
+		;;
+	--memory)
+		COMPREPLY=($(compgen -W "local spread any" -- "$cur"))
+		return
+		;;
+	--irq)
+		COMPREPLY=($(compgen -W "steer-away leave" -- "$cur"))
+		return
+		;;
+	--cpus | --synthetic | --mems | --cgroup-parent)
+		return
+		;;
+	esac
+
+	case $cmd in
+	"")
+		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+		;;
+	topology)
+		COMPREPLY=($(compgen -W "$topo_src --json --svg --help" -- "$cur"))
+		;;
+	plan)
+		COMPREPLY=($(compgen -W "--class --cpus --smt --memory --irq --state --json $topo_src --help" -- "$cur"))
+		;;
+	status)
+		COMPREPLY=($(compgen -W "--json --svg --state $topo_src --help" -- "$cur"))
+		;;
+	exec)
+		COMPREPLY=($(compgen -W "--class --cpus --carve --cgroup-parent --lock-affinity --policy --state --verbose --help --" -- "$cur"))
+		;;
+	hook)
+		COMPREPLY=($(compgen -W "createRuntime prestart poststop --root --policy --state --verbose --help" -- "$cur"))
+		;;
+	init-parent)
+		COMPREPLY=($(compgen -W "--cpus --mems --policy --help" -- "$cur"))
+		;;
+	esac
+}
+
+complete -F _corecarve corecarve

@@ -1,0 +1,28 @@
+/* corecarve: fault injection for crash-consistency tests.
+ *
+ * The entry point reads one step name from CORECARVE_FAULT and hands it to
+ * the library (cc_ctx.fault, cc_cg.fault, cc_ledger.fault); each module
+ * marks its named steps with cc_fault().  When the armed step is reached
+ * the process kills itself with SIGKILL: no cleanup handler, atexit or
+ * destructor runs, exactly like the OOM killer or a runtime's hook timeout.
+ * tests/e2e/scenarios/40-faults.sh crashes the hook at every step and
+ * checks that the next hook brings the node back to a consistent state.
+ *
+ * Steps (in the order the hook reaches them):
+ *   after-lock            create: ledger locked, nothing decided
+ *   after-gc              create: stale carves released in the kernel, ledger not yet written
+ *   before-ledger-rename  any commit: temp file written and fsynced, not renamed
+ *   after-journal         create: carve recorded (write-ahead), no cgroup written
+ *   mid-cgroup-write      create: ancestors/parked/peers changed, container partition not yet
+ *   after-cgroup-write    create: cgroup fully applied, ledger not final
+ *   after-commit          create: ledger final, hook not yet exited
+ *   before-release        poststop: ledger locked, nothing undone
+ *   before-release-commit poststop: kernel undone, ledger still holds the carve
+ */
+#ifndef CC_FAULT_H
+#define CC_FAULT_H
+
+/* SIGKILL this process when `armed` (may be NULL) names `step`. */
+void cc_fault(const char *armed, const char *step);
+
+#endif

@@ -1,0 +1,312 @@
+/* irqbalance's environment file on disk, and the running daemon. */
+#define _GNU_SOURCE
+#include "irqbalance.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "cpulist.h"
+
+extern char **environ;
+
+/* CPUs irqbalance bans by itself when neither variable is set. */
+static int read_autoban(const struct cc_root *root, hwloc_bitmap_t out, struct cc_err *err)
+{
+	static const char *const files[] = { "/sys/devices/system/cpu/isolated", "/sys/devices/system/cpu/nohz_full" };
+	_cleanup_bitmap_ hwloc_bitmap_t b = hwloc_bitmap_alloc();
+
+	if (!b)
+		return cc_err_sys(err, ENOMEM, "irqbalance");
+	hwloc_bitmap_zero(out);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct cc_err e = CC_ERR_INIT;
+		_cleanup_free_ char *s = cc_root_read(root, files[i], 4096, &e);
+
+		if (!s) {
+			if (e.code == ENOENT)
+				continue; /* a kernel without NO_HZ_FULL */
+			*err = e;
+			return -1;
+		}
+		/* An unset nohz_full reads "(null)" on some kernels. */
+		if (!strcmp(s, "(null)"))
+			continue;
+		if (cc_cpulist_parse(s, b, files[i], err) < 0)
+			return -1;
+		hwloc_bitmap_or(out, out, b);
+	}
+	return 0;
+}
+
+int cc_irqbalance_prepare(const struct cc_root *root, const struct cc_irqbalance_rec *rec,
+			  hwloc_const_bitmap_t avoid, struct cc_irqbalance_pending *p, struct cc_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_bitmap_ hwloc_bitmap_t autoban = hwloc_bitmap_alloc();
+
+	memset(p, 0, sizeof(*p));
+	cc_irqbalance_rec_init(&p->next);
+	if (!autoban || !p->next.banned)
+		return cc_err_sys(err, ENOMEM, "irqbalance");
+	if (rec->active) {
+		snprintf(p->file, sizeof(p->file), "%s", rec->file);
+	} else {
+		for (int i = 0; cc_irqbalance_files[i]; i++)
+			if (cc_root_exists(root, cc_irqbalance_files[i])) {
+				snprintf(p->file, sizeof(p->file), "%s", cc_irqbalance_files[i]);
+				break;
+			}
+	}
+	/* No file: irqbalance is not installed (or was removed meanwhile,
+	 * taking the lines to restore with it). */
+	if (!p->file[0] || !cc_root_exists(root, p->file)) {
+		p->file[0] = '\0';
+		return 0;
+	}
+	text = cc_root_read(root, p->file, CC_IRQBALANCE_FILE_MAX, err);
+	if (!text || read_autoban(root, autoban, err) < 0)
+		return -1;
+	return cc_irqbalance_render(text, rec, avoid, autoban, p, err);
+}
+
+/* ---- the file ------------------------------------------------------------- */
+
+static int write_all(int fd, const char *s, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, s, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		s += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int cc_irqbalance_write(const struct cc_root *root, const struct cc_irqbalance_pending *p,
+			struct cc_irqbalance_result *res, struct cc_err *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int dfd = -1;
+	const char *base;
+	char tmp[64];
+	struct stat st;
+	int fd;
+
+	snprintf(res->file, sizeof(res->file), "%s", p->file);
+	if (!p->file[0] || !p->new_text)
+		return 0;
+	base = strrchr(p->file, '/') + 1;
+	dir = strndup(p->file, (size_t)(base - p->file));
+	if (!dir)
+		return cc_err_sys(err, ENOMEM, "%s", p->file);
+	dfd = cc_root_openat(root, dir, O_RDONLY | O_DIRECTORY, 0, err);
+	if (dfd < 0)
+		return -1;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return cc_err_sys(err, errno, "%s", p->file);
+	/* Renaming over a link would replace the operator's link by a file. */
+	if (!S_ISREG(st.st_mode))
+		return cc_err_set(err, EINVAL, "%s: not a regular file (a symbolic link?); corecarve does not replace it",
+				  p->file);
+	snprintf(tmp, sizeof(tmp), ".%s.corecarve.%ld", base, (long)getpid());
+	unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 07777);
+	if (fd < 0)
+		return cc_err_sys(err, errno, "%s%s", dir, tmp);
+	if (fchmod(fd, st.st_mode & 07777) < 0 || (fchown(fd, st.st_uid, st.st_gid) < 0 && errno != EPERM) ||
+	    write_all(fd, p->new_text, strlen(p->new_text)) < 0 || fsync(fd) < 0) {
+		cc_err_sys(err, errno, "%s%s: write", dir, tmp);
+		close(fd);
+		unlinkat(dfd, tmp, 0);
+		return -1;
+	}
+	if (close(fd) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
+		cc_err_sys(err, errno, "%s: replace", p->file);
+		unlinkat(dfd, tmp, 0);
+		return -1;
+	}
+	fsync(dfd);
+	res->file_written = true;
+	return 0;
+}
+
+/* ---- the daemon ------------------------------------------------------------- */
+
+static bool is_irqbalance(const struct cc_root *root, long pid)
+{
+	struct cc_err e = CC_ERR_INIT;
+	char path[64];
+	_cleanup_free_ char *comm = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	comm = cc_root_read(root, path, 256, &e);
+	return comm && !strcmp(comm, "irqbalance");
+}
+
+/* "irqbalance<pid>.sock" in the socket directory, for a live irqbalance. */
+static long find_socket(const struct cc_root *root, char *path, size_t len)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_closedir_ DIR *d = cc_root_opendir(root, CC_IRQBALANCE_SOCKET_DIR, &e);
+	struct dirent *de;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, "irqbalance", 10) || !isdigit((unsigned char)de->d_name[10]))
+			continue;
+		pid = strtol(de->d_name + 10, &end, 10);
+		if (strcmp(end, ".sock") || !is_irqbalance(root, pid))
+			continue;
+		snprintf(path, len, CC_IRQBALANCE_SOCKET_DIR "/%.100s", de->d_name);
+		return pid;
+	}
+	return 0;
+}
+
+static long find_process(const struct cc_root *root)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_closedir_ DIR *d = cc_root_opendir(root, "/proc", &e);
+	struct dirent *de;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (isdigit((unsigned char)de->d_name[0]) && !*end && is_irqbalance(root, pid))
+			return pid;
+	}
+	return 0;
+}
+
+/* One message with our credentials: irqbalance only obeys uid 0 and reads
+ * them from SCM_CREDENTIALS, as irqbalance-ui sends them. */
+static int send_message(const char *path, const char *msg, struct cc_err *err)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 2 };
+	struct ucred cred = { .pid = getpid(), .uid = geteuid(), .gid = getegid() };
+	union {
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = strlen(msg) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c;
+	_cleanup_close_ int fd = -1;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return cc_err_set(err, ENAMETOOLONG, "%s: path too long", path);
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	memset(&u, 0, sizeof(u));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_CREDENTIALS;
+	c->cmsg_len = CMSG_LEN(sizeof(cred));
+	memcpy(CMSG_DATA(c), &cred, sizeof(cred));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return cc_err_sys(err, errno, "%s: socket", path);
+	/* A daemon stuck elsewhere must not hold the hook. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return cc_err_sys(err, errno, "%s: connect", path);
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)iov.iov_len)
+		return cc_err_sys(err, errno ? errno : EIO, "%s: send", path);
+	return 0;
+}
+
+/* systemd re-reads EnvironmentFile on a restart; --no-block so the hook
+ * does not wait for the daemon's stop and start. */
+static int restart_unit(struct cc_err *err)
+{
+	static const char *const paths[] = { "/usr/bin/systemctl", "/bin/systemctl" };
+	char *argv[] = { "systemctl", "--no-block", "try-restart", "irqbalance.service", NULL };
+	posix_spawn_file_actions_t fa;
+	int status = 0, rc = -1;
+	pid_t pid;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (access(paths[i], X_OK) != 0)
+			continue;
+		if (posix_spawn_file_actions_init(&fa) != 0)
+			return cc_err_sys(err, ENOMEM, "systemctl");
+		posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+		rc = posix_spawn(&pid, paths[i], &fa, NULL, argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+		if (rc != 0)
+			return cc_err_sys(err, rc, "%s", paths[i]);
+		while (waitpid(pid, &status, 0) < 0)
+			if (errno != EINTR)
+				return cc_err_sys(err, errno, "waitpid systemctl");
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			return cc_err_set(err, EIO, "systemctl try-restart irqbalance.service failed (status %d)", status);
+		return 0;
+	}
+	return cc_err_set(err, ENOENT, "systemctl not found");
+}
+
+void cc_irqbalance_notify(const struct cc_root *root, const struct cc_irqbalance_pending *p,
+			  struct cc_irqbalance_result *res)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_free_ char *msg = NULL;
+	char sock[128];
+
+	if (!p->tell || !root->is_host)
+		return;
+	res->pid = (pid_t)find_socket(root, sock, sizeof(sock));
+	msg = cc_irqbalance_message(p->list);
+	if (res->pid && msg) {
+		if (geteuid() != 0) {
+			snprintf(res->warning, sizeof(res->warning), "irqbalance (pid %d) obeys only root", (int)res->pid);
+			return;
+		}
+		if (send_message(sock, msg, &e) == 0) {
+			snprintf(res->action, sizeof(res->action), "told irqbalance (pid %d): %s", (int)res->pid, msg);
+			return;
+		}
+		snprintf(res->warning, sizeof(res->warning), "irqbalance (pid %d): %.200s", (int)res->pid, e.msg);
+		cc_err_clear(&e);
+	}
+	if (!res->pid)
+		res->pid = (pid_t)find_process(root);
+	if (!res->pid)
+		return; /* not running: the file is what its next start reads */
+	if (!cc_root_exists(root, "/run/systemd/system")) {
+		snprintf(res->warning, sizeof(res->warning),
+			 "irqbalance (pid %d) has no control socket and systemd is not running: restart it to apply %s",
+			 (int)res->pid, p->file);
+		return;
+	}
+	if (restart_unit(&e) < 0) {
+		snprintf(res->warning, sizeof(res->warning), "irqbalance (pid %d): %.200s", (int)res->pid, e.msg);
+		return;
+	}
+	snprintf(res->action, sizeof(res->action), "restarted irqbalance.service (pid %d) to re-read %s",
+		 (int)res->pid, p->file);
+}

@@ -1,0 +1,36 @@
+/* corecarve: the hook's sandbox, a syscall allow-list (libseccomp).
+ * (Named sandbox, not seccomp: a plugin/seccomp.h would hide libseccomp's
+ * <seccomp.h> from every file built with -Iplugin.)
+ *
+ * The hook runs as root on every container start with input that whoever
+ * may create pods controls (annotations).  Once it has read what the
+ * runtime hands it (the state on stdin) and resolved its paths, it confines
+ * itself: from then on it may only read and write files (policy,
+ * config.json, sysfs, /proc, cgroupfs, /proc/irq, the ledger), lock and
+ * rename the ledger, allocate memory and exit.  Everything else — execve,
+ * sockets, ptrace, process_vm_*, clone, mount, bpf, ... — fails with EPERM,
+ * so a parser bug cannot be turned into a shell or a network connection.
+ * Executable mappings are refused too (no code can be loaded or made
+ * writable-then-executable), and kill(2) only reaches the hook itself
+ * with SIGKILL (fault injection, fault.h).
+ *
+ * The filter is inherited by nothing (the hook never forks) and applies
+ * only to the host: with --root the hook reads a captured tree and writes
+ * nothing, and entry points call this only when the root is "/".
+ */
+#ifndef CC_SANDBOX_H
+#define CC_SANDBOX_H
+
+#include "error.h"
+
+/* Load the hook's allow-list into this process (sets no_new_privs).
+ * Returns 0, or -1 with err naming the libseccomp step that failed. */
+int cc_sandbox_hook(struct cc_err *err);
+
+/* The number of syscalls the allow-list names, for tests and docs. */
+int cc_sandbox_hook_count(void);
+
+/* Name of the i-th allowed syscall (0 <= i < count), NULL otherwise. */
+const char *cc_sandbox_hook_name(int i);
+
+#endif

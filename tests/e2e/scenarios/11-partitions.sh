@@ -1,0 +1,71 @@
+#!/bin/sh
+# 11-partitions: the three kernel modes and what each promises.
+#  - local partition below a parent prepared by `corecarve init-parent`
+#    (the way to get real partitions on kernels without
+#    cpuset.cpus.exclusive, e.g. 6.1);
+#  - soft exclusivity in cpuset-only mode: peers lose the carved CPUs and get
+#    them back;
+#  - a pod-level parent quota smaller than the carve is lifted, recorded and
+#    restored.
+set -eu
+# shellcheck source-path=SCRIPTDIR/.. source=lib.sh
+. /e2e/lib.sh
+# shellcheck source-path=SCRIPTDIR/.. source=hooklib.sh
+. /e2e/hooklib.sh
+trap ctr_cleanup_all EXIT
+
+write_policy "$CC_HOOK_POLICY"
+B=/run/b11
+
+# --- local partition under an init-parent ------------------------------------
+out=$("$CC_BIN" init-parent /corecarve.slice 2>&1) && pass init-parent || fail init-parent "$out"
+check_eq parent-partition root "$(cg_read /corecarve.slice cpuset.cpus.partition)"
+check_eq parent-cpus "2-7,10-15" "$(cg_read /corecarve.slice cpuset.cpus.effective)"
+out=$("$CC_BIN" init-parent /corecarve.slice 2>&1) && pass init-parent-idempotent || fail init-parent-idempotent "$out"
+
+mk_bundle $B/l1 l1 '{class: latency, cpus: 2}' /corecarve.slice/l1
+if ctr_run_detached l1 $B/l1; then pass l1-started; else fail l1-started "$CRUN_ERR"; fi
+mk_bundle $B/l0 l0 '' /corecarve.slice/l0
+if ctr_run_detached l0 $B/l0; then pass l0-started; else fail l0-started "$CRUN_ERR"; fi
+l1cpus=$(carve_field l1 cpus)
+l1parked=$(carve_field l1 parked)
+check_eq l1-mode local-partition "$(carve_field l1 mode)"
+check_eq l1-partition root "$(cg_read /corecarve.slice/l1 cpuset.cpus.partition)"
+check_eq l1-effective "$l1cpus" "$(cg_read /corecarve.slice/l1 cpuset.cpus.effective)"
+check_eq l1-parked-partition isolated "$(cg_read /corecarve.slice/corecarve.parked cpuset.cpus.partition)"
+check_eq l1-parked-cpus "$l1parked" "$(cg_read /corecarve.slice/corecarve.parked cpuset.cpus.effective)"
+check l1-peer-excluded disjoint "$(cg_read /corecarve.slice/l0 cpuset.cpus.effective)" "$l1cpus,$l1parked"
+check l1-deleted ctr_kill_delete l1
+check_eq parent-restored "2-7,10-15" "$(cg_read /corecarve.slice cpuset.cpus.effective)"
+check_eq parked-empty "" "$(cg_read /corecarve.slice/corecarve.parked cpuset.cpus.effective | sed 's/^2-7,10-15$//')"
+check l0-deleted ctr_kill_delete l0
+check slice-removed cg_rmtree /corecarve.slice
+check_eq root-back "0-15" "$(cg_read / cpuset.cpus.effective)"
+
+# --- soft exclusivity: peers lose the carved CPUs ---------------------------
+mk_bundle $B/q0 q0 '' /kubepods/podq/q0
+if ctr_run_detached q0 $B/q0; then pass q0-started; else fail q0-started "$CRUN_ERR"; fi
+mk_bundle $B/q1 q1 '{class: latency, cpus: 2}' /kubepods/podq/q1
+if ctr_run_detached q1 $B/q1; then pass q1-started; else fail q1-started "$CRUN_ERR"; fi
+q1set="$(carve_field q1 cpus),$(carve_field q1 parked)"
+check q0-excludes-q1 disjoint "$(cg_read /kubepods/podq/q0 cpuset.cpus.effective)" "$q1set"
+check q0-task-excludes-q1 disjoint "$(ctr_cpus q0)" "$q1set"
+if [ "$(carve_field q1 mode)" = cpuset-only ]; then
+	check_match q1-peer-recorded '*peer-cpuset*' "$(cat "$CC_LEDGER")"
+fi
+check q1-deleted ctr_kill_delete q1
+check_eq q1-poststop-quiet "" "$(cat $B/q1/hooks.err $B/q1/delete.err 2>/dev/null)"
+check_eq q0-restored "0-15" "$(cg_read /kubepods/podq/q0 cpuset.cpus.effective)"
+check q0-deleted ctr_kill_delete q0
+
+# --- a pod-level quota smaller than the carve -------------------------------
+cg_mkchain kubepods/podz
+cg_write /kubepods/podz cpu.max "50000 100000" || fail podz-quota "$CG_ERR"
+mk_bundle $B/z1 z1 '{class: latency, cpus: 2}' /kubepods/podz/z1 30000
+if ctr_run_detached z1 $B/z1; then pass z1-started; else fail z1-started "$CRUN_ERR"; fi
+check_eq z1-cpu-max "max 100000" "$(cg_read /kubepods/podz/z1 cpu.max)"
+check_eq podz-lifted "max 100000" "$(cg_read /kubepods/podz cpu.max)"
+check_match podz-recorded '*"old": "50000 100000"*' "$(cat "$CC_LEDGER")"
+check z1-deleted ctr_kill_delete z1
+check_eq podz-restored "50000 100000" "$(cg_read /kubepods/podz cpu.max)"
+check_eq ledger-empty-at-end "" "$(carve_field z1 cpus)$(carve_field q1 cpus)$(carve_field l1 cpus)"

@@ -1,0 +1,892 @@
+/* IRQ steering: the mask arithmetic, the plan (union semantics, originals
+ * recorded once, restore minus CPUs still carved, foreign changes, the
+ * journal), the ledger section, and the read-only parsing of /proc/irq and
+ * /proc/interrupts from trees written under a temporary --root. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "cpulist.h"
+#include "irq.h"
+#include "ledger.h"
+#include "testlib.h"
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static hwloc_bitmap_t L(const char *list)
+{
+	struct cc_err err = CC_ERR_INIT;
+	hwloc_bitmap_t b = hwloc_bitmap_alloc();
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_msg(cc_cpulist_parse(list, b, "test", &err) == 0, "%s", err.msg);
+	return b;
+}
+
+static void eq_list(hwloc_const_bitmap_t b, const char *want)
+{
+	_cleanup_free_ char *s = cc_cpulist_format(b);
+
+	ck_assert_str_eq(s, want);
+}
+
+struct spec {
+	int irq;
+	const char *name;
+	const char *aff;
+	int node;
+};
+
+/* An in-memory /proc/irq: what cc_irq_table_read would return. */
+static void table_make(struct cc_irq_table *t, const char *online, const char *def, const struct spec *v, int n)
+{
+	memset(t, 0, sizeof(*t));
+	t->online = L(online);
+	t->default_affinity = L(def);
+	t->irqs = calloc((size_t)n + 1, sizeof(*t->irqs));
+	ck_assert_ptr_nonnull(t->irqs);
+	for (int i = 0; i < n; i++) {
+		t->irqs[i].irq = v[i].irq;
+		snprintf(t->irqs[i].name, sizeof(t->irqs[i].name), "%s", v[i].name);
+		t->irqs[i].affinity = L(v[i].aff);
+		t->irqs[i].effective = hwloc_bitmap_alloc();
+		t->irqs[i].node = v[i].node;
+	}
+	t->n = n;
+}
+
+static struct cc_irq_info *table_irq(struct cc_irq_table *t, int irq)
+{
+	return (struct cc_irq_info *)cc_irq_find(t, irq);
+}
+
+/* The test host: 16 CPUs, node 0 = 0-7, node 1 = 8-15, reserved 0-1,8-9
+ * (the e2e guest and the harness policy). */
+static void fb_make(struct cc_irq_fallback *fb)
+{
+	memset(fb, 0, sizeof(*fb));
+	fb->reserved = L("0-1,8-9");
+	fb->nodes = calloc(2, sizeof(*fb->nodes));
+	ck_assert_ptr_nonnull(fb->nodes);
+	fb->nodes[0] = (struct cc_irq_node){ 0, L("0-7") };
+	fb->nodes[1] = (struct cc_irq_node){ 1, L("8-15") };
+	fb->nnodes = 2;
+}
+
+static const struct spec guest[] = {
+	{ 0, "timer", "0-15", -1 },
+	{ 24, "virtio0-config", "0-15", -1 },
+	{ 25, "virtio0-input.0", "0-15", -1 },
+	{ 27, "virtio1-config", "2-3", 1 },
+	{ 28, "virtio1-req.0", "8-11", -1 },
+};
+
+/* What the kernel would look like after every step was written, and the
+ * records that go with it: the plan's `next`. */
+static void pretend_written(struct cc_irq_table *t, struct cc_irq_plan *p, struct cc_irq_state *st)
+{
+	for (int i = 0; i < p->n; i++) {
+		struct cc_irq_step *s = &p->steps[i];
+
+		if (s->irq == CC_IRQ_DEFAULT)
+			hwloc_bitmap_copy(t->default_affinity, s->to);
+		else
+			hwloc_bitmap_copy(table_irq(t, s->irq)->affinity, s->to);
+	}
+	ck_assert_int_eq(cc_irq_state_copy(st, &p->next), 0);
+}
+
+static const struct cc_irq_step *step_of(const struct cc_irq_plan *p, int irq)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->steps[i].irq == irq)
+			return &p->steps[i];
+	return NULL;
+}
+
+/* Plan for `avoid`, check the plan succeeded, and apply it on paper. */
+static void plan_apply(struct cc_irq_table *t, struct cc_irq_state *st, const char *avoid,
+		       const struct cc_irq_fallback *fb, struct cc_irq_plan *p)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_bitmap_ hwloc_bitmap_t a = L(avoid);
+
+	ck_assert_msg(cc_irq_plan(t, st, a, fb, p, &err) == 0, "%s", err.msg);
+	pretend_written(t, p, st);
+}
+
+/* ---- cc_irq_target ----------------------------------------------------------- */
+
+static const struct {
+	const char *cur, *avoid;
+	int node;
+	const char *want; /* NULL: refused */
+	bool fell_back;
+	const char *why;
+} target_cases[] = {
+	{ "0-15", "2-5", -1, "0-1,6-15", false, NULL },
+	{ "0-15", "2-5,10-13", 0, "0-1,6-9,14-15", false, NULL },
+	{ "2-3", "2-5", 0, "0-1", true, NULL },           /* reserved CPUs of node 0 */
+	{ "10-11", "10-13", 1, "8-9", true, NULL },       /* reserved CPUs of node 1 */
+	{ "2-3", "2-5", -1, "0-1,8-9", true, NULL },      /* node unknown: every reserved CPU */
+	{ "2-3", "2-5", 7, "0-1,8-9", true, NULL },       /* node without CPUs here */
+	{ "16-17", "2-5", -1, "0-1,8-9", true, NULL },    /* only offline CPUs left: empty */
+	{ "2-4,20", "2-5", 1, "8-9", true, NULL },        /* ditto, with the node known */
+	{ "2-3", "0-5,8-9", 0, "6-7", true, NULL },       /* reserved all carved: the node */
+	{ "2-3", "0-7,8-9", 0, "10-15", true, NULL },     /* node all carved: any online CPU */
+	{ "2-3", "0-15", 0, NULL, false, "no online CPU is left" },
+	{ "", "2-5", -1, "0-1,8-9", true, NULL },         /* an empty mask has nowhere to go either */
+};
+
+START_TEST(test_target_table)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_irq_fallback fb;
+	_cleanup_bitmap_ hwloc_bitmap_t cur = L(target_cases[_i].cur);
+	_cleanup_bitmap_ hwloc_bitmap_t avoid = L(target_cases[_i].avoid);
+	_cleanup_bitmap_ hwloc_bitmap_t online = L("0-15");
+	_cleanup_bitmap_ hwloc_bitmap_t out = hwloc_bitmap_alloc();
+	bool fell = false;
+	int r;
+
+	fb_make(&fb);
+	r = cc_irq_target(cur, avoid, target_cases[_i].node, &fb, online, out, &fell, &err);
+	if (target_cases[_i].want) {
+		ck_assert_msg(r == 0, "case %d: %s", _i, err.msg);
+		eq_list(out, target_cases[_i].want);
+		ck_assert_int_eq(fell, target_cases[_i].fell_back);
+		ck_assert(!hwloc_bitmap_intersects(out, avoid));
+	} else {
+		ck_assert_int_eq(r, -1);
+		ck_assert_int_eq(err.code, ENOSPC);
+		ck_assert_msg(strstr(err.msg, target_cases[_i].why), "%s", err.msg);
+	}
+	cc_irq_fallback_fini(&fb);
+}
+END_TEST
+
+/* ---- the plan --------------------------------------------------------------- */
+
+START_TEST(test_steer_records_originals)
+{
+	struct cc_irq_table t;
+	struct cc_irq_state st;
+	struct cc_irq_fallback fb;
+	struct cc_irq_plan p;
+	const struct cc_irq_rec *r;
+
+	table_make(&t, "0-15", "0-15", guest, 5);
+	cc_irq_state_init(&st);
+	fb_make(&fb);
+	plan_apply(&t, &st, "2-5", &fb, &p);
+	/* default, 0, 24, 25 and 27 meet 2-5; 28 (8-11) does not. */
+	ck_assert_int_eq(p.n, 5);
+	ck_assert_int_eq(p.steps[0].irq, CC_IRQ_DEFAULT); /* the default first */
+	eq_list(step_of(&p, 24)->to, "0-1,6-15");
+	ck_assert(!step_of(&p, 24)->fell_back);
+	/* 2-3 minus 2-5 is empty: the reserved CPUs of its node (1). */
+	eq_list(step_of(&p, 27)->to, "8-9");
+	ck_assert(step_of(&p, 27)->fell_back);
+	ck_assert_ptr_null(step_of(&p, 28));
+	ck_assert_int_eq(step_of(&p, 24)->why, CC_IRQ_WHY_STEER);
+	r = cc_irq_state_find(&st, 27);
+	ck_assert_ptr_nonnull(r);
+	eq_list(r->orig, "2-3");
+	eq_list(r->set, "8-9");
+	ck_assert_str_eq(r->name, "virtio1-config");
+	ck_assert_ptr_null(cc_irq_state_find(&st, 28));
+	eq_list(cc_irq_state_find(&st, CC_IRQ_DEFAULT)->orig, "0-15");
+	/* The fallback the plan used is kept for the release. */
+	eq_list(st.fb.reserved, "0-1,8-9");
+	ck_assert_int_eq(st.fb.nnodes, 2);
+	cc_irq_plan_fini(&p);
+	cc_irq_state_fini(&st);
+	cc_irq_table_fini(&t);
+	cc_irq_fallback_fini(&fb);
+}
+END_TEST
+
+/* Two overlapping steer-away carves: A (2-5), then B (10-13).  Releasing A
+ * must not bring IRQs back onto B; releasing B restores the originals. */
+START_TEST(test_union_two_carves)
+{
+	struct cc_irq_table t;
+	struct cc_irq_state st;
+	struct cc_irq_fallback fb;
+	struct cc_irq_plan p;
+	const struct cc_irq_rec *r;
+
+	table_make(&t, "0-15", "0-15", guest, 5);
+	cc_irq_state_init(&st);
+	fb_make(&fb);
+	plan_apply(&t, &st, "2-5", &fb, &p);
+	cc_irq_plan_fini(&p);
+
+	plan_apply(&t, &st, "2-5,10-13", &fb, &p);
+	eq_list(table_irq(&t, 24)->affinity, "0-1,6-9,14-15");
+	eq_list(table_irq(&t, 28)->affinity, "8-9");
+	/* The original is recorded once: still the one before A. */
+	eq_list(cc_irq_state_find(&st, 24)->orig, "0-15");
+	eq_list(cc_irq_state_find(&st, 28)->orig, "8-11");
+	/* 27 is on its fallback, off both carves: nothing to do for it. */
+	ck_assert_ptr_null(step_of(&p, 27));
+	cc_irq_plan_fini(&p);
+
+	/* A goes: originals minus B. */
+	plan_apply(&t, &st, "10-13", NULL, &p);
+	eq_list(table_irq(&t, 24)->affinity, "0-9,14-15");
+	eq_list(table_irq(&t, 27)->affinity, "2-3");
+	eq_list(table_irq(&t, 28)->affinity, "8-9"); /* 8-11 minus B */
+	eq_list(t.default_affinity, "0-9,14-15");
+	ck_assert_int_eq(step_of(&p, 24)->why, CC_IRQ_WHY_ADJUST);
+	ck_assert_ptr_null(step_of(&p, 28)); /* already there */
+	r = cc_irq_state_find(&st, 24);
+	ck_assert_ptr_nonnull(r);
+	eq_list(r->orig, "0-15");
+	/* Nothing came back onto B. */
+	{
+		_cleanup_bitmap_ hwloc_bitmap_t b = L("10-13");
+
+		for (int i = 0; i < t.n; i++)
+			ck_assert_msg(!hwloc_bitmap_intersects(t.irqs[i].affinity, b), "IRQ %d", t.irqs[i].irq);
+		ck_assert(!hwloc_bitmap_intersects(t.default_affinity, b));
+	}
+	cc_irq_plan_fini(&p);
+
+	/* B goes too: everything back, nothing recorded. */
+	plan_apply(&t, &st, "", NULL, &p);
+	eq_list(table_irq(&t, 0)->affinity, "0-15");
+	eq_list(table_irq(&t, 24)->affinity, "0-15");
+	eq_list(table_irq(&t, 27)->affinity, "2-3");
+	eq_list(table_irq(&t, 28)->affinity, "8-11");
+	eq_list(t.default_affinity, "0-15");
+	ck_assert_int_eq(step_of(&p, 24)->why, CC_IRQ_WHY_RESTORE);
+	ck_assert_int_eq(st.n, 0);
+	ck_assert(cc_irq_state_empty(&st));
+	cc_irq_plan_fini(&p);
+	cc_irq_state_fini(&st);
+	cc_irq_table_fini(&t);
+	cc_irq_fallback_fini(&fb);
+}
+END_TEST
+
+/* A carve that does not touch an IRQ's CPUs changes nothing for it, and
+ * a plan for the same carves twice writes nothing the second time. */
+START_TEST(test_idempotent)
+{
+	struct cc_irq_table t;
+	struct cc_irq_state st;
+	struct cc_irq_fallback fb;
+	struct cc_irq_plan p;
+
+	table_make(&t, "0-15", "0-15", guest, 5);
+	cc_irq_state_init(&st);
+	fb_make(&fb);
+	plan_apply(&t, &st, "12-13", &fb, &p);
+	ck_assert_ptr_null(step_of(&p, 27));
+	ck_assert_ptr_nonnull(step_of(&p, 24));
+	cc_irq_plan_fini(&p);
+	plan_apply(&t, &st, "12-13", &fb, &p);
+	ck_assert_int_eq(p.n, 0);
+	ck_assert_int_eq(p.journal.n, st.n);
+	cc_irq_plan_fini(&p);
+	cc_irq_state_fini(&st);
+	cc_irq_table_fini(&t);
+	cc_irq_fallback_fini(&fb);
+}
+END_TEST
+
+/* Moved by someone else (irqbalance, an operator) since corecarve wrote
+ * it: theirs, left alone, record dropped; unless it is back on a carve. */
+START_TEST(test_foreign_change)
+{
+	struct cc_irq_table t;
+	struct cc_irq_state st;
+	struct cc_irq_fallback fb;
+	struct cc_irq_plan p;
+
+	table_make(&t, "0-15", "0-15", guest, 5);
+	cc_irq_state_init(&st);
+	fb_make(&fb);
+	plan_apply(&t, &st, "2-5", &fb, &p);
+	cc_irq_plan_fini(&p);
+
+	hwloc_bitmap_only(table_irq(&t, 24)->affinity, 7);
+	hwloc_bitmap_only(table_irq(&t, 25)->affinity, 3);
+	plan_apply(&t, &st, "2-5", &fb, &p);
+	ck_assert_ptr_null(step_of(&p, 24));
+	ck_assert_ptr_null(cc_irq_state_find(&st, 24));
+	ck_assert_int_eq(p.dropped_foreign, 1);
+	/* 25 landed on CPU 3: steered again, the first original kept. */
+	eq_list(step_of(&p, 25)->to, "0-1,8-9");
+	eq_list(cc_irq_state_find(&st, 25)->orig, "0-15");
+	cc_irq_plan_fini(&p);
+
+	/* The release leaves 24 where its new owner put it. */
+	plan_apply(&t, &st, "", NULL, &p);
+	eq_list(table_irq(&t, 24)->affinity, "7");
+	eq_list(table_irq(&t, 25)->affinity, "0-15");
+	cc_irq_plan_fini(&p);
+	cc_irq_state_fini(&st);
+	cc_irq_table_fini(&t);
+	cc_irq_fallback_fini(&fb);
+}
+END_TEST
+
+/* A kernel-managed IRQ: never written again, reported while it meets the
+ * carves, forgotten after. */
+START_TEST(test_unmovable_kept_then_dropped)
+{
+	struct cc_irq_table t;
+	struct cc_irq_state st;
+	struct cc_irq_plan p;
+	struct cc_irq_rec um = { .irq = 28, .name = "virtio1-req.0", .unmovable = true, .refused = "EPERM" };
+
+	table_make(&t, "0-15", "0-15", guest, 5);
+	cc_irq_state_init(&st);
+	um.orig = L("8-11");
+	ck_assert_int_eq(cc_irq_state_put(&st, &um), 0);
+	hwloc_bitmap_free(um.orig);
+
+	plan_apply(&t, &st, "10-13", NULL, &p);
+	ck_assert_ptr_null(step_of(&p, 28));
+	ck_assert_ptr_nonnull(cc_irq_state_find(&st, 28));
+	ck_assert(cc_irq_state_find(&st, 28)->unmovable);
+	ck_assert_str_eq(cc_irq_state_find(&st, 28)->refused, "EPERM");
+	cc_irq_plan_fini(&p);
+
+	plan_apply(&t, &st, "2-5", NULL, &p);
+	ck_assert_ptr_null(step_of(&p, 28));
+	ck_assert_ptr_null(cc_irq_state_find(&st, 28));
+	cc_irq_plan_fini(&p);
+	cc_irq_state_fini(&st);
+	cc_irq_table_fini(&t);
+}
+END_TEST
+
+/* A record whose IRQ number now belongs to another device is stale; one
+ * whose IRQ went away is dropped. */
+START_TEST(test_stale_records)
+{
+	struct cc_irq_table t;
+	struct cc_irq_state st;
+	struct cc_irq_plan p;
+	struct cc_irq_rec old = { .irq = 24, .name = "nvme0q3" };
+	struct cc_irq_rec gone = { .irq = 99, .name = "eth9-rx" };
+
+	table_make(&t, "0-15", "0-15", guest, 5);
+	cc_irq_state_init(&st);
+	old.orig = L("4-5");
+	old.set = L("0-15");
+	gone.orig = L("0-15");
+	gone.set = L("0-1");
+	ck_assert_int_eq(cc_irq_state_put(&st, &old), 0);
+	ck_assert_int_eq(cc_irq_state_put(&st, &gone), 0);
+	hwloc_bitmap_free(old.orig);
+	hwloc_bitmap_free(old.set);
+	hwloc_bitmap_free(gone.orig);
+	hwloc_bitmap_free(gone.set);
+
+	plan_apply(&t, &st, "2-5", NULL, &p);
+	/* Not nvme0q3's original: virtio0-config's own affinity is. */
+	eq_list(cc_irq_state_find(&st, 24)->orig, "0-15");
+	ck_assert_str_eq(cc_irq_state_find(&st, 24)->name, "virtio0-config");
+	ck_assert_ptr_null(cc_irq_state_find(&st, 99));
+	cc_irq_plan_fini(&p);
+	cc_irq_state_fini(&st);
+	cc_irq_table_fini(&t);
+}
+END_TEST
+
+/* The journal written before the first write, and what the next plan
+ * makes of it after a crash on either side of the write. */
+START_TEST(test_journal_and_recovery)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_irq_table t;
+	struct cc_irq_state st, crashed;
+	struct cc_irq_fallback fb;
+	struct cc_irq_plan p, q;
+	_cleanup_bitmap_ hwloc_bitmap_t none = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t a = L("2-5");
+	const struct cc_irq_rec *r;
+
+	table_make(&t, "0-15", "0-15", guest, 5);
+	cc_irq_state_init(&st);
+	cc_irq_state_init(&crashed);
+	fb_make(&fb);
+	ck_assert_int_eq(cc_irq_plan(&t, &st, a, &fb, &p, &err), 0);
+	r = cc_irq_state_find(&p.journal, 24);
+	ck_assert_ptr_nonnull(r);
+	eq_list(r->orig, "0-15");
+	eq_list(r->set, "0-15");
+	eq_list(r->pending, "0-1,6-15");
+	ck_assert_int_eq(cc_irq_state_copy(&crashed, &p.journal), 0);
+
+	/* Killed before any write: nothing moved, nothing is foreign, the
+	 * release has nothing to write. */
+	ck_assert_int_eq(cc_irq_plan(&t, &crashed, none, NULL, &q, &err), 0);
+	ck_assert_int_eq(q.n, 0);
+	ck_assert_int_eq(q.dropped_foreign, 0);
+	ck_assert_int_eq(q.next.n, 0);
+	cc_irq_plan_fini(&q);
+
+	/* Killed after 24's write: the release puts it back. */
+	hwloc_bitmap_copy(table_irq(&t, 24)->affinity, step_of(&p, 24)->to);
+	ck_assert_int_eq(cc_irq_plan(&t, &crashed, none, NULL, &q, &err), 0);
+	ck_assert_int_eq(q.dropped_foreign, 0);
+	eq_list(step_of(&q, 24)->to, "0-15");
+	ck_assert_int_eq(step_of(&q, 24)->why, CC_IRQ_WHY_RESTORE);
+	/* A restore journals the record it is about to drop. */
+	r = cc_irq_state_find(&q.journal, 24);
+	ck_assert_ptr_nonnull(r);
+	eq_list(r->pending, "0-15");
+	ck_assert_ptr_null(cc_irq_state_find(&q.next, 24));
+	cc_irq_plan_fini(&q);
+	cc_irq_plan_fini(&p);
+	cc_irq_state_fini(&crashed);
+	cc_irq_state_fini(&st);
+	cc_irq_table_fini(&t);
+	cc_irq_fallback_fini(&fb);
+}
+END_TEST
+
+/* A device hot-plugged (or a driver rebound) while the default was
+ * steered starts on the steered default: given the default's original
+ * back at the end, like the IRQs corecarve moved itself. */
+START_TEST(test_born_under_steered_default)
+{
+	static const struct spec later[] = {
+		{ 24, "virtio0-config", "0-15", -1 },
+		{ 40, "eth1-rx", "0-15", -1 },
+	};
+	struct cc_irq_table t, u;
+	struct cc_irq_state st;
+	struct cc_irq_fallback fb;
+	struct cc_irq_plan p;
+	const struct cc_irq_rec *r;
+
+	table_make(&t, "0-15", "0-15", guest, 5);
+	cc_irq_state_init(&st);
+	fb_make(&fb);
+	plan_apply(&t, &st, "2-5", &fb, &p);
+	cc_irq_plan_fini(&p);
+	/* IRQ 40 appears, with the default of the moment. */
+	table_make(&u, "0-15", "0-15", later, 2);
+	hwloc_bitmap_copy(u.default_affinity, t.default_affinity);
+	hwloc_bitmap_copy(table_irq(&u, 24)->affinity, table_irq(&t, 24)->affinity);
+	hwloc_bitmap_copy(table_irq(&u, 40)->affinity, t.default_affinity);
+	plan_apply(&u, &st, "2-5", NULL, &p);
+	ck_assert_ptr_null(step_of(&p, 40));
+	r = cc_irq_state_find(&st, 40);
+	ck_assert_ptr_nonnull(r);
+	eq_list(r->orig, "0-15");
+	cc_irq_plan_fini(&p);
+	plan_apply(&u, &st, "", NULL, &p);
+	eq_list(table_irq(&u, 40)->affinity, "0-15");
+	eq_list(u.default_affinity, "0-15");
+	ck_assert(cc_irq_state_empty(&st));
+	cc_irq_plan_fini(&p);
+	cc_irq_state_fini(&st);
+	cc_irq_table_fini(&t);
+	cc_irq_table_fini(&u);
+	cc_irq_fallback_fini(&fb);
+}
+END_TEST
+
+START_TEST(test_plan_refuses_full_host)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_irq_table t;
+	struct cc_irq_state st;
+	struct cc_irq_fallback fb;
+	struct cc_irq_plan p;
+	_cleanup_bitmap_ hwloc_bitmap_t a = L("0-15");
+
+	table_make(&t, "0-15", "0-15", guest, 5);
+	cc_irq_state_init(&st);
+	fb_make(&fb);
+	ck_assert_int_eq(cc_irq_plan(&t, &st, a, &fb, &p, &err), -1);
+	ck_assert_msg(strstr(err.msg, "default_smp_affinity") && strstr(err.msg, "no online CPU"), "%s", err.msg);
+	cc_irq_state_fini(&st);
+	cc_irq_table_fini(&t);
+	cc_irq_fallback_fini(&fb);
+}
+END_TEST
+
+/* ---- the CPUs to avoid ----------------------------------------------------------- */
+
+START_TEST(test_avoid_union)
+{
+	struct cc_carve c[3];
+	struct cc_ledger l = { .ncarves = 3, .carves = c };
+	_cleanup_bitmap_ hwloc_bitmap_t all = NULL;
+	_cleanup_bitmap_ hwloc_bitmap_t less = NULL;
+
+	for (int i = 0; i < 3; i++)
+		cc_carve_init(&c[i]);
+	snprintf(c[0].id, sizeof(c[0].id), "a");
+	hwloc_bitmap_from_ith_ulong(c[0].cpus, 0, 0x14); /* 2,4 */
+	hwloc_bitmap_from_ith_ulong(c[0].parked, 0, 0x28); /* 3,5 */
+	c[0].steer_irqs = true;
+	snprintf(c[1].id, sizeof(c[1].id), "b");           /* irq: leave */
+	hwloc_bitmap_from_ith_ulong(c[1].cpus, 0, 0xc0);
+	snprintf(c[2].id, sizeof(c[2].id), "c");
+	hwloc_bitmap_from_ith_ulong(c[2].cpus, 0, 0x3c00); /* 10-13 */
+	c[2].steer_irqs = true;
+	all = cc_irq_avoid(&l, NULL);
+	less = cc_irq_avoid(&l, "c");
+	eq_list(all, "2-5,10-13");
+	eq_list(less, "2-5");
+	for (int i = 0; i < 3; i++)
+		cc_carve_fini(&c[i]);
+}
+END_TEST
+
+/* ---- the ledger section ------------------------------------------------------- */
+
+START_TEST(test_state_roundtrip)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_irq_table t;
+	struct cc_irq_state st, back;
+	struct cc_irq_fallback fb;
+	struct cc_irq_plan p;
+	struct cc_irq_rec um = { .irq = 30, .name = "virtio1-req.2", .unmovable = true, .refused = "EIO" };
+	_cleanup_json_ json_t *j = NULL;
+	_cleanup_json_ json_t *j2 = NULL;
+
+	table_make(&t, "0-15", "0-15", guest, 5);
+	cc_irq_state_init(&st);
+	fb_make(&fb);
+	plan_apply(&t, &st, "2-5", &fb, &p);
+	um.orig = L("0-3");
+	ck_assert_int_eq(cc_irq_state_put(&st, &um), 0);
+	hwloc_bitmap_free(um.orig);
+	j = cc_irq_state_json(&p.journal, &err); /* with "pending" */
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(cc_irq_state_parse(j, &back, &err), 0);
+	eq_list(cc_irq_state_find(&back, 24)->pending, "0-1,6-15");
+	cc_irq_state_fini(&back);
+	json_decref(j);
+	j = cc_irq_state_json(&st, &err);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(j, "irqs"), "30"),
+							   "unmovable")), "EIO");
+	ck_assert_msg(cc_irq_state_parse(j, &back, &err) == 0, "%s", err.msg);
+	j2 = cc_irq_state_json(&back, &err);
+	ck_assert(json_equal(j, j2));
+	ck_assert_ptr_null(cc_irq_state_find(&back, 24)->pending);
+	cc_irq_state_fini(&back);
+	cc_irq_plan_fini(&p);
+	cc_irq_state_fini(&st);
+	cc_irq_table_fini(&t);
+	cc_irq_fallback_fini(&fb);
+}
+END_TEST
+
+static const struct {
+	const char *json;
+	const char *why;
+} bad_sections[] = {
+	{ "[]", "sections.irq: expected an object" },
+	{ "{\"color\": 1}", "sections.irq: unknown field \"color\"" },
+	{ "{\"irqs\": []}", "sections.irq.irqs: expected an object" },
+	{ "{\"irqs\": {\"abc\": {}}}", "sections.irq.irqs: \"abc\" is not an IRQ number" },
+	{ "{\"irqs\": {\"007\": {}}}", "\"007\" is not an IRQ number" },
+	{ "{\"irqs\": {\"99999999\": {}}}", "sections.irq.irqs: IRQ 99999999 is out of range" },
+	{ "{\"irqs\": {\"24\": 5}}", "sections.irq.irqs.24: expected an object" },
+	{ "{\"irqs\": {\"24\": {\"name\": \"x\", \"set\": \"1\"}}}", "sections.irq.irqs.24.orig: missing" },
+	{ "{\"irqs\": {\"24\": {\"name\": \"x\", \"orig\": \"5-2\", \"set\": \"1\"}}}",
+	  "sections.irq.irqs.24.orig: invalid cpu list \"5-2\": range 5-2 is reversed" },
+	{ "{\"irqs\": {\"24\": {\"name\": \"x\", \"orig\": 3, \"set\": \"1\"}}}",
+	  "sections.irq.irqs.24.orig: expected a cpu-list string" },
+	{ "{\"irqs\": {\"24\": {\"orig\": \"1\", \"set\": \"1\"}}}", "sections.irq.irqs.24.name: missing" },
+	{ "{\"irqs\": {\"24\": {\"name\": \"x\", \"unmovable\": \"EIO\", \"affinity\": \"1\", \"set\": \"1\"}}}",
+	  "sections.irq.irqs.24: unknown field \"set\"" },
+	{ "{\"irqs\": {\"default\": {\"name\": \"x\", \"orig\": \"1\", \"set\": \"1\"}}}",
+	  "sections.irq.irqs.default: unknown field \"name\"" },
+	{ "{\"fallback\": {\"reserved\": \"0\", \"nodes\": {\"x\": \"1\"}}}",
+	  "sections.irq.fallback.nodes.x: not a NUMA node number" },
+	{ "{\"fallback\": {\"reserved\": \"0\"}}", "sections.irq.fallback.nodes: expected an object" },
+	{ "{\"irqbalance\": {\"file\": \"/etc/passwd\", \"cpulist\": null, \"cpus\": null, \"banned\": \"1\"}}",
+	  "sections.irq.irqbalance.file: \"/etc/passwd\" is not an irqbalance environment file" },
+	{ "{\"irqbalance\": {\"file\": \"/etc/default/irqbalance\", \"cpulist\": 1, \"cpus\": null, \"banned\": \"1\"}}",
+	  "sections.irq.irqbalance.cpulist: expected a string or null" },
+};
+
+START_TEST(test_state_bad_table)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_irq_state st;
+	json_error_t je;
+	_cleanup_json_ json_t *j = json_loads(bad_sections[_i].json, 0, &je);
+
+	ck_assert_msg(j != NULL, "test JSON: %s", je.text);
+	ck_assert_int_eq(cc_irq_state_parse(j, &st, &err), -1);
+	ck_assert_msg(strstr(err.msg, bad_sections[_i].why), "case %d: got \"%s\"", _i, err.msg);
+}
+END_TEST
+
+/* ---- /proc/irq and /proc/interrupts from a tree under --root ------------------ */
+
+static char base[64];
+
+static void put(const char *rel, const char *text)
+{
+	char path[256], dir[320];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", base, rel);
+	snprintf(dir, sizeof(dir), "mkdir -p \"$(dirname '%s')\"", path);
+	ck_assert_int_eq(system(dir), 0);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *get(const char *rel)
+{
+	char path[256];
+	FILE *f;
+	char *buf = NULL;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "%s%s", base, rel);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ge(getdelim(&buf, &len, '\0', f), 0);
+	fclose(f);
+	return buf;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+/* A small capture of a 4-CPU host's /proc/irq, as the kernel lays it out. */
+static void tree_setup(void)
+{
+	char dir[300];
+
+	snprintf(base, sizeof(base), "/tmp/cc-irq-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	put("/sys/devices/system/cpu/online", "0-3\n");
+	put("/proc/irq/default_smp_affinity", "f\n");
+	put("/proc/irq/0/smp_affinity_list", "0-3\n");
+	put("/proc/irq/0/smp_affinity", "f\n");
+	put("/proc/irq/24/smp_affinity_list", "0-3\n");
+	put("/proc/irq/24/effective_affinity_list", "1\n");
+	put("/proc/irq/24/node", "0\n");
+	put("/proc/irq/25/smp_affinity_list", "2-3\n");
+	put("/proc/irq/25/node", "-1\n");
+	snprintf(dir, sizeof(dir), "%s/proc/irq/24/virtio0-input.0", base);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/proc/irq/0/timer", base);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/proc/irq/25/b-dev", base);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/proc/irq/25/a-dev", base);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+}
+
+static void tree_teardown(void)
+{
+	if (base[0])
+		nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+START_TEST(test_table_read)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = cc_root_open(base, &err);
+	struct cc_irq_table t;
+
+	ck_assert_ptr_nonnull(root);
+	ck_assert_msg(cc_irq_table_read(root, &t, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(t.n, 3);
+	eq_list(t.online, "0-3");
+	eq_list(t.default_affinity, "0-3");
+	ck_assert_int_eq(t.irqs[0].irq, 0);
+	ck_assert_str_eq(t.irqs[0].name, "timer");
+	ck_assert(!t.irqs[0].has_effective);
+	ck_assert_int_eq(t.irqs[0].node, -1);
+	ck_assert_int_eq(t.irqs[1].irq, 24);
+	ck_assert_str_eq(t.irqs[1].name, "virtio0-input.0");
+	eq_list(t.irqs[1].effective, "1");
+	ck_assert_int_eq(t.irqs[1].node, 0);
+	/* Shared IRQ: every handler, sorted. */
+	ck_assert_str_eq(t.irqs[2].name, "a-dev,b-dev");
+	eq_list(t.irqs[2].affinity, "2-3");
+	cc_irq_table_fini(&t);
+}
+END_TEST
+
+static const struct {
+	const char *file; /* written (NULL: removed) */
+	const char *text;
+	const char *why;
+} bad_entries[] = {
+	{ "/proc/irq/24/smp_affinity_list", "zz", "/proc/irq/24/smp_affinity_list: invalid cpu list \"zz\"" },
+	{ "/proc/irq/24/smp_affinity_list", "0-", "/proc/irq/24/smp_affinity_list: invalid cpu list \"0-\": range without an end" },
+	{ "/proc/irq/24/smp_affinity_list", NULL, "/proc/irq/24/smp_affinity_list: missing" },
+	{ "/proc/irq/24/effective_affinity_list", "3-1", "/proc/irq/24/effective_affinity_list: invalid cpu list \"3-1\": range 3-1 is reversed" },
+	{ "/proc/irq/24/node", "zero", "/proc/irq/24/node: expected a NUMA node number or -1, got \"zero\"" },
+	{ "/proc/irq/24/node", "-2", "/proc/irq/24/node: expected a NUMA node number or -1, got \"-2\"" },
+	{ "/proc/irq/default_smp_affinity", "0x3", "/proc/irq/default_smp_affinity: invalid cpumask \"0x3\"" },
+	{ "/proc/irq/24x/smp_affinity_list", "0-3", "/proc/irq/24x: not an IRQ number" },
+	{ "/proc/irq/99999999/smp_affinity_list", "0-3", "/proc/irq/99999999: IRQ number out of range" },
+	{ "/sys/devices/system/cpu/online", "0-3,", "/sys/devices/system/cpu/online: invalid cpu list \"0-3,\": trailing comma" },
+};
+
+START_TEST(test_table_bad_entries)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = cc_root_open(base, &err);
+	struct cc_irq_table t;
+	char path[256];
+
+	ck_assert_ptr_nonnull(root);
+	if (bad_entries[_i].text) {
+		put(bad_entries[_i].file, bad_entries[_i].text);
+	} else {
+		snprintf(path, sizeof(path), "%s%s", base, bad_entries[_i].file);
+		ck_assert_int_eq(unlink(path), 0);
+	}
+	ck_assert_int_eq(cc_irq_table_read(root, &t, &err), -1);
+	ck_assert_msg(strstr(err.msg, bad_entries[_i].why), "case %d: got \"%s\"", _i, err.msg);
+}
+END_TEST
+
+/* A reconcile that meets a malformed entry writes nothing: not the IRQs
+ * read before it, not the ledger.  (Only read here: nothing is written to
+ * the tree, which is what the test checks.) */
+START_TEST(test_reconcile_malformed_writes_nothing)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = cc_root_open(base, &err);
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
+	_cleanup_free_ char *aff = NULL;
+	_cleanup_free_ char *def = NULL;
+	struct cc_irq_opts o = { .root = root };
+	struct cc_irq_report rep;
+	struct cc_carve c;
+	char state[128];
+
+	ck_assert_ptr_nonnull(root);
+	snprintf(state, sizeof(state), "%s/state", base);
+	l = cc_ledger_open(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	cc_carve_init(&c);
+	snprintf(c.id, sizeof(c.id), "c1");
+	snprintf(c.kind, sizeof(c.kind), "container");
+	snprintf(c.mode, sizeof(c.mode), "cpuset-only");
+	hwloc_bitmap_set(c.cpus, 2);
+	hwloc_bitmap_set(c.parked, 3);
+	c.steer_irqs = true;
+	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
+	cc_carve_fini(&c);
+	put("/proc/irq/25/smp_affinity_list", "2-3,x");
+	ck_assert_int_eq(cc_irq_reconcile(l, &o, &rep, &err), -1);
+	ck_assert_msg(strstr(err.msg, "/proc/irq/25/smp_affinity_list: invalid cpu list"), "%s", err.msg);
+	aff = get("/proc/irq/24/smp_affinity_list");
+	def = get("/proc/irq/default_smp_affinity");
+	ck_assert_str_eq(aff, "0-3\n");
+	ck_assert_str_eq(def, "f\n");
+	ck_assert_ptr_null(cc_ledger_section(l, CC_IRQ_SECTION, false));
+}
+END_TEST
+
+static const char interrupts[] = "           CPU0       CPU1       CPU2       CPU3       \n"
+				 "  0:         44          0          0          0   IO-APIC   2-edge      timer\n"
+				 " 24:          1          7          0        300   PCI-MSIX-0000:00:03.0   0-edge      virtio0-config\n"
+				 " 25:          5          0          0   PCI-MSI   1-edge\n"
+				 "NMI:          0          0          0          0   Non-maskable interrupts\n"
+				 "ERR:          0\n";
+
+START_TEST(test_counts_parse)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_irq_counts c;
+
+	ck_assert_msg(cc_irq_counts_parse(interrupts, &c, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(c.ncols, 4);
+	ck_assert_int_eq(c.nrows, 3);
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 0, 0), 44);
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 24, 1), 7);
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 24, 3), 300);
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 25, 0), 5);
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 25, 3), 0); /* fewer counts than columns */
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 26, 0), 0);
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 24, 9), 0);
+	cc_irq_counts_fini(&c);
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	const char *why;
+} bad_counts[] = {
+	{ "IRQ CPU0\n", "/proc/interrupts:1: expected CPU<n> columns" },
+	{ "    CPU0 CPUx\n", "/proc/interrupts:1: bad CPU column" },
+	{ "\n", "/proc/interrupts:1: no CPU columns" },
+	{ "    CPU0\n 24 1 edge\n", "/proc/interrupts:2: expected \"<irq>: <counts>\"" },
+	{ "    CPU0\n 2x4: 1\n", "/proc/interrupts:2: bad IRQ number" },
+	{ "    CPU0\n 24: 99999999999999999999999\n", "/proc/interrupts:2: count out of range" },
+};
+
+START_TEST(test_counts_bad_table)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_irq_counts c;
+
+	ck_assert_int_eq(cc_irq_counts_parse(bad_counts[_i].text, &c, &err), -1);
+	ck_assert_msg(strstr(err.msg, bad_counts[_i].why), "case %d: got \"%s\"", _i, err.msg);
+}
+END_TEST
+
+static Suite *irq_suite(void)
+{
+	Suite *s = suite_create("irq");
+	TCase *tc = tcase_create("target");
+	TCase *pl = tcase_create("plan");
+	TCase *sec = tcase_create("section");
+	TCase *tr = tcase_create("proc");
+
+	tcase_add_loop_test(tc, test_target_table, 0, sizeof(target_cases) / sizeof(target_cases[0]));
+	tcase_add_test(tc, test_avoid_union);
+	suite_add_tcase(s, tc);
+	tcase_add_test(pl, test_steer_records_originals);
+	tcase_add_test(pl, test_union_two_carves);
+	tcase_add_test(pl, test_idempotent);
+	tcase_add_test(pl, test_foreign_change);
+	tcase_add_test(pl, test_unmovable_kept_then_dropped);
+	tcase_add_test(pl, test_stale_records);
+	tcase_add_test(pl, test_journal_and_recovery);
+	tcase_add_test(pl, test_born_under_steered_default);
+	tcase_add_test(pl, test_plan_refuses_full_host);
+	suite_add_tcase(s, pl);
+	tcase_add_test(sec, test_state_roundtrip);
+	tcase_add_loop_test(sec, test_state_bad_table, 0, sizeof(bad_sections) / sizeof(bad_sections[0]));
+	suite_add_tcase(s, sec);
+	tcase_add_checked_fixture(tr, tree_setup, tree_teardown);
+	tcase_add_test(tr, test_table_read);
+	tcase_add_loop_test(tr, test_table_bad_entries, 0, sizeof(bad_entries) / sizeof(bad_entries[0]));
+	tcase_add_test(tr, test_reconcile_malformed_writes_nothing);
+	tcase_add_test(tr, test_counts_parse);
+	tcase_add_loop_test(tr, test_counts_bad_table, 0, sizeof(bad_counts) / sizeof(bad_counts[0]));
+	suite_add_tcase(s, tr);
+	return s;
+}
+
+CC_TEST_MAIN(irq_suite)

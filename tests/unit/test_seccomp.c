@@ -1,0 +1,394 @@
+/* The hook's sandbox (plugin/sandbox.h): in a forked child that loaded the
+ * exact filter the hook loads, forbidden calls fail with EPERM, the fault
+ * switch still kills, and what the hook does after confining itself (the
+ * ledger, policy parsing, file reads) still works. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fault.h"
+#include "ledger.h"
+#include "policy.h"
+#include "sandbox.h"
+#include "testlib.h"
+
+/* Each forbidden operation returns the errno it failed with, 0 if it
+ * succeeded (which the test reports as a hole in the filter). */
+static int err_of(long r)
+{
+	return r < 0 ? errno : 0;
+}
+
+static int do_execve(void)
+{
+	char *argv[] = { "true", NULL }, *envp[] = { NULL };
+
+	return err_of(execve("/bin/true", argv, envp));
+}
+
+static int do_execveat(void)
+{
+	char *argv[] = { "true", NULL }, *envp[] = { NULL };
+
+	return err_of(syscall(SYS_execveat, AT_FDCWD, "/bin/true", argv, envp, 0));
+}
+
+static int do_socket_inet(void)
+{
+	return err_of(socket(AF_INET, SOCK_STREAM, 0));
+}
+
+static int do_socket_unix(void)
+{
+	return err_of(socket(AF_UNIX, SOCK_DGRAM, 0));
+}
+
+static int do_socket_netlink(void)
+{
+	return err_of(socket(AF_NETLINK, SOCK_RAW, 0));
+}
+
+static int do_ptrace(void)
+{
+	return err_of(ptrace(PTRACE_TRACEME, 0, NULL, NULL));
+}
+
+static int do_process_vm_readv(void)
+{
+	char buf[8], src[8] = "x";
+	struct iovec local = { buf, sizeof(buf) }, remote = { src, sizeof(src) };
+
+	return err_of(process_vm_readv(getpid(), &local, 1, &remote, 1, 0));
+}
+
+static int do_process_vm_writev(void)
+{
+	char buf[8] = "x", dst[8];
+	struct iovec local = { buf, sizeof(buf) }, remote = { dst, sizeof(dst) };
+
+	return err_of(process_vm_writev(getpid(), &local, 1, &remote, 1, 0));
+}
+
+static int do_fork(void)
+{
+	pid_t p = fork();
+
+	if (p == 0)
+		_exit(0);
+	if (p > 0)
+		waitpid(p, NULL, 0);
+	return err_of(p);
+}
+
+/* Signal 0 only probes: harmless to the test runner should it pass. */
+static int do_kill_parent(void)
+{
+	return err_of(kill(getppid(), 0));
+}
+
+static int do_kill_self_term(void)
+{
+	return err_of(kill(getpid(), SIGTERM));
+}
+
+static int do_mmap_exec(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? errno : 0;
+}
+
+static int do_mprotect_exec(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	return err_of(mprotect(p, 4096, PROT_READ | PROT_EXEC));
+}
+
+static int do_mount(void)
+{
+	return err_of(mount("none", "/tmp", "tmpfs", 0, NULL));
+}
+
+static int do_unshare(void)
+{
+	return err_of(unshare(CLONE_NEWNS));
+}
+
+static int do_setuid(void)
+{
+	return err_of(setuid(65534));
+}
+
+static int do_ioctl_tiocsti(void)
+{
+	char c = 'x';
+
+	return err_of(ioctl(STDIN_FILENO, TIOCSTI, &c));
+}
+
+static int do_bpf(void)
+{
+	return err_of(syscall(SYS_bpf, 0, NULL, 0));
+}
+
+static int do_chmod_path(void)
+{
+	/* Only fchmod on descriptors the hook opened is needed. */
+	return err_of(chmod("/tmp", 01777));
+}
+
+/* `control`: harmless to run unconfined in a throw-away child, where it
+ * must not fail with EPERM, so the EPERM under the filter is the filter's. */
+static const struct {
+	const char *name;
+	int (*op)(void);
+	bool control;
+} forbidden[] = {
+	{ "execve", do_execve, false },
+	{ "execveat", do_execveat, false },
+	{ "socket(AF_INET)", do_socket_inet, true },
+	{ "socket(AF_UNIX)", do_socket_unix, true },
+	{ "socket(AF_NETLINK)", do_socket_netlink, true },
+	{ "ptrace", do_ptrace, true },
+	{ "process_vm_readv", do_process_vm_readv, true },
+	{ "process_vm_writev", do_process_vm_writev, true },
+	{ "fork/clone", do_fork, true },
+	{ "kill(parent)", do_kill_parent, true },
+	{ "kill(self, SIGTERM)", do_kill_self_term, false },
+	{ "mmap(PROT_EXEC)", do_mmap_exec, true },
+	{ "mprotect(PROT_EXEC)", do_mprotect_exec, true },
+	{ "mount", do_mount, false },
+	{ "unshare", do_unshare, false },
+	{ "setuid", do_setuid, false },
+	{ "ioctl(TIOCSTI)", do_ioctl_tiocsti, false },
+	{ "bpf", do_bpf, true },
+	{ "chmod", do_chmod_path, false },
+};
+
+/* Run `body` in a forked child after cc_sandbox_hook(); the child writes
+ * an int result to a pipe and leaves with _exit (no atexit handlers: a
+ * sanitizer's exit-time work is not the hook's). */
+static int in_child(bool sandbox, int (*body)(void *), void *arg, int *status)
+{
+	int fds[2], result = -1000;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct cc_err err = CC_ERR_INIT;
+		int r;
+
+		close(fds[0]);
+		if (sandbox && cc_sandbox_hook(&err) < 0) {
+			r = -2000;
+			fprintf(stderr, "cc_sandbox_hook: %s\n", err.msg);
+		} else {
+			r = body(arg);
+		}
+		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], &result, sizeof(result)) != sizeof(result))
+		result = -1000;
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, status, 0), pid);
+	return result;
+}
+
+static int confined(int (*body)(void *), void *arg, int *status)
+{
+	return in_child(true, body, arg, status);
+}
+
+static int run_forbidden(void *arg)
+{
+	return forbidden[*(int *)arg].op();
+}
+
+START_TEST(test_forbidden_eperm)
+{
+	int i = _i, st, r = confined(run_forbidden, &i, &st);
+
+	ck_assert_msg(r != -2000, "the filter did not load");
+	ck_assert_msg(r == EPERM, "%s under the hook's filter: %s", forbidden[_i].name,
+		      r == 0 ? "succeeded" : strerror(r));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+}
+END_TEST
+
+/* The same calls succeed unconfined (or fail otherwise): the EPERM above
+ * is the filter's doing, not the machine's. */
+static int run_status(void *arg)
+{
+	_cleanup_free_ char *s = NULL;
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	(void)arg;
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return (strstr(buf, "\nSeccomp:\t2\n") ? 1 : 0) | (strstr(buf, "\nNoNewPrivs:\t1\n") ? 2 : 0);
+}
+
+START_TEST(test_filter_mode_in_status)
+{
+	int st, r = confined(run_status, NULL, &st);
+
+	ck_assert_int_eq(r, 3);
+}
+END_TEST
+
+START_TEST(test_forbidden_control)
+{
+	int i = _i, st, r;
+
+	if (!forbidden[_i].control)
+		return;
+	r = in_child(false, run_forbidden, &i, &st);
+	ck_assert_msg(r != EPERM && r != -1000, "%s fails with %s without the filter too", forbidden[_i].name,
+		      r == -1000 ? "no answer" : "EPERM");
+}
+END_TEST
+
+/* What the hook does after confining itself: parse a policy, and a whole
+ * ledger cycle (mkdir 0700, lock, temp file, fsync, rename, readdir). */
+static int run_hook_work(void *arg)
+{
+	const char *dir = arg;
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_policy_ struct cc_policy *p = cc_policy_default(&err);
+	struct cc_ledger *l;
+	struct cc_carve c;
+	int r;
+
+	if (!p)
+		return 10;
+	l = cc_ledger_open(dir, &err);
+	if (!l)
+		return 11;
+	cc_carve_init(&c);
+	snprintf(c.id, sizeof(c.id), "confined");
+	snprintf(c.kind, sizeof(c.kind), "container");
+	snprintf(c.mode, sizeof(c.mode), "cpuset-only");
+	hwloc_bitmap_set(c.cpus, 3);
+	r = cc_ledger_add(l, &c, &err) < 0 ? 12 : cc_ledger_commit(l, &err) < 0 ? 13 : 0;
+	cc_carve_fini(&c);
+	cc_ledger_close(l);
+	if (r)
+		return r;
+	l = cc_ledger_open(dir, &err);
+	if (!l)
+		return 14;
+	r = cc_ledger_find(l, "confined") ? 0 : 15;
+	cc_ledger_close(l);
+	return r;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+START_TEST(test_hook_work_allowed)
+{
+	char base[] = "/tmp/cc-seccomp-XXXXXX", dir[64];
+	int st, r;
+
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/state", base);
+	r = confined(run_hook_work, dir, &st);
+	nftw(base, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	ck_assert_msg(r == 0, "step %d of the confined ledger cycle failed", r);
+}
+END_TEST
+
+static int run_fault(void *arg)
+{
+	(void)arg;
+	cc_fault("after-lock", "after-lock");
+	return 99; /* not reached when SIGKILL to itself is allowed */
+}
+
+START_TEST(test_fault_switch_still_kills)
+{
+	int st, r = confined(run_fault, NULL, &st);
+
+	ck_assert_int_eq(r, -1000); /* nothing written: killed first */
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %#x", st);
+}
+END_TEST
+
+/* Every name resolves on this architecture or is one it lacks, and
+ * nothing that could start a program or reach a network is listed. */
+START_TEST(test_list_sane)
+{
+	static const char *const never[] = { "execve", "execveat", "socket", "connect", "ptrace",
+					     "process_vm_readv", "process_vm_writev", "clone", "clone3",
+					     "fork", "vfork", "mount", "bpf", "ioctl", "setuid", NULL };
+	int n = cc_sandbox_hook_count();
+
+	ck_assert_int_gt(n, 10);
+	ck_assert_ptr_null(cc_sandbox_hook_name(n));
+	for (int i = 0; i < n; i++) {
+		const char *name = cc_sandbox_hook_name(i);
+
+		for (int k = 0; never[k]; k++)
+			ck_assert_msg(strcmp(name, never[k]) != 0, "%s is allow-listed", name);
+		for (int k = 0; k < i; k++)
+			ck_assert_msg(strcmp(name, cc_sandbox_hook_name(k)) != 0, "%s listed twice", name);
+	}
+	ck_assert_int_ne(seccomp_syscall_resolve_name("openat"), __NR_SCMP_ERROR);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("seccomp");
+	TCase *tc = tcase_create("hook");
+
+	tcase_add_loop_test(tc, test_forbidden_eperm, 0, (int)(sizeof(forbidden) / sizeof(forbidden[0])));
+	tcase_add_test(tc, test_filter_mode_in_status);
+	tcase_add_loop_test(tc, test_forbidden_control, 0, (int)(sizeof(forbidden) / sizeof(forbidden[0])));
+	tcase_add_test(tc, test_hook_work_allowed);
+	tcase_add_test(tc, test_fault_switch_still_kills);
+	tcase_add_test(tc, test_list_sane);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CC_TEST_MAIN(suite)
