@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -296,29 +298,56 @@ static int drop_quotas(struct cc_cg *cg, const struct cc_cg_request *req, enum c
 	return 0;
 }
 
-/* The container's cgroup must be a directory under the mount.  The path
- * came from /proc/<pid>/cgroup; the root layer resolves it without leaving
- * the root, and a regular file planted there is named, not written to. */
+/* The container's cgroup must be a directory below the mount, reached
+ * without following a symbolic link: the path came from /proc/<pid>/cgroup,
+ * and cgroupfs has no links, so a link on the way (a captured tree, a
+ * planted path) is refused, as is a regular file where the cgroup should be.
+ * One component at a time from the mount, each with O_NOFOLLOW. */
 static int check_cgroup_dir(const struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 {
-	struct cc_err e = CC_ERR_INIT;
-	char path[PATH_MAX];
-	int fd;
+	_cleanup_close_ int fd = -1;
+	const char *p = cgroup;
 
 	if (!cc_cgroup_path_safe(cgroup))
 		return cc_err_set(err, EINVAL, "cgroup path \"%.64s\" is not a safe absolute path", cgroup);
-	if (cc_path(path, sizeof(path), err, "%s%s", cg->mount, cgroup) < 0)
+	fd = cc_root_openat(cg->root, cg->mount, O_PATH | O_DIRECTORY, 0, err);
+	if (fd < 0)
 		return -1;
-	fd = cc_root_openat(cg->root, path, O_PATH | O_DIRECTORY, 0, &e);
-	if (fd >= 0) {
+	while (*p) {
+		char name[NAME_MAX + 1];
+		size_t n;
+		struct stat st;
+		int next;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (!n)
+			break;
+		if (n > NAME_MAX)
+			return cc_err_set(err, ENAMETOOLONG, "cgroup %s: a component is longer than %d bytes",
+					  cgroup, NAME_MAX);
+		memcpy(name, p, n);
+		name[n] = '\0';
+		next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			int e = errno;
+
+			if (e == ENOENT)
+				return cc_err_set(err, ENOENT, "cgroup %s does not exist", cgroup);
+			if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+				return cc_err_set(err, ELOOP, "cgroup %s: %.*s is a symbolic link; refusing it",
+						  cgroup, (int)(p + n - cgroup), cgroup);
+			if (e == ENOTDIR)
+				return cc_err_set(err, ENOTDIR, "cgroup %s: %.*s is not a directory", cgroup,
+						  (int)(p + n - cgroup), cgroup);
+			return cc_err_sys(err, e, "cgroup %s", cgroup);
+		}
 		close(fd);
-		return 0;
+		fd = next;
+		p += n;
 	}
-	if (e.code == ENOENT)
-		return cc_err_set(err, ENOENT, "cgroup %s does not exist", cgroup);
-	if (e.code == ENOTDIR)
-		return cc_err_set(err, ENOTDIR, "cgroup %s: %s is not a directory", cgroup, path);
-	return cc_err_set(err, e.code, "cgroup %s: %s", cgroup, e.msg);
+	return 0;
 }
 
 int cc_cg_apply(struct cc_cg *cg, const struct cc_cg_request *req,

@@ -23,13 +23,17 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: corecarve irq status [--json] [--sample-ms N] [--state DIR] [--root DIR]\n"
-		"       corecarve irq reconcile [--verbose] [--state DIR] [--root DIR] [--policy FILE]\n\n"
+		"       corecarve irq reconcile [--verbose] [--state DIR] [--root DIR] [--policy FILE]\n"
+		"       corecarve irq notify [--state DIR]\n\n"
 		"status: every IRQ with its device, affinity, effective affinity, whether corecarve\n"
 		"steered it or the kernel refused (managed, unmovable), and the interrupts it raised\n"
 		"on carved CPUs during --sample-ms (default %d; 0: since boot).\n"
 		"reconcile: move IRQs off the CPUs of steer-away carves (IRQs that appeared since\n"
 		"the carves were made), give back what no carve needs, update irqbalance's banned\n"
-		"CPUs.  --verbose prints every write.\n",
+		"CPUs.  --verbose prints every write.\n"
+		"notify: tell a running irqbalance which CPUs to ban now (its control socket, else\n"
+		"a restart of irqbalance.service); run by corecarve-irqbalance.path, because the\n"
+		"hook's sandbox lets it rewrite /etc/default/irqbalance but not talk to the daemon.\n",
 		SAMPLE_MS_DEFAULT);
 }
 
@@ -365,7 +369,7 @@ static int reconcile(const struct opts *o, struct cc_err *err)
 	if (!l)
 		goto out;
 	l->fault = getenv("CORECARVE_FAULT");
-	io = (struct cc_irq_opts){ .root = root, .fb = &fb, .trace = o->verbose ? stderr : NULL };
+	io = (struct cc_irq_opts){ .root = root, .fb = &fb, .notify = true, .trace = o->verbose ? stderr : NULL };
 	if (cc_irq_reconcile(l, &io, &rep, err) < 0 || cc_ledger_commit(l, err) < 0)
 		goto out;
 	printf("irq: %d moved (%d to the fallback), %d restored, %d unmovable%s%s, %d left to others, %d gone\n",
@@ -383,6 +387,53 @@ out:
 	return rc;
 }
 
+/* ---- notify ----------------------------------------------------------------- */
+
+/* What corecarve-irqbalance.path runs when the environment file changes:
+ * the sandboxed hook rewrites the file but may not talk to the daemon. */
+static int notify(const struct opts *o, struct cc_err *err)
+{
+	_cleanup_root_ struct cc_root *root = cc_root_open(o->common.root ? o->common.root : "/", err);
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
+	struct cc_irqbalance_pending p = { 0 };
+	struct cc_irqbalance_result res = { 0 };
+	struct cc_irq_state st;
+	int rc = -1;
+
+	cc_irq_state_init(&st);
+	if (!root)
+		return cc_err_prefix(err, "--root");
+	l = cc_ledger_read(o->state, err);
+	if (!l)
+		goto out;
+	cc_irq_state_fini(&st);
+	if (cc_irq_state_parse(cc_ledger_section(l, CC_IRQ_SECTION, false), &st, err) < 0) {
+		cc_err_prefix(err, "%s/" CC_LEDGER_FILE, l->dir);
+		goto out;
+	}
+	if (cc_irqbalance_current(root, &st.irqbalance, &p, err) < 0)
+		goto out;
+	if (!p.file[0]) {
+		printf("irqbalance: no environment file (%s): nothing to tell\n", cc_irqbalance_files[0]);
+		rc = 0;
+		goto out;
+	}
+	cc_irqbalance_notify(root, &p, true, &res);
+	if (res.action[0])
+		printf("irqbalance: %s\n", res.action);
+	else if (!res.pid && !res.warning[0])
+		printf("irqbalance: not running; %s is what it reads when it starts\n", p.file);
+	if (res.warning[0]) {
+		cc_err_set(err, EAGAIN, "%s", res.warning);
+		goto out;
+	}
+	rc = 0;
+out:
+	cc_irqbalance_pending_fini(&p);
+	cc_irq_state_fini(&st);
+	return rc;
+}
+
 int cc_cmd_irq(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -397,13 +448,18 @@ int cc_cmd_irq(int argc, char **argv)
 			usage(stdout);
 			return CC_EXIT_OK;
 		}
-	if (strcmp(argv[1], "status") && strcmp(argv[1], "reconcile")) {
-		cc_err_set(&err, EINVAL, "irq: unknown subcommand \"%s\" (expected status or reconcile)", argv[1]);
+	if (strcmp(argv[1], "status") && strcmp(argv[1], "reconcile") && strcmp(argv[1], "notify")) {
+		cc_err_set(&err, EINVAL, "irq: unknown subcommand \"%s\" (expected status, reconcile or notify)",
+			   argv[1]);
 		return cc_cli_fail(&err);
 	}
 	if (parse(argc, argv, &o, &err) < 0)
 		return cc_cli_fail(&err);
-	if (!strcmp(argv[1], "status") ? status(&o, &err) < 0 : reconcile(&o, &err) < 0)
+	if (!strcmp(argv[1], "status") && status(&o, &err) < 0)
+		return cc_cli_fail(&err);
+	if (!strcmp(argv[1], "reconcile") && reconcile(&o, &err) < 0)
+		return cc_cli_fail(&err);
+	if (!strcmp(argv[1], "notify") && notify(&o, &err) < 0)
 		return cc_cli_fail(&err);
 	return CC_EXIT_OK;
 }

@@ -59,5 +59,6 @@ int cc_cmd_status(int argc, char **argv);
 int cc_cmd_plan(int argc, char **argv);
 int cc_cmd_exec(int argc, char **argv);
 int cc_cmd_irq(int argc, char **argv);
+int cc_cmd_vm(int argc, char **argv);
 
 #endif

@@ -100,6 +100,23 @@ int cc_cli_load(const struct cc_cli_common *c, struct cc_root **rootp,
 
 int cc_cli_fail(const struct cc_err *err)
 {
-	fprintf(stderr, "corecarve: %s\n", err->msg[0] ? err->msg : "unknown error");
+	const unsigned char *m = (const unsigned char *)(err->msg[0] ? err->msg : "unknown error");
+	char line[4 * CC_ERR_MSG_MAX + 16];
+	size_t n = 0;
+
+	/* One line, whatever the message quotes (input from a file or an
+	 * annotation may hold newlines and escape sequences), written at once. */
+	for (; *m && n + 6 < sizeof(line); m++) {
+		if (*m == '\n')
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "\\n");
+		else if (*m == '\t')
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "\\t");
+		else if (*m < 0x20 || *m == 0x7f)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "\\x%02x", *m);
+		else
+			line[n++] = (char)*m;
+	}
+	line[n] = '\0';
+	fprintf(stderr, "corecarve: %s\n", line);
 	return CC_EXIT_ERROR;
 }

@@ -22,6 +22,7 @@ static const struct cc_command commands[] = {
 	{ "status", cc_cmd_status, "show the carves in the ledger and which carve owns which CPU" },
 	{ "exec", cc_cmd_exec, "run a command on CPUs of a placement class (taskset + numactl, or --carve)" },
 	{ "irq", cc_cmd_irq, "IRQs on carved CPUs: status (who fires where), reconcile (steer new ones away)" },
+	{ "vm", cc_cmd_vm, "pin VMs' vCPUs on whole cores of one class: reconcile, status, xml NAME" },
 };
 
 static void usage(FILE *out)

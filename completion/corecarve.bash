@@ -24,7 +24,7 @@ _corecarve()
 	local cur prev cmd i
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="topology plan status exec hook init-parent"
+	local commands="topology plan status exec hook irq vm init-parent"
 	local topo_src="--root --hwloc-xml --synthetic --policy"
 
 	cmd=
@@ -50,7 +50,7 @@ _corecarve()
 	fi
 
 	case $prev in
-	--root | --state | --svg | --hwloc-xml | --policy)
+	--root | --state | --svg | --hwloc-xml | --policy | --config)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
@@ -70,7 +70,7 @@ _corecarve()
 		COMPREPLY=($(compgen -W "steer-away leave" -- "$cur"))
 		return
 		;;
-	--cpus | --synthetic | --mems | --cgroup-parent)
+	--cpus | --synthetic | --mems | --cgroup-parent | --sample-ms)
 		return
 		;;
 	esac
@@ -96,6 +96,30 @@ _corecarve()
 		;;
 	init-parent)
 		COMPREPLY=($(compgen -W "--cpus --mems --policy --help" -- "$cur"))
+		;;
+	vm)
+		local sub=
+		for ((i = 2; i < COMP_CWORD; i++)); do
+			case ${COMP_WORDS[i]} in reconcile | status | xml) sub=${COMP_WORDS[i]} ;; esac
+		done
+		case $sub in
+		"") COMPREPLY=($(compgen -W "reconcile status xml --help" -- "$cur")) ;;
+		reconcile) COMPREPLY=($(compgen -W "--dry-run --json --verbose --config --policy --state --root" -- "$cur")) ;;
+		status) COMPREPLY=($(compgen -W "--json --config --policy --state --root" -- "$cur")) ;;
+		xml) COMPREPLY=($(compgen -W "--config --policy --state --root" -- "$cur")) ;;
+		esac
+		;;
+	irq)
+		local sub=
+		for ((i = 2; i < COMP_CWORD; i++)); do
+			case ${COMP_WORDS[i]} in status | reconcile | notify) sub=${COMP_WORDS[i]} ;; esac
+		done
+		case $sub in
+		"") COMPREPLY=($(compgen -W "status reconcile notify --help" -- "$cur")) ;;
+		status) COMPREPLY=($(compgen -W "--json --sample-ms --state --root" -- "$cur")) ;;
+		reconcile) COMPREPLY=($(compgen -W "--verbose --state --root --policy" -- "$cur")) ;;
+		notify) COMPREPLY=($(compgen -W "--state" -- "$cur")) ;;
+		esac
 		;;
 	esac
 }

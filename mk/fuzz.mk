@@ -53,3 +53,8 @@ fuzz-smoke: $(FUZZ_BIN)
 	@sh tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_BIN)
 
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_BIN:=.d)
+
+.PHONY: fuzz-clean
+clean: fuzz-clean
+fuzz-clean:
+	rm -rf $(FUZZ_BUILD)

@@ -11,6 +11,7 @@
 #include "cpulist.h"
 #include "fault.h"
 #include "irq.h"
+#include "topo_cache.h"
 
 void cc_fault_point(const struct cc_ctx *ctx, const char *step)
 {
@@ -133,6 +134,13 @@ static int gc_release(struct cc_carve *c, void *arg)
 
 	if (cc_carve_undo(g->ctx, g->cg, g->l, c, &e) < 0 && g->ctx->log)
 		fprintf(g->ctx->log, "corecarve: releasing stale carve %s: %s\n", c->id, e.msg);
+	cc_err_clear(&e);
+	/* A stale exec carve's cgroup is still there, empty (its corecarve
+	 * exec was killed): its cpuset.cpus would keep the kernel from making
+	 * those CPUs exclusive for a sibling (6.12 refuses an exclusive set
+	 * that covers a sibling's cpuset.cpus), so it goes too. */
+	if (!strcmp(c->kind, "exec") && c->cgroup[0] && cc_cg_rmdir(g->cg, c->cgroup, &e) < 0 && g->ctx->log)
+		fprintf(g->ctx->log, "corecarve: removing the cgroup of stale carve %s: %s\n", c->id, e.msg);
 	return 0;
 }
 
@@ -243,6 +251,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	_cleanup_ledger_ struct cc_ledger *ledger = NULL;
 	_cleanup_bitmap_ hwloc_bitmap_t taken = NULL;
 	struct cc_topo_source src = { 0 };
+	struct cc_topo_cache_info tci;
 	struct cc_cg cg;
 	struct cc_carve carve;
 	struct gc_arg gc;
@@ -272,9 +281,14 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	src.root = ctx->root;
 	src.overrides = policy->overrides;
 	src.noverrides = policy->noverrides;
-	topo = cc_topo_load(&src, err);
+	/* Through the cache in the state directory: discovery is most of a
+	 * hook's time, and the model only changes with a reboot, hotplug or
+	 * the policy's coreClasses (topo_cache.h says what is checked). */
+	topo = cc_topo_cache_load(&src, ctx->state_dir, &tci, err);
 	if (!topo)
 		goto out;
+	if (ctx->verbose && ctx->log && !tci.hit)
+		fprintf(ctx->log, "corecarve: topology discovered (cache %s)\n", tci.why);
 
 	ledger = cc_ledger_open(ctx->state_dir, err);
 	if (!ledger)

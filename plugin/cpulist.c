@@ -9,9 +9,11 @@
 
 #include "cleanup.h"
 
-/* Shape check only: "N" or "N-M" items, M >= N, separated by single commas,
- * numbers below CC_CPU_LIMIT.  hwloc builds the set afterwards. */
-static int check_list_shape(const char *s, const char *what, struct cc_err *err)
+/* "N" or "N-M" items, M >= N, separated by single commas, decimal numbers
+ * below CC_CPU_LIMIT, added to `out` as they are read.  Not hwloc's list
+ * parser: it reads numbers with base 0, so "010" is CPU 8 and "08" the
+ * empty set, and "0,08-17" never returns (found by tests/fuzz). */
+static int parse_list(const char *s, hwloc_bitmap_t out, const char *what, struct cc_err *err)
 {
 	const char *p = s;
 
@@ -39,6 +41,8 @@ static int check_list_shape(const char *s, const char *what, struct cc_err *err)
 				return cc_err_set(err, EINVAL, "%s: invalid cpu list \"%.64s\": range %lu-%lu is reversed", what, s, a, b);
 			p = end;
 		}
+		if (hwloc_bitmap_set_range(out, (unsigned)a, (int)b) < 0)
+			return cc_err_sys(err, ENOMEM, "%s", what);
 		if (*p == ',') {
 			p++;
 			if (!*p)
@@ -53,16 +57,17 @@ static int check_list_shape(const char *s, const char *what, struct cc_err *err)
 int cc_cpulist_parse(const char *s, hwloc_bitmap_t out, const char *what,
 		     struct cc_err *err)
 {
+	_cleanup_bitmap_ hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
 	if (!s)
 		return cc_err_set(err, EINVAL, "%s: missing cpu list", what);
-	if (check_list_shape(s, what, err) < 0)
+	if (!set)
+		return cc_err_sys(err, ENOMEM, "%s", what);
+	/* Into a scratch set: `out` is replaced only by a list that parsed. */
+	if (parse_list(s, set, what, err) < 0)
 		return -1;
-	if (!*s) {
-		hwloc_bitmap_zero(out);
-		return 0;
-	}
-	if (hwloc_bitmap_list_sscanf(out, s) < 0)
-		return cc_err_set(err, EINVAL, "%s: invalid cpu list \"%.64s\"", what, s);
+	if (hwloc_bitmap_copy(out, set) < 0)
+		return cc_err_sys(err, ENOMEM, "%s", what);
 	return 0;
 }
 

@@ -1,8 +1,9 @@
 /* corecarve: Linux cpu-list ("0-3,8") and cpumask ("ff,00000001") strings.
  *
  * hwloc does the set arithmetic and the printing; it is lenient on input
- * ("5-2" reads as empty, "0-" as infinite, "0x3" as 3), so kernel and user
- * strings are checked for shape here first.
+ * ("5-2" reads as empty, "0-" as infinite, "0x3" as 3, "010" as 8), so
+ * cpu-lists are parsed here, decimal only, and cpumasks checked for shape
+ * before hwloc reads them.
  */
 #ifndef CC_CPULIST_H
 #define CC_CPULIST_H

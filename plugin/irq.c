@@ -159,6 +159,7 @@ static int plan_one(const struct cc_irq_state *st, int irq, const char *name, hw
 	bool restoring = hwloc_bitmap_iszero(avoid), meets = hwloc_bitmap_intersects(cur, avoid), fell = false;
 	bool ours = false;
 	hwloc_const_bitmap_t orig = NULL; /* set when the IRQ's affinity is corecarve's doing */
+	enum cc_irq_why why = CC_IRQ_WHY_ADJUST;
 	char what[48];
 
 	if (!want)
@@ -190,17 +191,15 @@ static int plan_one(const struct cc_irq_state *st, int irq, const char *name, hw
 		orig = cc_irq_state_find(st, CC_IRQ_DEFAULT)->orig;
 	if (rec && !orig) {
 		/* Moved by someone else since corecarve wrote it: theirs now,
-		 * unless it landed on carved CPUs again. */
+		 * unless it landed on carved CPUs again; then it gets what
+		 * corecarve would set (so a second reconcile changes nothing),
+		 * and its first original stays recorded. */
 		if (!meets) {
 			p->dropped_foreign++;
 			return 0;
 		}
-		if (cc_irq_target(cur, avoid, node, fb, online, want, &fell, err) < 0)
-			return cc_err_prefix(err, "%s", what);
-		if (add_step(p, irq, name, CC_IRQ_WHY_STEER, fell, cur, want) < 0 ||
-		    put_steered(&p->next, irq, name, rec->orig, want) < 0)
-			return cc_err_sys(err, ENOMEM, "IRQ plan");
-		return 0;
+		orig = rec->orig;
+		why = CC_IRQ_WHY_STEER;
 	}
 	if (orig) {
 		/* corecarve's doing: original minus the carves now, or the
@@ -210,10 +209,13 @@ static int plan_one(const struct cc_irq_state *st, int irq, const char *name, hw
 		} else if (cc_irq_target(orig, avoid, node, fb, online, want, &fell, err) < 0) {
 			return cc_err_prefix(err, "%s", what);
 		}
-		if (!hwloc_bitmap_isequal(want, cur) &&
-		    add_step(p, irq, name, restoring ? CC_IRQ_WHY_RESTORE : CC_IRQ_WHY_ADJUST, fell, cur, want) < 0)
+		if (why != CC_IRQ_WHY_STEER)
+			why = restoring || hwloc_bitmap_isequal(want, orig) ? CC_IRQ_WHY_RESTORE : CC_IRQ_WHY_ADJUST;
+		if (!hwloc_bitmap_isequal(want, cur) && add_step(p, irq, name, why, fell, cur, want) < 0)
 			return cc_err_sys(err, ENOMEM, "IRQ plan");
-		if (!restoring && put_steered(&p->next, irq, name, orig, want) < 0)
+		/* Only a change needs a record: at its original, an IRQ has
+		 * nothing to give back. */
+		if (!hwloc_bitmap_isequal(want, orig) && put_steered(&p->next, irq, name, orig, want) < 0)
 			return cc_err_sys(err, ENOMEM, "IRQ plan");
 		return 0;
 	}

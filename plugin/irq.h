@@ -245,6 +245,7 @@ struct cc_irq_opts {
 	const struct cc_irq_fallback *fb; /* NULL: keep the recorded one */
 	const char *except;               /* carve being released, NULL for none */
 	bool best_effort;                 /* release: see cc_irq_apply_opts */
+	bool notify;                      /* tell a running irqbalance (not from the sandboxed hook) */
 	FILE *trace;
 };
 

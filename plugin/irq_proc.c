@@ -391,16 +391,14 @@ static int fix_record(struct cc_irq_plan *p, const struct cc_irq_state *prev, in
 	case CC_IRQ_VANISHED:
 		cc_irq_state_del(&p->next, s->irq);
 		return 0;
-	case CC_IRQ_UNMOVABLE:
-		if (!old) {
-			struct cc_irq_rec r = { .irq = s->irq, .unmovable = true, .orig = s->from };
+	case CC_IRQ_UNMOVABLE: {
+		/* Whatever was recorded: it is where it is, and stays there. */
+		struct cc_irq_rec r = { .irq = s->irq, .unmovable = true, .orig = s->from };
 
-			snprintf(r.name, sizeof(r.name), "%s", s->name);
-			snprintf(r.refused, sizeof(r.refused), "%s", refusal_name(code));
-			return cc_irq_state_put(&p->next, &r);
-		}
-		/* A recorded IRQ keeps its record. */
-		__attribute__((fallthrough));
+		snprintf(r.name, sizeof(r.name), "%s", s->name);
+		snprintf(r.refused, sizeof(r.refused), "%s", refusal_name(code));
+		return cc_irq_state_put(&p->next, &r);
+	}
 	default:
 		if (old)
 			return cc_irq_state_put(&p->next, old);

@@ -287,7 +287,7 @@ static int parse_fallback(const json_t *o, struct cc_irq_fallback *fb, struct cc
 
 static int parse_irqbalance(const json_t *o, struct cc_irqbalance_rec *r, struct cc_err *err)
 {
-	static const char *const keys[] = { "file", "cpulist", "cpus", "banned", NULL };
+	static const char *const keys[] = { "file", "cpulist", "cpus", "banned", "pending", NULL };
 	const char *what = W ".irqbalance";
 
 	if (!json_is_object(o))
@@ -298,6 +298,13 @@ static int parse_irqbalance(const json_t *o, struct cc_irqbalance_rec *r, struct
 	    get_text(o, what, "cpus", true, NULL, 0, &r->cpus, err) < 0 ||
 	    get_list(o, what, "banned", r->banned, err) < 0)
 		return -1;
+	if (json_object_get(o, "pending")) {
+		r->pending = hwloc_bitmap_alloc();
+		if (!r->pending)
+			return cc_err_sys(err, ENOMEM, "%s", what);
+		if (get_list(o, what, "pending", r->pending, err) < 0)
+			return -1;
+	}
 	for (int i = 0; cc_irqbalance_files[i]; i++)
 		if (!strcmp(r->file, cc_irqbalance_files[i])) {
 			r->active = true;
@@ -416,7 +423,8 @@ json_t *cc_irq_state_json(const struct cc_irq_state *st, struct cc_err *err)
 
 		if (set_new(o, "irqbalance", ib = json_object()) < 0 || set_new(ib, "file", json_string(r->file)) < 0 ||
 		    set_new(ib, "cpulist", raw_json(r->cpulist)) < 0 || set_new(ib, "cpus", raw_json(r->cpus)) < 0 ||
-		    set_new(ib, "banned", list_json(r->banned)) < 0)
+		    set_new(ib, "banned", list_json(r->banned)) < 0 ||
+		    (r->pending && set_new(ib, "pending", list_json(r->pending)) < 0))
 			return cc_err_set(err, EINVAL, W ".irqbalance: cannot be serialised (value not UTF-8?)"), NULL;
 	}
 	return cc_steal_ptr(o);

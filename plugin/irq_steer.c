@@ -60,17 +60,23 @@ static void restore_section(struct cc_ledger *l, const struct cc_irq_state *st)
 	cc_irq_state_store(l, st, &ignored);
 }
 
-/* Write-ahead: commit the plan's journal before the first write, with the
- * irqbalance record that knows the operator's lines (the new one while
- * corecarve manages the file, the old one while it gives them back). */
+/* Write-ahead: commit the plan's journal before the first write, with an
+ * irqbalance record that recognises the file whether or not a crash let
+ * its rewrite happen: the first time, the new record (it holds the
+ * operator's values; the file holds them or corecarve's); then the old
+ * one with the new list pending; when giving back, the old one (a file
+ * already given back reads as the operator's own). */
 static int journal(struct cc_ledger *l, struct cc_irq_plan *plan, const struct cc_irq_state *st,
 		   const struct cc_irqbalance_pending *ib, const struct cc_irq_opts *o, struct cc_err *later,
 		   struct cc_err *err)
 {
-	const struct cc_irqbalance_rec *keep = ib && ib->next.active ? &ib->next : &st->irqbalance;
+	const struct cc_irqbalance_rec *old = &st->irqbalance;
+	const struct cc_irqbalance_rec *keep = ib && ib->next.active && !old->active ? &ib->next : old;
+	struct cc_irqbalance_rec *j = &plan->journal.irqbalance;
 	struct cc_err *e = o->best_effort ? later : err;
 
-	if (cc_irqbalance_rec_copy(&plan->journal.irqbalance, keep) < 0) {
+	if (cc_irqbalance_rec_copy(j, keep) < 0 ||
+	    (ib && ib->next.active && old->active && !(j->pending = hwloc_bitmap_dup(ib->next.banned)))) {
 		cc_err_sys(e, ENOMEM, "IRQ journal");
 		return o->best_effort ? 0 : -1;
 	}
@@ -144,7 +150,7 @@ int cc_irq_reconcile(struct cc_ledger *l, const struct cc_irq_opts *o, struct cc
 	}
 	report(&plan, outcome, rep);
 	if (ib_ok)
-		cc_irqbalance_notify(o->root, &ib, &rep->irqbalance);
+		cc_irqbalance_notify(o->root, &ib, o->notify, &rep->irqbalance);
 	if (cc_err_isset(&later)) {
 		*err = later;
 		goto out;

@@ -27,6 +27,8 @@ void cc_irqbalance_rec_fini(struct cc_irqbalance_rec *r)
 	free(r->cpus);
 	if (r->banned)
 		hwloc_bitmap_free(r->banned);
+	if (r->pending)
+		hwloc_bitmap_free(r->pending);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -49,7 +51,10 @@ int cc_irqbalance_rec_copy(struct cc_irqbalance_rec *dst, const struct cc_irqbal
 		hwloc_bitmap_copy(dst->banned, src->banned);
 	else
 		hwloc_bitmap_zero(dst->banned);
-	return 0;
+	if (dst->pending)
+		hwloc_bitmap_free(dst->pending);
+	dst->pending = src->pending ? hwloc_bitmap_dup(src->pending) : NULL;
+	return src->pending && !dst->pending ? -1 : 0;
 }
 
 /* ---- shell-style assignments ------------------------------------------------ */
@@ -186,19 +191,21 @@ static char *format_var(const char *var, hwloc_const_bitmap_t b)
 	return !strcmp(var, CC_IRQBALANCE_MASK) ? cc_cpumask_format(b, 0) : cc_cpulist_format(b);
 }
 
-/* A variable whose line no longer holds what corecarve wrote was edited
- * by hand: that value is the operator's now. */
-static int adopt_edit(const char *text, const char *var, hwloc_const_bitmap_t wrote, char **orig,
+/* A variable whose line no longer holds what corecarve wrote (or, after a
+ * crash, was about to write) was edited by hand: that value is the
+ * operator's now. */
+static int adopt_edit(const char *text, const char *var, const struct cc_irqbalance_rec *rec, char **orig,
 		      struct cc_err *err)
 {
 	_cleanup_free_ char *raw = NULL;
-	_cleanup_free_ char *ours = format_var(var, wrote);
+	_cleanup_free_ char *ours = format_var(var, rec->banned);
+	_cleanup_free_ char *next = rec->pending ? format_var(var, rec->pending) : NULL;
 
-	if (!ours)
+	if (!ours || (rec->pending && !next))
 		return cc_err_sys(err, ENOMEM, "%s", var);
 	if (cc_env_get(text, var, &raw, NULL, err) < 0)
 		return -1;
-	if (raw && !strcmp(raw, ours))
+	if (raw && (!strcmp(raw, ours) || (next && !strcmp(raw, next))))
 		return 0;
 	free(*orig);
 	*orig = cc_steal_ptr(raw);
@@ -237,9 +244,13 @@ int cc_irqbalance_render(const char *text, const struct cc_irqbalance_rec *rec, 
 		    cc_env_get(text, CC_IRQBALANCE_MASK, &n->cpus, NULL, err) < 0)
 			return -1;
 		n->active = true;
-	} else if (adopt_edit(text, CC_IRQBALANCE_LIST, rec->banned, &n->cpulist, err) < 0 ||
-		   adopt_edit(text, CC_IRQBALANCE_MASK, rec->banned, &n->cpus, err) < 0) {
+	} else if (adopt_edit(text, CC_IRQBALANCE_LIST, rec, &n->cpulist, err) < 0 ||
+		   adopt_edit(text, CC_IRQBALANCE_MASK, rec, &n->cpus, err) < 0) {
 		return -1;
+	}
+	if (n->pending) {
+		hwloc_bitmap_free(n->pending);
+		n->pending = NULL;
 	}
 	if (restoring) {
 		struct cc_err ignored = CC_ERR_INIT;

@@ -42,6 +42,8 @@ struct cc_irqbalance_rec {
 	char *cpulist;         /* the operator's raw IRQBALANCE_BANNED_CPULIST value, NULL: absent */
 	char *cpus;            /* the operator's raw IRQBALANCE_BANNED_CPUS value, NULL: absent */
 	hwloc_bitmap_t banned; /* what corecarve wrote last */
+	hwloc_bitmap_t pending; /* journal only: what it is about to write (NULL: nothing);
+				 * the file holds `banned` or this one */
 };
 
 void cc_irqbalance_rec_init(struct cc_irqbalance_rec *r);
@@ -102,10 +104,21 @@ struct cc_irqbalance_result {
  * changes.  -1 with err: the file is as it was. */
 int cc_irqbalance_write(const struct cc_root *root, const struct cc_irqbalance_pending *p,
 			struct cc_irqbalance_result *res, struct cc_err *err);
-/* Tell a running daemon (host only).  Never fails: res->warning says what
- * could not be done. */
-void cc_irqbalance_notify(const struct cc_root *root, const struct cc_irqbalance_pending *p,
+/* Tell a running daemon (host only): over its socket, else by restarting
+ * irqbalance.service.  Without `talk` (the sandboxed hook, which may open
+ * no socket and start no process) the daemon is only looked for: the
+ * corecarve-irqbalance.path unit tells it (`corecarve irq notify`), and a
+ * warning says so when that unit is not enabled.  Never fails:
+ * res->warning says what could not be done. */
+void cc_irqbalance_notify(const struct cc_root *root, const struct cc_irqbalance_pending *p, bool talk,
 			  struct cc_irqbalance_result *res);
+
+/* What a daemon should ban now, from the record or, when corecarve
+ * manages nothing, the operator's own values in the file (empty: drop any
+ * override), as a pending notification for cc_irqbalance_notify().
+ * p->file is "" when there is no environment file. */
+int cc_irqbalance_current(const struct cc_root *root, const struct cc_irqbalance_rec *rec,
+			  struct cc_irqbalance_pending *p, struct cc_err *err);
 
 /* The message for the control socket: "settings cpus <list>", or
  * "settings cpus NULL" to drop the override.  NULL when too long for

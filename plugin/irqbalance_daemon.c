@@ -34,6 +34,7 @@ static int read_autoban(const struct cc_root *root, hwloc_bitmap_t out, struct c
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		struct cc_err e = CC_ERR_INIT;
 		_cleanup_free_ char *s = cc_root_read(root, files[i], 4096, &e);
+		const char *p;
 
 		if (!s) {
 			if (e.code == ENOENT)
@@ -41,14 +42,35 @@ static int read_autoban(const struct cc_root *root, hwloc_bitmap_t out, struct c
 			*err = e;
 			return -1;
 		}
-		/* An unset nohz_full reads "(null)" on some kernels. */
-		if (!strcmp(s, "(null)"))
+		/* Without nohz_full= on the command line, 6.x kernels print
+		 * "%*pbl" of a NULL mask: "          (null)", padded. */
+		p = s + strspn(s, " \t");
+		if (!strcmp(p, "(null)"))
 			continue;
-		if (cc_cpulist_parse(s, b, files[i], err) < 0)
+		if (cc_cpulist_parse(p, b, files[i], err) < 0)
 			return -1;
 		hwloc_bitmap_or(out, out, b);
 	}
 	return 0;
+}
+
+/* The file corecarve manages, else the first that exists; "" when none:
+ * irqbalance is not installed (or was removed meanwhile, taking the lines
+ * to restore with it). */
+static void find_file(const struct cc_root *root, const struct cc_irqbalance_rec *rec,
+		      struct cc_irqbalance_pending *p)
+{
+	if (rec->active) {
+		snprintf(p->file, sizeof(p->file), "%s", rec->file);
+	} else {
+		for (int i = 0; cc_irqbalance_files[i]; i++)
+			if (cc_root_exists(root, cc_irqbalance_files[i])) {
+				snprintf(p->file, sizeof(p->file), "%s", cc_irqbalance_files[i]);
+				break;
+			}
+	}
+	if (p->file[0] && !cc_root_exists(root, p->file))
+		p->file[0] = '\0';
 }
 
 int cc_irqbalance_prepare(const struct cc_root *root, const struct cc_irqbalance_rec *rec,
@@ -61,21 +83,9 @@ int cc_irqbalance_prepare(const struct cc_root *root, const struct cc_irqbalance
 	cc_irqbalance_rec_init(&p->next);
 	if (!autoban || !p->next.banned)
 		return cc_err_sys(err, ENOMEM, "irqbalance");
-	if (rec->active) {
-		snprintf(p->file, sizeof(p->file), "%s", rec->file);
-	} else {
-		for (int i = 0; cc_irqbalance_files[i]; i++)
-			if (cc_root_exists(root, cc_irqbalance_files[i])) {
-				snprintf(p->file, sizeof(p->file), "%s", cc_irqbalance_files[i]);
-				break;
-			}
-	}
-	/* No file: irqbalance is not installed (or was removed meanwhile,
-	 * taking the lines to restore with it). */
-	if (!p->file[0] || !cc_root_exists(root, p->file)) {
-		p->file[0] = '\0';
+	find_file(root, rec, p);
+	if (!p->file[0])
 		return 0;
-	}
 	text = cc_root_read(root, p->file, CC_IRQBALANCE_FILE_MAX, err);
 	if (!text || read_autoban(root, autoban, err) < 0)
 		return -1;
@@ -270,7 +280,21 @@ static int restart_unit(struct cc_err *err)
 	return cc_err_set(err, ENOENT, "systemctl not found");
 }
 
-void cc_irqbalance_notify(const struct cc_root *root, const struct cc_irqbalance_pending *p,
+/* The path unit that runs `corecarve irq notify` when the file changes. */
+static bool path_unit_enabled(const struct cc_root *root)
+{
+	static const char *const links[] = {
+		"/etc/systemd/system/multi-user.target.wants/corecarve-irqbalance.path",
+		"/etc/systemd/system/paths.target.wants/corecarve-irqbalance.path",
+	};
+
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (cc_root_exists(root, links[i]))
+			return true;
+	return false;
+}
+
+void cc_irqbalance_notify(const struct cc_root *root, const struct cc_irqbalance_pending *p, bool talk,
 			  struct cc_irqbalance_result *res)
 {
 	struct cc_err e = CC_ERR_INIT;
@@ -280,6 +304,20 @@ void cc_irqbalance_notify(const struct cc_root *root, const struct cc_irqbalance
 	if (!p->tell || !root->is_host)
 		return;
 	res->pid = (pid_t)find_socket(root, sock, sizeof(sock));
+	if (!talk) {
+		if (!res->pid)
+			res->pid = (pid_t)find_process(root);
+		if (!res->pid)
+			return;
+		if (path_unit_enabled(root))
+			snprintf(res->action, sizeof(res->action),
+				 "irqbalance (pid %d) is told by corecarve-irqbalance.path", (int)res->pid);
+		else
+			snprintf(res->warning, sizeof(res->warning),
+				 "irqbalance (pid %d) still bans its old CPUs: enable corecarve-irqbalance.path, "
+				 "or run `corecarve irq notify`", (int)res->pid);
+		return;
+	}
 	msg = cc_irqbalance_message(p->list);
 	if (res->pid && msg) {
 		if (geteuid() != 0) {
@@ -309,4 +347,43 @@ void cc_irqbalance_notify(const struct cc_root *root, const struct cc_irqbalance
 	}
 	snprintf(res->action, sizeof(res->action), "restarted irqbalance.service (pid %d) to re-read %s",
 		 (int)res->pid, p->file);
+}
+
+int cc_irqbalance_current(const struct cc_root *root, const struct cc_irqbalance_rec *rec,
+			  struct cc_irqbalance_pending *p, struct cc_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_bitmap_ hwloc_bitmap_t autoban = hwloc_bitmap_alloc();
+	struct cc_irqbalance_rec ops;
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	cc_irqbalance_rec_init(&p->next);
+	p->list = hwloc_bitmap_alloc();
+	if (!p->list || !p->next.banned || !autoban)
+		return cc_err_sys(err, ENOMEM, "irqbalance");
+	if (rec->active) {
+		snprintf(p->file, sizeof(p->file), "%s", rec->file);
+		hwloc_bitmap_copy(p->list, rec->banned);
+		p->tell = true;
+		return 0;
+	}
+	/* Nothing of corecarve's: the operator's set, as irqbalance would
+	 * read it at a restart. */
+	find_file(root, rec, p);
+	if (!p->file[0])
+		return 0;
+	text = cc_root_read(root, p->file, CC_IRQBALANCE_FILE_MAX, err);
+	if (!text || read_autoban(root, autoban, err) < 0)
+		return -1;
+	cc_irqbalance_rec_init(&ops);
+	snprintf(ops.file, sizeof(ops.file), "%s", p->file);
+	r = cc_env_get(text, CC_IRQBALANCE_LIST, &ops.cpulist, NULL, err);
+	if (r == 0)
+		r = cc_env_get(text, CC_IRQBALANCE_MASK, &ops.cpus, NULL, err);
+	if (r == 0)
+		r = cc_irqbalance_base(&ops, autoban, p->list, err);
+	cc_irqbalance_rec_fini(&ops);
+	p->tell = r == 0;
+	return r;
 }

@@ -118,7 +118,21 @@ void cc_oci_state_fini(struct cc_oci_state *s)
 	s->annotations = NULL;
 }
 
+static int parse_config(const char *text, size_t len, struct cc_oci_config *out,
+			struct cc_err *err);
+
+/* On failure nothing is left to free (annotations are read first). */
 int cc_oci_config_parse(const char *text, size_t len, struct cc_oci_config *out,
+			struct cc_err *err)
+{
+	if (parse_config(text, len, out, err) < 0) {
+		cc_oci_config_fini(out);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_config(const char *text, size_t len, struct cc_oci_config *out,
 			struct cc_err *err)
 {
 	_cleanup_json_ json_t *j = NULL;

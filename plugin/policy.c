@@ -12,6 +12,7 @@
 #include "cleanup.h"
 #include "cpulist.h"
 #include "policy_schema.h"
+#include "vmconfig.h"
 #include "yaml_tree.h"
 
 const struct cc_yenum cc_smt_values[] = {
@@ -104,7 +105,8 @@ const struct cc_pclass *cc_policy_class(const struct cc_policy *p, const char *n
 
 /* ---- parsing ---- */
 
-static const char *const top_keys[] = { "reserved", "minShared", "coreClasses", "classes", NULL };
+/* `vms` is the VM list (vmconfig.h), allowed here so a VM host keeps one file. */
+static const char *const top_keys[] = { "reserved", "minShared", "coreClasses", "classes", "vms", NULL };
 static const char *const class_keys[] = { "coreType", "fallback", "smt", "exclusive", "memory", "irq",
 					  "partition", "quota", "align", "strictClusters", NULL };
 
@@ -358,6 +360,20 @@ struct cc_policy *cc_policy_parse(const char *text, size_t len, const char *name
 	}
 	if (parse_classes(p, n, err) < 0)
 		return NULL;
+	/* Checked here too: a policy is refused whole, whichever part is wrong. */
+	n = cc_ynode_get(root, "vms");
+	if (n) {
+		struct cc_vmconfig vms;
+
+		int r;
+
+		if (cc_vmconfig_parse_node(n, &vms, err) < 0)
+			return NULL;
+		r = cc_vmconfig_check_policy(&vms, p, err);
+		cc_vmconfig_fini(&vms);
+		if (r < 0)
+			return NULL;
+	}
 	return cc_steal_ptr(p);
 }
 

@@ -8,6 +8,9 @@ BUILD_PKGS="build-essential pkg-config libhwloc-dev hwloc-nox libcgroup-dev liby
 libnuma-dev libseccomp-dev check libjansson-dev"
 # The e2e harness boots real Debian kernels under QEMU and runs real crun.
 E2E_PKGS="crun busybox-static cpio xz-utils zstd kmod"
+# Unit tests of the pictures (xmllint, rsvg-convert) and man pages (groff);
+# podman + conmon for the hooks.d scenario in the guest (tests/e2e/mkpodman.sh).
+TEST_PKGS="libxml2-utils librsvg2-bin groff-base podman conmon"
 # QEMU 10 comes from bookworm-backports: bookworm's 7.2 crashes 6.12 under TCG.
 BPO_PKGS="qemu-system-x86"
 
@@ -38,7 +41,7 @@ missing() {
 	done
 }
 
-need=$(missing $BUILD_PKGS $E2E_PKGS)
+need=$(missing $BUILD_PKGS $E2E_PKGS $TEST_PKGS)
 qemu_ok=
 if command -v qemu-system-x86_64 >/dev/null 2>&1; then
 	v=$(qemu-system-x86_64 --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')

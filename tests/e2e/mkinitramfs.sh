@@ -143,6 +143,21 @@ for s in "$here"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.
 	n=$((n + 1))
 done
 [ "$n" -gt 0 ] || die "no scenario matches '$pattern' in $here/scenarios"
+# Podman only for the scenarios that need it (see mkpodman.sh).
+if grep -qs '^# e2e-needs: podman' "$stage"/e2e/scenarios/*.sh; then
+	# shellcheck source=mkpodman.sh
+	. "$here/mkpodman.sh"
+fi
+# QEMU only for the scenarios that need it (see mkqemu.sh).
+if grep -qs '^# e2e-needs: qemu' "$stage"/e2e/scenarios/*.sh; then
+	# shellcheck source=mkqemu.sh
+	. "$here/mkqemu.sh"
+fi
+# irqbalance only for the scenarios that need it (see mkirqbalance.sh).
+if grep -qs '^# e2e-needs: irqbalance' "$stage"/e2e/scenarios/*.sh; then
+	# shellcheck source=mkirqbalance.sh
+	. "$here/mkirqbalance.sh"
+fi
 cp "$here/init" "$stage/init"
 chmod 0755 "$stage/init"
 if [ -d "$here/overlay" ]; then

@@ -13,6 +13,9 @@
 #   E2E_TIMEOUT    seconds per boot, host side (default: 300)
 #   E2E_SCENARIO_TIMEOUT  seconds per scenario in the guest (default: 150)
 #   E2E_EXTRA_SCENARIOS   a directory of extra scenarios to run too
+#   CC_BENCH=1     pass cc.bench=1 (and cc.bench_pairs=$CC_BENCH_PAIRS): the
+#                  timing scenario 95-bench runs (make bench-qemu); without
+#                  it that scenario only reports a SKIP
 #   QEMU           qemu-system-x86_64 to use
 #
 # Output: the console log of each boot in $E2E_CACHE/log-<kernel>.txt; every
@@ -110,6 +113,7 @@ for k in $kernels; do
 	[ "$guest_budget" -ge 60 ] || guest_budget=60
 	append="console=ttyS0 quiet panic=-1 cc.kernel=$k cc.timeout=$guest_budget cc.scenario_timeout=$scenario_timeout"
 	[ "$demo" = 0 ] || append="$append cc.demo=1"
+	[ "${CC_BENCH:-0}" != 1 ] || append="$append cc.bench=1${CC_BENCH_PAIRS:+ cc.bench_pairs=$CC_BENCH_PAIRS}"
 
 	echo "e2e: booting $k ($(basename "$vmlinuz")), timeout ${timeout_s}s, log $log" >&2
 	start=$(date +%s)

@@ -28,12 +28,11 @@ static inline char *cc_fuzz_str(const uint8_t *data, size_t size)
 
 /* A parser must fail with a message or succeed without one: an error
  * without text (or text without an error) is a bug the entry point would
- * print as "unknown error". */
+ * print as "unknown error".  Messages may quote input with newlines in
+ * it; the entry point (cc_cli_fail) escapes them into one line. */
 #define CC_FUZZ_CHECK_ERR(rc_failed, err)                                      \
 	do {                                                                   \
 		if ((rc_failed) != ((err)->msg[0] != '\0'))                    \
-			abort();                                               \
-		if ((rc_failed) && strchr((err)->msg, '\n'))                   \
 			abort();                                               \
 	} while (0)
 

@@ -121,19 +121,6 @@ END_TEST
 
 /* ---- the command's exit statuses ----------------------------------------------- */
 
-static const char *bin(void)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("CORECARVE_BIN");
-
-	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
-	if (access(path, X_OK) != 0) {
-		printf("SKIPPED: exec CLI tests: no corecarve binary at %s (make first)\n", path);
-		return NULL;
-	}
-	return path;
-}
-
 static const struct {
 	const char *args;
 	int status;
@@ -164,11 +151,13 @@ START_TEST(test_cli)
 	FILE *p;
 	int st;
 
-	if (!bin())
+	const char *bin = cc_test_corecarve_bin("exec CLI tests");
+
+	if (!bin)
 		return;
 	/* An empty state directory: no carves on this machine. */
 	ck_assert_int_ge(asprintf(&cmd, "cd /tmp && CORECARVE_POLICY= CORECARVE_STATE_DIR=/nonexistent-cc-state '%s' exec %s 2>&1 >/dev/null",
-				  bin(), cli[_i].args), 0);
+				  bin, cli[_i].args), 0);
 	p = popen(cmd, "r");
 	ck_assert_ptr_nonnull(p);
 	n = fread(errout, 1, sizeof(errout) - 1, p);

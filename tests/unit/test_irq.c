@@ -322,9 +322,15 @@ START_TEST(test_foreign_change)
 	ck_assert_ptr_null(step_of(&p, 24));
 	ck_assert_ptr_null(cc_irq_state_find(&st, 24));
 	ck_assert_int_eq(p.dropped_foreign, 1);
-	/* 25 landed on CPU 3: steered again, the first original kept. */
-	eq_list(step_of(&p, 25)->to, "0-1,8-9");
+	/* 25 landed on CPU 3: steered again to what corecarve sets (its
+	 * first original minus the carve), the original kept. */
+	eq_list(step_of(&p, 25)->to, "0-1,6-15");
+	ck_assert_int_eq(step_of(&p, 25)->why, CC_IRQ_WHY_STEER);
 	eq_list(cc_irq_state_find(&st, 25)->orig, "0-15");
+	cc_irq_plan_fini(&p);
+	/* ... and a second reconcile has nothing to do. */
+	plan_apply(&t, &st, "2-5", &fb, &p);
+	ck_assert_int_eq(p.n, 0);
 	cc_irq_plan_fini(&p);
 
 	/* The release leaves 24 where its new owner put it. */
@@ -496,6 +502,33 @@ START_TEST(test_born_under_steered_default)
 	cc_irq_table_fini(&t);
 	cc_irq_table_fini(&u);
 	cc_irq_fallback_fini(&fb);
+}
+END_TEST
+
+/* A journal record of a write that never changed anything (the kernel
+ * refused it, or the process died first) leaves no record behind. */
+START_TEST(test_noop_record_dropped)
+{
+	struct cc_irq_table t;
+	struct cc_irq_state st;
+	struct cc_irq_plan p;
+	struct cc_irq_rec r = { .irq = 28, .name = "virtio1-req.0" };
+
+	table_make(&t, "0-15", "0-15", guest, 5);
+	cc_irq_state_init(&st);
+	r.orig = L("8-11");
+	r.set = L("8-11");
+	r.pending = L("8-9");
+	ck_assert_int_eq(cc_irq_state_put(&st, &r), 0);
+	hwloc_bitmap_free(r.orig);
+	hwloc_bitmap_free(r.set);
+	hwloc_bitmap_free(r.pending);
+	plan_apply(&t, &st, "2-5", NULL, &p);
+	ck_assert_ptr_null(step_of(&p, 28));
+	ck_assert_ptr_null(cc_irq_state_find(&st, 28));
+	cc_irq_plan_fini(&p);
+	cc_irq_state_fini(&st);
+	cc_irq_table_fini(&t);
 }
 END_TEST
 
@@ -874,6 +907,7 @@ static Suite *irq_suite(void)
 	tcase_add_test(pl, test_stale_records);
 	tcase_add_test(pl, test_journal_and_recovery);
 	tcase_add_test(pl, test_born_under_steered_default);
+	tcase_add_test(pl, test_noop_record_dropped);
 	tcase_add_test(pl, test_plan_refuses_full_host);
 	suite_add_tcase(s, pl);
 	tcase_add_test(sec, test_state_roundtrip);

@@ -285,6 +285,34 @@ START_TEST(test_render_restore_bad_value)
 }
 END_TEST
 
+/* A hook killed between its journal and the end: the file holds the old
+ * list or the one being written; neither is mistaken for the operator's. */
+START_TEST(test_render_after_crash)
+{
+	static const char before[] = "IRQBALANCE_BANNED_CPULIST=10-13\nIRQBALANCE_BANNED_CPUS=00003c00\n";
+	static const char after[] = "IRQBALANCE_BANNED_CPULIST=2-5,10-13\nIRQBALANCE_BANNED_CPUS=00003c3c\n";
+	struct cc_irqbalance_rec rec;
+	struct run a, b;
+
+	cc_irqbalance_rec_init(&rec);
+	rec.active = true;
+	snprintf(rec.file, sizeof(rec.file), "/etc/default/irqbalance");
+	hwloc_bitmap_set_range(rec.banned, 10, 13);
+	rec.pending = L("2-5,10-13");
+	render(before, &rec, "10-13", "", &a);
+	ck_assert_ptr_null(a.p.next.cpulist);
+	ck_assert_ptr_null(a.p.next.cpus);
+	ck_assert_ptr_null(a.p.new_text);
+	ck_assert_ptr_null(a.p.next.pending);
+	render(after, &rec, "10-13", "", &b);
+	ck_assert_ptr_null(b.p.next.cpulist);
+	ck_assert_str_eq(b.text, before);
+	run_fini(&a);
+	run_fini(&b);
+	cc_irqbalance_rec_fini(&rec);
+}
+END_TEST
+
 START_TEST(test_message)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t empty = hwloc_bitmap_alloc();
@@ -320,6 +348,7 @@ static Suite *irqbalance_suite(void)
 	tcase_add_test(r, test_render_adopts_edit);
 	tcase_add_loop_test(r, test_render_bad_table, 0, sizeof(bad_files) / sizeof(bad_files[0]));
 	tcase_add_test(r, test_render_restore_bad_value);
+	tcase_add_test(r, test_render_after_crash);
 	tcase_add_test(r, test_message);
 	suite_add_tcase(s, r);
 	return s;

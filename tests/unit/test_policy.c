@@ -177,7 +177,7 @@ static const struct {
 } bad_cases[] = {
 	/* unknown keys, at every level */
 	{ CLS "reservd: \"0\"\n",
-	  "p.yaml:4:1: reservd: unknown key (expected one of reserved, minShared, coreClasses, classes)" },
+	  "p.yaml:4:1: reservd: unknown key (expected one of reserved, minShared, coreClasses, classes, vms)" },
 	{ CLS "    smtt: full\n",
 	  "p.yaml:4:5: classes.latency.smtt: unknown key (expected one of coreType, fallback, smt, exclusive, memory, irq, partition, quota, align, strictClusters)" },
 	/* enums, booleans, integers */

@@ -170,13 +170,6 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
-static int sh(const char *cmd)
-{
-	int st = system(cmd);
-
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* xmllint is a build dependency (scripts/deps.sh: libxml2-utils), so its
  * absence is a failure, not a skip. */
 static void assert_well_formed(const char *path)
@@ -185,7 +178,7 @@ static void assert_well_formed(const char *path)
 
 	ck_assert_int_ge(asprintf(&cmd, "command -v xmllint >/dev/null || { echo 'xmllint missing: make deps'; exit 9; }; "
 				  "xmllint --noout '%s'", path), 0);
-	ck_assert_msg(sh(cmd) == 0, "%s is not well-formed XML", path);
+	ck_assert_msg(cc_test_sh(NULL, "%s", cmd) == 0, "%s is not well-formed XML", path);
 }
 
 /* rsvg-convert (librsvg2-bin) actually renders it: a PNG comes out. */
@@ -197,13 +190,13 @@ static void assert_renders(const char *path)
 	struct stat st;
 	FILE *f;
 
-	if (sh("command -v rsvg-convert >/dev/null") != 0) {
+	if (cc_test_sh(NULL, "command -v rsvg-convert >/dev/null") != 0) {
 		printf("SKIPPED: rsvg-convert not installed; only the XML of %s was checked\n", path);
 		return;
 	}
 	snprintf(png, sizeof(png), "%s.png", path);
 	ck_assert_int_ge(asprintf(&cmd, "rsvg-convert '%s' -o '%s'", path, png), 0);
-	ck_assert_msg(sh(cmd) == 0, "rsvg-convert failed on %s", path);
+	ck_assert_msg(cc_test_sh(NULL, "%s", cmd) == 0, "rsvg-convert failed on %s", path);
 	ck_assert_int_eq(stat(png, &st), 0);
 	ck_assert_int_gt(st.st_size, 1000);
 	f = fopen(png, "rb");
@@ -325,19 +318,6 @@ END_TEST
 
 /* ---- the commands ------------------------------------------------------------ */
 
-static const char *bin(void)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("CORECARVE_BIN");
-
-	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
-	if (access(path, X_OK) != 0) {
-		printf("SKIPPED: --svg CLI tests: no corecarve binary at %s (make first)\n", path);
-		return NULL;
-	}
-	return path;
-}
-
 static int run(const char *args, char *errout, size_t errlen)
 {
 	_cleanup_free_ char *cmd = NULL;
@@ -346,7 +326,7 @@ static int run(const char *args, char *errout, size_t errlen)
 	int st;
 
 	ck_assert_int_ge(asprintf(&cmd, "CORECARVE_POLICY= CORECARVE_STATE_DIR=/nonexistent-cc-state '%s' %s 2>&1 >/dev/null",
-				  bin(), args), 0);
+				  cc_test_corecarve_bin("--svg CLI tests"), args), 0);
 	p = popen(cmd, "r");
 	ck_assert_ptr_nonnull(p);
 	n = fread(errout, 1, errlen - 1, p);
@@ -359,7 +339,7 @@ START_TEST(test_cli_svg)
 {
 	char dir[] = "/tmp/cc-svgcli-XXXXXX", file[PATH_MAX], args[2 * PATH_MAX], err[1024];
 
-	if (!bin())
+	if (!cc_test_corecarve_bin("--svg CLI tests"))
 		return;
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(file, sizeof(file), "%s/host.svg", dir);

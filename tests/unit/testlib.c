@@ -2,6 +2,8 @@
 #include "testlib.h"
 
 #include <limits.h>
+#include <stdarg.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,4 +77,61 @@ char *cc_test_write_tmp(const char *text)
 	}
 	close(fd);
 	return strdup(tmpl);
+}
+
+const char *cc_test_corecarve_bin(const char *what)
+{
+	static char path[PATH_MAX];
+	const char *env = getenv("CORECARVE_BIN");
+
+	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
+	if (access(path, X_OK) != 0) {
+		printf("SKIPPED: %s: no corecarve binary at %s (make first)\n", what, path);
+		return NULL;
+	}
+	return path;
+}
+
+int cc_test_sh(char **out, const char *fmt, ...)
+{
+	char *cmd = NULL, *full = NULL, *buf = NULL;
+	size_t len = 0;
+	va_list ap;
+	FILE *p;
+	int st, r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	ck_assert_int_ge(r, 0);
+	ck_assert_int_ge(asprintf(&full, "(%s) 2>&1", cmd), 0);
+	free(cmd);
+	p = popen(full, "r");
+	free(full);
+	ck_assert_ptr_nonnull(p);
+	if (getdelim(&buf, &len, '\0', p) < 0) {
+		free(buf);
+		buf = strdup("");
+	}
+	st = pclose(p);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+char *cc_test_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	ck_assert_msg(f != NULL, "%s: cannot open", path);
+	if (getdelim(&buf, &len, '\0', f) < 0) {
+		free(buf);
+		buf = strdup("");
+	}
+	fclose(f);
+	return buf;
 }

@@ -20,6 +20,18 @@ const char *cc_test_fixture_file(const char *dir, const char *file);
 /* Write `text` to a new temporary file; returns its path (static buffer per call, caller frees). */
 char *cc_test_write_tmp(const char *text);
 
+/* The corecarve binary under test ($CORECARVE_BIN, else the one in the
+ * source tree), or NULL with a loud "SKIPPED" line naming `what`. */
+const char *cc_test_corecarve_bin(const char *what);
+
+/* Run a shell command (printf-style); its stdout and stderr together in
+ * *out (caller frees; out may be NULL).  Returns its exit status, -1 when
+ * it did not exit. */
+int cc_test_sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A whole file, NUL-terminated (caller frees); fails the test when unreadable. */
+char *cc_test_slurp(const char *path);
+
 /* Run the suite in fork mode and exit with its status. */
 #define CC_TEST_MAIN(suite_fn)                                                 \
 	int main(void)                                                         \

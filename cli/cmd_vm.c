@@ -1,0 +1,396 @@
+/* corecarve vm: pin VMs' vCPUs on whole cores of one core class, reserved
+ * in the ledger like containers (plugin/vm.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "commands.h"
+#include "cpulist.h"
+#include "vm.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: corecarve vm reconcile [--dry-run] [--json] [--verbose] [OPTIONS]\n"
+		"       corecarve vm status [--json] [OPTIONS]\n"
+		"       corecarve vm xml NAME [OPTIONS]\n\n"
+		"reconcile: find each VM of the VM list (its QEMU through libvirt's pid file, a pid\n"
+		"file, or its -name), reserve whole cores of its class in the ledger, pin vCPU n to\n"
+		"one CPU (the same one while the VM lives), its other threads to the emulator set,\n"
+		"and libvirt's per-vCPU cgroups where they exist; release the carves of VMs that are\n"
+		"gone.  Prints what it changes (or, with --dry-run, would change); a second run has\n"
+		"nothing to do.\n"
+		"status: the VMs, their carves and where their threads run, with findings\n"
+		"(VM_MIXED_CLASSES, VM_SHARED_CPU, VM_DRIFT, VM_GONE).\n"
+		"xml: the libvirt <cputune>/<numatune> of the VM's carve (or of the carve reconcile\n"
+		"would make), for libvirt to own the pinning.\n\n"
+		"OPTIONS:\n"
+		"  --config FILE   the VM list (default " CC_VMS_PATH ", else the policy's vms:)\n"
+		"  --policy FILE   the policy (default $CORECARVE_POLICY, else " CC_POLICY_PATH ")\n"
+		"  --state DIR     the ledger (default $CORECARVE_STATE_DIR, else " CC_LEDGER_DIR ")\n"
+		"  --root DIR      read /proc and /sys under DIR (reconcile: with --dry-run only)\n\n"
+		"exit status: 0 done (or nothing to do, no findings); 1 a VM was refused (status:\n"
+		"findings); 2 bad input or a failure (one line on stderr)\n");
+}
+
+struct opts {
+	const char *sub;
+	const char *name; /* xml */
+	const char *root;
+	const char *policy;
+	const char *state;
+	const char *config;
+	bool dry_run, json, verbose;
+};
+
+static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} valued[] = {
+		{ "--root", offsetof(struct opts, root) },
+		{ "--policy", offsetof(struct opts, policy) },
+		{ "--state", offsetof(struct opts, state) },
+		{ "--config", offsetof(struct opts, config) },
+	};
+
+	if (argc < 2)
+		return cc_err_set(err, EINVAL, "vm: expected reconcile, status or xml (see corecarve vm --help)");
+	o->sub = argv[1];
+	if (strcmp(o->sub, "reconcile") && strcmp(o->sub, "status") && strcmp(o->sub, "xml"))
+		return cc_err_set(err, EINVAL, "vm: unknown subcommand \"%s\" (expected reconcile, status or xml)", o->sub);
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		bool done = false;
+
+		for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]) && !done; k++) {
+			size_t n = strlen(valued[k].name);
+			const char **slot = (const char **)((char *)o + valued[k].off);
+
+			if (strncmp(a, valued[k].name, n) || (a[n] && a[n] != '='))
+				continue;
+			if (a[n] == '=')
+				*slot = a + n + 1;
+			else if (i + 1 < argc)
+				*slot = argv[++i];
+			else
+				return cc_err_set(err, EINVAL, "%s: missing argument", valued[k].name);
+			done = true;
+		}
+		if (done)
+			continue;
+		if (!strcmp(a, "--json") && strcmp(o->sub, "xml"))
+			o->json = true;
+		else if (!strcmp(a, "--dry-run") && !strcmp(o->sub, "reconcile"))
+			o->dry_run = true;
+		else if (!strcmp(a, "--verbose") && !strcmp(o->sub, "reconcile"))
+			o->verbose = true;
+		else if (a[0] != '-' && !strcmp(o->sub, "xml") && !o->name)
+			o->name = a;
+		else
+			return cc_err_set(err, EINVAL, "vm %s: unexpected argument \"%s\"", o->sub, a);
+	}
+	if (!strcmp(o->sub, "xml") && !o->name)
+		return cc_err_set(err, EINVAL, "vm xml: expected the name of a VM");
+	if (!o->policy || !*o->policy)
+		o->policy = getenv("CORECARVE_POLICY");
+	if (!o->state || !*o->state)
+		o->state = getenv("CORECARVE_STATE_DIR");
+	if (o->policy && !*o->policy)
+		o->policy = NULL;
+	if (o->state && !*o->state)
+		o->state = NULL;
+	return 0;
+}
+
+static const char *state_name(enum cc_vm_state s)
+{
+	static const char *const names[] = { "not-running", "new", "keep", "shared", "release", "refused" };
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+static char *list(hwloc_const_bitmap_t b)
+{
+	char *s = b ? cc_cpulist_format(b) : strdup("");
+
+	return s ? s : strdup("?");
+}
+
+/* ---- text -------------------------------------------------------------------- */
+
+static void print_pins(const struct cc_vm_entry *e)
+{
+	for (int i = 0; i < e->ncg; i++) {
+		_cleanup_free_ char *from = list(e->cg[i].from), *to = list(e->cg[i].to);
+
+		printf("  cgroup    %s %s: \"%s\" -> \"%s\"\n", e->cg[i].cgroup, e->cg[i].file, from, to);
+	}
+	for (int i = 0; i < e->npins; i++) {
+		_cleanup_free_ char *from = list(e->pins[i].from), *to = list(e->pins[i].to);
+		char who[32];
+
+		if (e->pins[i].vcpu >= 0)
+			snprintf(who, sizeof(who), "vCPU %d", e->pins[i].vcpu);
+		else
+			snprintf(who, sizeof(who), "emulator");
+		printf("  %-9s thread %d: %s -> %s\n", who, (int)e->pins[i].tid, from, to);
+	}
+	for (int i = 0; i < e->nwarnings; i++)
+		printf("  warning   %s\n", e->warnings[i]);
+}
+
+static void print_entry(const struct cc_vm_entry *e)
+{
+	_cleanup_free_ char *cpus = list(e->carve.cpus), *parked = list(e->carve.parked);
+	_cleanup_free_ char *mems = list(e->carve.mems);
+	char who[128] = "";
+
+	if (e->proc)
+		snprintf(who, sizeof(who), " (pid %d, %d vCPUs, %s)", (int)e->proc->pid, e->proc->nvcpus, e->proc->accel);
+	switch (e->state) {
+	case CC_VM_NOT_RUNNING:
+		printf("VM %s: not running (%s)\n", e->name, e->why);
+		return;
+	case CC_VM_REFUSED:
+		printf("VM %s%s: refused: %s\n", e->name, who, e->reason);
+		return;
+	case CC_VM_RELEASE:
+		printf("VM %s: release carve %s, CPUs %s%s%s: %s\n", e->name, e->id, cpus, *parked ? " parked " : "",
+		       parked, e->why);
+		break;
+	case CC_VM_NEW:
+		printf("VM %s%s: carve class %s on %s\n", e->name, who, e->carve.class_name, e->carve.core_class);
+		printf("  cpus      %s%s%s, mems %s\n", cpus, *parked ? " parked " : "", parked, *mems ? mems : "-");
+		if (e->nclasses_now > 1)
+			printf("  before    vCPUs on %s CPUs (mixed core classes)\n", e->classes_now);
+		break;
+	case CC_VM_KEEP:
+		printf("VM %s%s: carved, class %s on %s, CPUs %s%s\n", e->name, who, e->carve.class_name,
+		       e->carve.core_class, cpus, e->npins || e->ncg ? "; putting back what drifted" : "; in place");
+		break;
+	case CC_VM_SHARED:
+		printf("VM %s%s: class %s is shared: every vCPU on the %s pool %s, nothing carved\n", e->name, who,
+		       e->carve.class_name, e->carve.core_class, cpus);
+		break;
+	}
+	print_pins(e);
+}
+
+static void print_text(const struct cc_vm_result *res, const struct opts *o)
+{
+	if (!res->plan.n)
+		printf("no VMs in the VM list%s%s and no VM carves in the ledger\n", res->cfg.source[0] ? " " : "",
+		       res->cfg.source);
+	for (int i = 0; i < res->plan.n; i++)
+		print_entry(&res->plan.e[i]);
+	if (res->irq_note[0])
+		printf("%s\n", res->irq_note);
+	if (!res->plan.nchanges)
+		printf("nothing to do\n");
+	else if (o->dry_run)
+		printf("%d change%s planned; nothing was changed (dry run)\n", res->plan.nchanges,
+		       res->plan.nchanges == 1 ? "" : "s");
+	else
+		printf("%d change%s made\n", res->applied, res->applied == 1 ? "" : "s");
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+static int set(json_t *o, const char *k, json_t *v)
+{
+	return v ? json_object_set_new(o, k, v) : -1;
+}
+
+static json_t *set_json(hwloc_const_bitmap_t b)
+{
+	_cleanup_free_ char *s = list(b);
+
+	return json_string(s);
+}
+
+static json_t *entry_json(const struct cc_vm_entry *e)
+{
+	_cleanup_json_ json_t *o = json_object();
+	json_t *pins = json_array(), *cgs = json_array(), *warn = json_array(), *map = json_array();
+	struct cc_vm_rec rec;
+	struct cc_err ignored = CC_ERR_INIT;
+	int bad = !o || !pins || !cgs || !warn || !map;
+
+	bad |= set(o, "name", json_string(e->name)) | set(o, "id", json_string(e->id)) |
+	       set(o, "state", json_string(state_name(e->state)));
+	if (e->proc)
+		bad |= set(o, "pid", json_integer(e->proc->pid)) | set(o, "vcpus", json_integer(e->proc->nvcpus)) |
+		       set(o, "accel", json_string(e->proc->accel));
+	if (e->state == CC_VM_NEW || e->state == CC_VM_KEEP || e->state == CC_VM_RELEASE || e->state == CC_VM_SHARED)
+		bad |= set(o, "class", json_string(e->carve.class_name)) |
+		       set(o, "core_class", json_string(e->carve.core_class)) | set(o, "cpus", set_json(e->carve.cpus)) |
+		       set(o, "parked", set_json(e->carve.parked)) | set(o, "mems", set_json(e->carve.mems)) |
+		       set(o, "emulator", set_json(e->emulator));
+	if (e->why[0])
+		bad |= set(o, "why", json_string(e->why));
+	if (e->state == CC_VM_REFUSED)
+		bad |= set(o, "reason", json_string(e->reason)) |
+		       set(o, "refusal", json_string(e->code == ENOSPC ? "capacity" : "invalid"));
+	if (e->proc)
+		bad |= set(o, "classes_before", json_string(e->classes_now)) |
+		       set(o, "mixed_before", json_boolean(e->nclasses_now > 1));
+	for (int i = 0; !bad && i < e->npins; i++)
+		bad |= json_array_append_new(pins, json_pack("{s:i, s:i, s:o, s:o}", "tid", (int)e->pins[i].tid, "vcpu",
+							     e->pins[i].vcpu, "from", set_json(e->pins[i].from), "to",
+							     set_json(e->pins[i].to)));
+	for (int i = 0; !bad && i < e->ncg; i++)
+		bad |= json_array_append_new(cgs, json_pack("{s:s, s:s, s:o, s:o}", "cgroup", e->cg[i].cgroup, "file",
+							    e->cg[i].file, "from", set_json(e->cg[i].from), "to",
+							    set_json(e->cg[i].to)));
+	for (int i = 0; !bad && i < e->nwarnings; i++)
+		bad |= json_array_append_new(warn, json_string(e->warnings[i]));
+	if (!bad && (e->state == CC_VM_NEW || e->state == CC_VM_KEEP) && cc_vm_rec_parse(&e->carve, &rec, &ignored) == 0) {
+		for (int i = 0; !bad && i < rec.nvcpus; i++)
+			bad |= json_array_append_new(map, json_pack("{s:i, s:i, s:i}", "vcpu", rec.vcpus[i].vcpu, "tid",
+								    (int)rec.vcpus[i].tid, "cpu", rec.vcpus[i].cpu));
+		cc_vm_rec_fini(&rec);
+	}
+	bad |= set(o, "map", map) | set(o, "pins", pins) | set(o, "cgroups", cgs) | set(o, "warnings", warn);
+	return bad ? NULL : cc_steal_ptr(o);
+}
+
+static int print_json(const struct cc_vm_result *res, const struct opts *o, const struct cc_vm_finding *f, int nf,
+		      struct cc_err *err)
+{
+	_cleanup_json_ json_t *doc = json_object();
+	json_t *vms = json_array(), *fs = json_array();
+	int bad = !doc || !vms || !fs;
+
+	for (int i = 0; !bad && i < res->plan.n; i++)
+		bad |= json_array_append_new(vms, entry_json(&res->plan.e[i]));
+	for (int i = 0; !bad && i < nf; i++)
+		bad |= json_array_append_new(fs, json_pack("{s:s, s:s, s:s}", "kind", cc_vm_finding_name(f[i].kind),
+							   "vm", f[i].vm, "message", f[i].msg));
+	bad |= set(doc, "source", json_string(res->cfg.source)) | set(doc, "vms", vms);
+	if (!strcmp(o->sub, "status"))
+		bad |= set(doc, "findings", fs);
+	else
+		json_decref(fs), bad |= set(doc, "dry_run", json_boolean(o->dry_run)) |
+				       set(doc, "changes", json_integer(res->plan.nchanges)) |
+				       set(doc, "applied", json_integer(res->applied)) |
+				       set(doc, "refused", json_integer(res->plan.nrefused)) |
+				       set(doc, "irq", json_string(res->irq_note));
+	if (bad || json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+		return cc_err_sys(err, ENOMEM, "vm: JSON output");
+	printf("\n");
+	return 0;
+}
+
+/* ---- the subcommands ------------------------------------------------------------- */
+
+static void refusals(const struct cc_vm_result *res)
+{
+	for (int i = 0; i < res->plan.n; i++)
+		if (res->plan.e[i].state == CC_VM_REFUSED)
+			fprintf(stderr, "corecarve: %s\n", res->plan.e[i].reason);
+}
+
+static int status(const struct cc_ctx *ctx, const struct opts *o, struct cc_vm_result *res, struct cc_err *err)
+{
+	struct cc_vm_opts vo = { .config = o->config, .dry_run = true };
+	_cleanup_free_ struct cc_vm_finding *f = NULL;
+	int nf = 0;
+
+	if (cc_vm_status(ctx, &vo, res, &f, &nf, err) < 0)
+		return cc_cli_fail(err);
+	if (o->json) {
+		if (print_json(res, o, f, nf, err) < 0)
+			return cc_cli_fail(err);
+	} else {
+		for (int i = 0; i < res->plan.n; i++)
+			print_entry(&res->plan.e[i]);
+		if (!res->plan.n)
+			printf("no VMs in the VM list and no VM carves in the ledger\n");
+		printf(nf ? "findings:\n" : "no findings\n");
+		for (int i = 0; i < nf; i++)
+			printf("  %-17s %s\n", cc_vm_finding_name(f[i].kind), f[i].msg);
+	}
+	return nf ? CC_EXIT_REFUSED : CC_EXIT_OK;
+}
+
+static int xml(const struct cc_ctx *ctx, const struct opts *o, struct cc_vm_result *res, struct cc_err *err)
+{
+	struct cc_vm_opts vo = { .config = o->config, .dry_run = true };
+
+	if (cc_vm_reconcile(ctx, &vo, res, err) < 0)
+		return cc_cli_fail(err);
+	for (int i = 0; i < res->plan.n; i++) {
+		const struct cc_vm_entry *e = &res->plan.e[i];
+
+		/* A carve being released is not what the VM will have. */
+		if (strcmp(e->name, o->name) || e->state == CC_VM_RELEASE)
+			continue;
+		if (cc_vm_xml(stdout, e, err) < 0) {
+			cc_cli_fail(err);
+			return e->state == CC_VM_REFUSED ? CC_EXIT_REFUSED : CC_EXIT_ERROR;
+		}
+		return CC_EXIT_OK;
+	}
+	cc_err_set(err, ENOENT, "VM %s is not in the VM list%s%s", o->name, res->cfg.source[0] ? " " : "",
+		   res->cfg.source);
+	return cc_cli_fail(err);
+}
+
+int cc_cmd_vm(int argc, char **argv)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct opts o = { 0 };
+	_cleanup_root_ struct cc_root *root = NULL;
+	struct cc_vm_result res = { 0 };
+	struct cc_ctx ctx = { 0 };
+	struct cc_vm_opts vo;
+	int rc;
+
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return CC_EXIT_OK;
+	}
+	if (parse(argc, argv, &o, &err) < 0)
+		return cc_cli_fail(&err);
+	root = cc_root_open(o.root ? o.root : "/", &err);
+	if (!root) {
+		cc_err_prefix(&err, "--root");
+		return cc_cli_fail(&err);
+	}
+	ctx = (struct cc_ctx){ .root = root, .policy_path = o.policy, .state_dir = o.state,
+			       .fault = getenv("CORECARVE_FAULT"), .log = stderr, .verbose = o.verbose };
+	if (!strcmp(o.sub, "status"))
+		rc = status(&ctx, &o, &res, &err);
+	else if (!strcmp(o.sub, "xml"))
+		rc = xml(&ctx, &o, &res, &err);
+	else {
+		vo = (struct cc_vm_opts){ .config = o.config, .dry_run = o.dry_run };
+		rc = cc_vm_reconcile(&ctx, &vo, &res, &err);
+		/* What was done is printed even when a later step failed. */
+		if (rc < 0 && !res.plan.n) {
+			rc = cc_cli_fail(&err);
+		} else {
+			if (o.json) {
+				struct cc_err jerr = CC_ERR_INIT;
+
+				if (print_json(&res, &o, NULL, 0, &jerr) < 0 && rc == 0)
+					err = jerr, rc = -1;
+			} else {
+				print_text(&res, &o);
+			}
+			fflush(stdout);
+			refusals(&res);
+			if (rc < 0)
+				rc = cc_cli_fail(&err);
+			else
+				rc = res.plan.nrefused ? CC_EXIT_REFUSED : CC_EXIT_OK;
+		}
+	}
+	cc_vm_result_fini(&res);
+	return rc;
+}

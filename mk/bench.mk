@@ -1,0 +1,73 @@
+# make bench: the benchmarks of docs/performance.md.
+#
+#   make bench              everything this host can run, then the QEMU part
+#   make bench-host         decision latency, growth, placement quality,
+#                           callgrind instruction counts (no root, no QEMU)
+#   make bench-qemu         crun with vs without the hook, IRQ reconcile and
+#                           audit timings inside the e2e guest (BENCH_KERNEL)
+#   make bench-build        only build build/bench/*
+#
+# Knobs: BENCH_N (invocations per host and mode, default 1000),
+# BENCH_EVENTS (placement stream length, default 10000), BENCH_SEED (1),
+# BENCH_ONLY (one host, e.g. F06), BENCH_QEMU=0 (skip the guest),
+# BENCH_KERNEL (6.12), BENCH_PAIRS (A/B pairs in the guest, default 20),
+# BENCH_CG_N (invocations under callgrind, default 10).
+#
+# Every figure is a median (or a count) from one run in which the things
+# compared were interleaved; nothing here asserts a time.  The QEMU part
+# prints "BENCH ..." lines from the guest; they are collected from the
+# console log here.
+
+BENCH_N ?= 1000
+BENCH_EVENTS ?= 10000
+BENCH_SEED ?= 1
+BENCH_ONLY ?=
+BENCH_QEMU ?= 1
+BENCH_KERNEL ?= 6.12
+BENCH_PAIRS ?= 20
+BENCH_CG_N ?= 10
+BENCH_CG_HOSTS ?= F03 F06 syn-224 syn-1024 syn-4096
+
+BENCH_DIR := $(BUILD)/bench
+BENCH_LIB_OBJ := $(BUILD)/bench/benchlib.o
+BENCH_PROGS := $(BENCH_DIR)/decide $(BENCH_DIR)/place
+
+.PHONY: bench bench-build bench-host bench-qemu bench-callgrind
+
+$(BENCH_DIR)/decide: $(BUILD)/bench/decide.o $(BENCH_LIB_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
+
+$(BENCH_DIR)/place: $(BUILD)/bench/place.o $(BUILD)/bench/baselines.o $(BENCH_LIB_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/bench/baselines.o $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
+
+bench-build: $(BENCH_PROGS) $(BIN)
+
+bench: bench-host
+	@if [ "$(BENCH_QEMU)" = 1 ]; then $(MAKE) --no-print-directory bench-qemu; \
+	else echo "bench: QEMU part skipped (BENCH_QEMU=0)"; fi
+
+bench-host: bench-build
+	@echo "== decision latency (bench/decide.c)"
+	@$(BENCH_DIR)/decide --n $(BENCH_N) --bin $(abspath $(BIN)) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+	@echo
+	@$(MAKE) --no-print-directory bench-callgrind
+	@echo
+	@echo "== placement quality (bench/place.c)"
+	@$(BENCH_DIR)/place --events $(BENCH_EVENTS) --seed $(BENCH_SEED) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+
+# Instructions per decision, from callgrind (exact where wall time on a
+# shared machine is not): valgrind counts only inside decide_once().
+bench-callgrind: bench-build
+	@echo "== instructions per decision (callgrind, $(BENCH_CG_N) invocations each)"
+	@sh bench/callgrind.sh $(BENCH_DIR)/decide $(BENCH_CG_N) $(BENCH_CG_HOSTS)
+
+bench-qemu: $(BIN)
+	@echo "== in the QEMU guest (tests/e2e/scenarios/95-bench.sh, Linux $(BENCH_KERNEL))"
+	@CC_BENCH=1 CC_BENCH_PAIRS=$(BENCH_PAIRS) CORECARVE_BIN=$(abspath $(BIN)) \
+		tests/e2e/run.sh --kernel $(BENCH_KERNEL) --scenarios '95-*' >$(BENCH_DIR)/qemu.out 2>&1; \
+		rc=$$?; tail -n 3 $(BENCH_DIR)/qemu.out; \
+		log=$(CURDIR)/.cache/e2e/log-$(BENCH_KERNEL).txt; \
+		grep -E '^(BENCH|FAIL|SKIP) ' $$log || true; \
+		exit $$rc
+
+-include $(BUILD)/bench/decide.d $(BUILD)/bench/place.d $(BUILD)/bench/baselines.d $(BUILD)/bench/benchlib.d

@@ -1,0 +1,374 @@
+/* corecarve: `vm reconcile` and `vm status` — read the world, lock the
+ * ledger, plan (vm_plan.c), apply (vm.h). */
+#define _GNU_SOURCE
+#include "vm.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "cleanup.h"
+#include "cpulist.h"
+#include "irq.h"
+
+void cc_vm_result_fini(struct cc_vm_result *res)
+{
+	cc_vm_plan_fini(&res->plan);
+	for (int i = 0; i < res->nprocs; i++)
+		cc_vm_proc_fini(&res->procs[i]);
+	free(res->procs);
+	cc_topo_free(res->topo);
+	cc_policy_free(res->policy);
+	cc_vmconfig_fini(&res->cfg);
+	memset(res, 0, sizeof(*res));
+}
+
+/* ---- reading the world ----------------------------------------------------------- */
+
+static struct cc_vm_proc *proc_slot(struct cc_vm_result *res)
+{
+	struct cc_vm_proc *p = realloc(res->procs, (size_t)(res->nprocs + 1) * sizeof(*p));
+
+	if (!p)
+		return NULL;
+	res->procs = p;
+	memset(&p[res->nprocs], 0, sizeof(*p));
+	return &p[res->nprocs];
+}
+
+/* The VMs of the list, and the processes of VM carves whose VM left it
+ * (their threads get their affinity back when they still run).  `whys`
+ * (cfg.n entries) receives why a listed VM is not running. */
+static int find_all(const struct cc_ctx *ctx, struct cc_ledger *l, struct cc_vm_result *res, char (*whys)[256],
+		    struct cc_err *err)
+{
+	for (int i = 0; i < res->cfg.n; i++) {
+		struct cc_vm_proc *p = proc_slot(res);
+		int r;
+
+		if (!p)
+			return cc_err_sys(err, ENOMEM, "VMs");
+		r = cc_vm_find(ctx->root, &res->cfg.vms[i], p, whys[i], sizeof(whys[i]), err);
+		if (r < 0)
+			return -1;
+		res->nprocs += r;
+	}
+	for (int k = 0; k < l->ncarves; k++) {
+		const struct cc_carve *c = &l->carves[k];
+		const char *name = cc_vm_id_name(c->id);
+		struct cc_vm_rec rec;
+		struct cc_vm_proc *p;
+		int r;
+
+		if (strcmp(c->kind, "vm") || !name || cc_vmconfig_find(&res->cfg, name))
+			continue;
+		if (cc_vm_rec_parse(c, &rec, err) < 0)
+			return -1;
+		p = proc_slot(res);
+		r = p ? cc_vm_read_proc(ctx->root, name, rec.pid, rec.start, p, err) : -1;
+		if (!p)
+			cc_err_sys(err, ENOMEM, "VMs");
+		cc_vm_rec_fini(&rec);
+		if (r < 0)
+			return -1;
+		res->nprocs += r;
+	}
+	return 0;
+}
+
+static int load(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, bool lock, struct cc_vm_result *res,
+		struct cc_ledger **lp, char (**whys)[256], struct cc_err *err)
+{
+	struct cc_topo_source src = { .kind = CC_TOPO_HOST, .root = ctx->root };
+
+	res->policy = cc_policy_load(ctx->policy_path, err);
+	if (!res->policy)
+		return -1;
+	if (cc_vmconfig_load(opts->config, ctx->policy_path, &res->cfg, err) < 0 ||
+	    cc_vmconfig_check_policy(&res->cfg, res->policy, err) < 0)
+		return -1;
+	src.overrides = res->policy->overrides;
+	src.noverrides = res->policy->noverrides;
+	res->topo = cc_topo_load(&src, err);
+	if (!res->topo)
+		return -1;
+	/* Locked before the processes are read: what is found and what the
+	 * ledger says are one moment's view. */
+	*lp = lock ? cc_ledger_open(ctx->state_dir, err) : cc_ledger_read(ctx->state_dir, err);
+	if (!*lp)
+		return -1;
+	(*lp)->fault = ctx->fault;
+	*whys = calloc((size_t)(res->cfg.n ? res->cfg.n : 1), sizeof(**whys));
+	if (!*whys)
+		return cc_err_sys(err, ENOMEM, "VMs");
+	return find_all(ctx, *lp, res, *whys, err);
+}
+
+static void world_of(const struct cc_vm_result *res, const struct cc_ledger *l, struct cc_vm_world *w)
+{
+	*w = (struct cc_vm_world){ .topo = res->topo, .policy = res->policy, .carves = l->carves,
+				   .ncarves = l->ncarves, .cfg = &res->cfg, .procs = res->procs,
+				   .nprocs = res->nprocs };
+}
+
+/* ---- writing --------------------------------------------------------------------- */
+
+static int set_affinity(pid_t tid, hwloc_const_bitmap_t cpus, struct cc_err *err)
+{
+	int last = hwloc_bitmap_last(cpus), cpu;
+	size_t size = CPU_ALLOC_SIZE(last + 1);
+	cpu_set_t *set = CPU_ALLOC(last + 1);
+	int r;
+
+	if (!set)
+		return cc_err_sys(err, ENOMEM, "affinity");
+	CPU_ZERO_S(size, set);
+	hwloc_bitmap_foreach_begin(cpu, cpus)
+	{
+		CPU_SET_S((size_t)cpu, size, set);
+	}
+	hwloc_bitmap_foreach_end();
+	r = sched_setaffinity(tid, size, set);
+	CPU_FREE(set);
+	if (r < 0) {
+		_cleanup_free_ char *list = cc_cpulist_format(cpus);
+
+		return cc_err_sys(err, errno, "sched_setaffinity(thread %d, %s)", (int)tid, list ? list : "?");
+	}
+	return 0;
+}
+
+struct writer {
+	const struct cc_ctx *ctx;
+	struct cc_cg cg;
+	bool cg_open;
+};
+
+static int cg_ready(struct writer *wr, struct cc_err *err)
+{
+	if (wr->cg_open)
+		return 0;
+	if (cc_cg_open(&wr->cg, wr->ctx->root, err) < 0)
+		return -1;
+	wr->cg.trace = wr->ctx->verbose ? wr->ctx->log : NULL;
+	wr->cg.fault = wr->ctx->fault;
+	wr->cg_open = true;
+	return 0;
+}
+
+/* Put the affinities of pins[0..n) back. */
+static void unpin(const struct cc_vm_entry *e, int n)
+{
+	struct cc_err ignored = CC_ERR_INIT;
+
+	while (n-- > 0)
+		set_affinity(e->pins[n].tid, e->pins[n].from, &ignored);
+}
+
+/* One entry's cgroup writes, then its pins.  Strict: the first failure
+ * puts back what this entry wrote.  Best effort (releases): every write is
+ * tried, the first failure is reported.  An emulator thread that exited
+ * meanwhile (QEMU's worker threads come and go) is no failure. */
+static int write_entry(struct writer *wr, const struct cc_vm_entry *e, bool best_effort, struct cc_err *err)
+{
+	struct cc_cg_undo undo = { 0 };
+	struct cc_err step = CC_ERR_INIT;
+	int rc = 0, i;
+
+	for (i = 0; i < e->ncg; i++) {
+		_cleanup_free_ char *v = cc_cpulist_format(e->cg[i].to);
+
+		cc_err_clear(&step);
+		if (!v)
+			rc = cc_err_sys(&step, ENOMEM, "cgroup");
+		else if (cg_ready(wr, &step) < 0 ||
+			 cc_cg_write(&wr->cg, e->cg[i].cgroup, e->cg[i].file, v, best_effort ? NULL : &undo, &step) < 0)
+			rc = -1;
+		if (rc < 0 && !best_effort)
+			goto fail;
+		if (rc < 0 && !cc_err_isset(err))
+			*err = step;
+	}
+	for (i = 0; i < e->npins; i++) {
+		cc_err_clear(&step);
+		if (set_affinity(e->pins[i].tid, e->pins[i].to, &step) == 0)
+			continue;
+		if (step.code == ESRCH && (e->pins[i].vcpu < 0 || best_effort))
+			continue;
+		rc = -1;
+		if (!best_effort)
+			goto fail;
+		if (!cc_err_isset(err))
+			*err = step;
+	}
+	if (wr->ctx->verbose && wr->ctx->log && (e->npins || e->ncg))
+		fprintf(wr->ctx->log, "corecarve: %s: %d threads pinned, %d cgroup files written\n", e->id, e->npins,
+			e->ncg);
+	cc_cg_undo_fini(&undo);
+	return rc;
+fail:
+	unpin(e, i);
+	if (wr->cg_open)
+		cc_cg_rollback(&wr->cg, &undo);
+	cc_cg_undo_fini(&undo);
+	*err = step;
+	return cc_err_prefix(err, "VM %s: put back what was written", e->name);
+}
+
+/* Steer IRQs off the steer-away carves again (vm carves included): what
+ * the hook does after a container's carve. */
+static int steer(const struct cc_ctx *ctx, struct cc_ledger *l, const struct cc_vm_result *res, struct cc_vm_result *out,
+		 struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t reserved = cc_policy_reserved(res->policy, res->topo);
+	struct cc_irq_fallback fb = { 0 };
+	struct cc_irq_opts o = { .root = ctx->root, .fb = &fb, .notify = true, .trace = ctx->verbose ? ctx->log : NULL };
+	struct cc_irq_report rep;
+	int rc;
+
+	if (!reserved)
+		return cc_err_sys(err, ENOMEM, "IRQ steering");
+	if (cc_irq_fallback_from_topo(res->topo, reserved, &fb, err) < 0)
+		return -1;
+	rc = cc_irq_reconcile(l, &o, &rep, err);
+	cc_irq_fallback_fini(&fb);
+	if (rc < 0)
+		return cc_err_prefix(err, "steering IRQs off the VM carves");
+	snprintf(out->irq_note, sizeof(out->irq_note), "IRQs: %d moved, %d restored, %d unmovable%s%s", rep.moved,
+		 rep.restored, rep.unmovable, rep.irqbalance.warning[0] ? "; " : "", rep.irqbalance.warning);
+	return 0;
+}
+
+/* The first failure is kept; the others VMs are still applied. */
+static void keep_first(struct cc_err *err, const struct cc_err *step)
+{
+	if (!cc_err_isset(err))
+		*err = *step;
+}
+
+static int apply(const struct cc_ctx *ctx, struct cc_ledger *l, struct cc_vm_result *res, struct cc_err *err)
+{
+	struct writer wr = { .ctx = ctx };
+	bool irqs = false;
+	int rc = 0;
+
+	/* Releases first: their CPUs may be what a new carve was given. */
+	for (int i = 0; i < res->plan.n; i++) {
+		const struct cc_vm_entry *e = &res->plan.e[i];
+		struct cc_err step = CC_ERR_INIT;
+
+		if (e->state != CC_VM_RELEASE)
+			continue;
+		/* The ledger entry goes even when a restore step failed: the
+		 * CPUs are no longer the VM's; the error is still reported. */
+		if (write_entry(&wr, e, true, &step) < 0)
+			keep_first(err, &step), rc = -1;
+		irqs |= e->carve.steer_irqs;
+		cc_ledger_remove(l, e->id);
+		if (cc_ledger_commit(l, &step) < 0)
+			return keep_first(err, &step), -1;
+		res->applied += 1 + e->npins + e->ncg;
+	}
+	for (int i = 0; i < res->plan.n; i++) {
+		const struct cc_vm_entry *e = &res->plan.e[i];
+		struct cc_err step = CC_ERR_INIT;
+		struct cc_carve *c;
+
+		if (e->state == CC_VM_NEW) {
+			/* Write-ahead: the carve, with what each write will
+			 * change, is on disk before the first write. */
+			if (cc_ledger_add(l, &e->carve, &step) < 0 || cc_ledger_commit(l, &step) < 0) {
+				cc_err_prefix(&step, "VM %s", e->name);
+				keep_first(err, &step);
+				return -1;
+			}
+			cc_fault_point(ctx, "after-journal");
+		} else if (e->state == CC_VM_KEEP && (c = cc_ledger_find(l, e->id)) &&
+			   !json_equal(c->changes, e->carve.changes)) {
+			json_t *copy = json_deep_copy(e->carve.changes);
+
+			if (!copy)
+				return cc_err_sys(err, ENOMEM, "VM %s", e->name);
+			json_decref(c->changes);
+			c->changes = copy;
+			if (cc_ledger_commit(l, &step) < 0)
+				return keep_first(err, &step), -1;
+		} else if (e->state != CC_VM_KEEP && e->state != CC_VM_SHARED) {
+			continue;
+		}
+		if (write_entry(&wr, e, false, &step) < 0) {
+			struct cc_err ignored = CC_ERR_INIT;
+
+			keep_first(err, &step);
+			rc = -1;
+			if (e->state == CC_VM_NEW && cc_ledger_remove(l, e->id))
+				cc_ledger_commit(l, &ignored);
+			continue;
+		}
+		if (e->state == CC_VM_NEW)
+			irqs |= e->carve.steer_irqs;
+		res->applied += (e->state == CC_VM_NEW) + e->npins + e->ncg;
+	}
+	if (irqs) {
+		struct cc_err step = CC_ERR_INIT;
+
+		if (steer(ctx, l, res, res, &step) < 0 || cc_ledger_commit(l, &step) < 0)
+			keep_first(err, &step), rc = -1;
+	}
+	return rc;
+}
+
+/* ---- the commands ------------------------------------------------------------------- */
+
+int cc_vm_reconcile(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, struct cc_vm_result *res,
+		    struct cc_err *err)
+{
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
+	_cleanup_free_ char (*whys)[256] = NULL;
+	struct cc_vm_world w;
+
+	memset(res, 0, sizeof(*res));
+	if (!opts->dry_run && !ctx->root->is_host)
+		return cc_err_set(err, EPERM, "vm reconcile pins threads of this host: the root must be \"/\" "
+					      "(--dry-run shows the plan for another root)");
+	if (load(ctx, opts, !opts->dry_run, res, &l, &whys, err) < 0)
+		return -1;
+	world_of(res, l, &w);
+	if (cc_vm_plan(&w, &res->plan, err) < 0)
+		return -1;
+	for (int i = 0; i < res->plan.n; i++) {
+		struct cc_vm_entry *e = &res->plan.e[i];
+
+		if (e->state == CC_VM_NOT_RUNNING && e->spec)
+			snprintf(e->why, sizeof(e->why), "%s", whys[e->spec - res->cfg.vms]);
+	}
+	if (opts->dry_run || !res->plan.nchanges)
+		return 0;
+	return apply(ctx, l, res, err);
+}
+
+int cc_vm_status(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, struct cc_vm_result *res,
+		 struct cc_vm_finding **findings, int *nfindings, struct cc_err *err)
+{
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
+	_cleanup_free_ char (*whys)[256] = NULL;
+	struct cc_vm_world w;
+
+	memset(res, 0, sizeof(*res));
+	*findings = NULL;
+	*nfindings = 0;
+	if (load(ctx, opts, false, res, &l, &whys, err) < 0)
+		return -1;
+	world_of(res, l, &w);
+	if (cc_vm_plan(&w, &res->plan, err) < 0)
+		return -1;
+	for (int i = 0; i < res->plan.n; i++) {
+		struct cc_vm_entry *e = &res->plan.e[i];
+
+		if (e->state == CC_VM_NOT_RUNNING && e->spec)
+			snprintf(e->why, sizeof(e->why), "%s", whys[e->spec - res->cfg.vms]);
+	}
+	return cc_vm_findings(&w, findings, nfindings, err);
+}

@@ -1,0 +1,115 @@
+#!/bin/sh
+# e2e-needs: podman
+# 61-podman: the hooks.d files with their real consumer.  Debian's podman
+# (rootful, vfs storage, no network, cgroupfs manager; crun) starts a
+# container annotated corecarve.io/placement through --hooks-dir with
+# manifests/hooks.d: it gets its carve, and gives it back on `podman rm`;
+# a container without the annotation is untouched (the hook is not even
+# run: hooks.d's "when" does not match).  Then examples/podman-run.sh as a
+# user would run it (podman's default hooks directory).
+set -eu
+# shellcheck source-path=SCRIPTDIR/.. source=lib.sh
+. /e2e/lib.sh
+# shellcheck source-path=SCRIPTDIR/.. source=hooklib.sh
+. /e2e/hooklib.sh
+
+if ! command -v podman >/dev/null 2>&1; then
+	skip podman "podman was not installed on the host that built the initramfs (scripts/deps.sh installs it)"
+	exit 0
+fi
+trap 'timeout 60 podman rm -f -a -t 0 >/dev/null 2>&1 || true' EXIT
+
+write_policy "$CC_HOOK_POLICY"
+if cg_has_exclusive; then want_part=root; else want_part=member; fi
+IMG=localhost/busybox:e2e
+info "$(podman --version)"
+
+if out=$(timeout 60 podman import /e2e/busybox-rootfs.tar $IMG 2>&1); then pass image-imported; else
+	fail image-imported "$out"
+	exit 0
+fi
+
+# pid_of NAME, cgroup_of NAME: the container's init and its cgroup.
+pid_of() { podman inspect --format '{{.State.Pid}}' "$1"; }
+cgroup_of() { sed -n 's/^0:://p' "/proc/$(pid_of "$1")/cgroup"; }
+
+# podman before 5.0 reads --annotation as CSV (a string-slice flag): a comma
+# splits the value and a newline ends it, so "{class: latency, cpus: 2}"
+# arrives as two broken annotations and the block form loses "cpus".  A CSV
+# field in double quotes keeps its commas; podman 5 takes the value as is.
+case $(podman --version | sed 's/.* //') in
+[0-4].*) ANN='"corecarve.io/placement={class: latency, cpus: 2}"' ;;
+*) ANN='corecarve.io/placement={class: latency, cpus: 2}' ;;
+esac
+if out=$(timeout 60 podman run -d --name pcomma --network none --hooks-dir /e2e/hooks.d \
+	--annotation 'corecarve.io/placement={class: latency, cpus: 2}' $IMG true 2>&1); then
+	info "podman $(podman --version | cut -d' ' -f3) keeps commas in --annotation"
+	podman rm -f -t 0 pcomma >/dev/null 2>&1 || true
+else
+	info "podman splits --annotation at commas: $out"
+fi
+
+# --- annotated: carved through hooks.d ------------------------------------------
+want=$(plan_field latency 2 cpus)
+# crun writes the hooks' stdout and stderr where these annotations say.
+HOOKLOG="--annotation run.oci.hooks.stderr=/run/pc1.hooks.err --annotation run.oci.hooks.stdout=/run/pc1.hooks.out"
+# shellcheck disable=SC2086 # $HOOKLOG is two options
+if out=$(timeout 90 podman run -d --name pc1 --network none --hooks-dir /e2e/hooks.d \
+	--annotation "$ANN" $HOOKLOG \
+	$IMG sh -c 'grep Cpus_allowed_list /proc/self/status; exec sleep 1000' 2>&1); then
+	pass annotated-started
+else
+	fail annotated-started "$out"
+	info "hook stderr: $(cat /run/pc1.hooks.err 2>/dev/null)"
+fi
+id=$(podman inspect --format '{{.Id}}' pc1 2>/dev/null || true)
+wait_for 20 sh -c "podman logs pc1 2>/dev/null | grep -q Cpus_allowed_list" || true
+check_eq annotated-sees-carve "$want" "$(podman logs pc1 2>/dev/null | sed -n 's/^Cpus_allowed_list:[[:space:]]*//p')"
+check_eq annotated-annotation "{class: latency, cpus: 2}" \
+	"$(podman inspect --format '{{index .Config.Annotations "corecarve.io/placement"}}' pc1 2>/dev/null)"
+check_eq annotated-in-ledger "$want" "$(carve_field "$id" cpus)"
+cg=$(cgroup_of pc1 || true)
+info "podman container cgroup: $cg; carve cgroup: $(carve_field "$id" cgroup)"
+check_eq annotated-carve-cgroup "$cg" "$(carve_field "$id" cgroup)"
+check_eq annotated-partition "$want_part" "$(cg_read "$cg" cpuset.cpus.partition)"
+check_eq annotated-effective "$want" "$(cg_read "$cg" cpuset.cpus.effective)"
+check_eq annotated-mems "$(node_of_cpus "$want")" "$(cg_read "$cg" cpuset.mems)"
+check_eq annotated-cpu-max "max 100000" "$(cg_read "$cg" cpu.max)"
+
+# --- no annotation: untouched ---------------------------------------------------------
+mid=$(ledger_sum)
+if out=$(timeout 90 podman run -d --name pp --network none --hooks-dir /e2e/hooks.d --cpus 0.5 \
+	$IMG sh -c 'grep Cpus_allowed_list /proc/self/status; exec sleep 1000' 2>&1); then
+	pass plain-started
+else
+	fail plain-started "$out"
+fi
+pcg=$(cgroup_of pp || true)
+check_eq plain-ledger-unchanged "$mid" "$(ledger_sum)"
+check_eq plain-no-carve "" "$(carve_field "$(podman inspect --format '{{.Id}}' pp 2>/dev/null)" cpus)"
+check_eq plain-cpuset-untouched "" "$(cg_read "$pcg" cpuset.cpus)"
+check_eq plain-partition-member member "$(cg_read "$pcg" cpuset.cpus.partition)"
+check_eq plain-quota-kept "50000 100000" "$(cg_read "$pcg" cpu.max)"
+wait_for 20 sh -c "podman logs pp 2>/dev/null | grep -q Cpus_allowed_list" || true
+pcpus=$(podman logs pp 2>/dev/null | sed -n 's/^Cpus_allowed_list:[[:space:]]*//p')
+if [ "$want_part" = root ]; then
+	# The carve is exclusive: the plain container cannot run there.
+	check plain-avoids-carve disjoint "$pcpus" "$want,$(carve_field "$id" parked)"
+else
+	info "plain container runs on $pcpus (cpuset-only on $CC_KERNEL: soft exclusivity)"
+fi
+
+# --- release ------------------------------------------------------------------------
+if out=$(timeout 60 podman rm -f -t 0 pc1 2>&1); then pass annotated-removed; else fail annotated-removed "$out"; fi
+wait_for 20 sh -c "! grep -q '\"$id\"' $CC_LEDGER" || true
+check_eq annotated-released "" "$(carve_field "$id" cpus)"
+check_eq annotated-ledger-empty "" "$(grep -o '"id": *"[^"]*"' $CC_LEDGER || true)"
+timeout 60 podman rm -f -t 0 pp >/dev/null 2>&1 || true
+check_eq root-effective-restored "0-15" "$(cg_read / cpuset.cpus.effective)"
+
+# --- the example, with podman's default hooks directory ------------------------------
+if out=$(timeout 90 sh /e2e/podman-run.sh $IMG 2>&1); then pass example-ran; else fail example-ran "$out"; fi
+check_match example-carved "*Cpus_allowed_list:*$want*latency*performance*" "$(echo "$out" | tr '\n' ' ')"
+info "example output: $(echo "$out" | tr '\n' '|' | cut -c1-300)"
+wait_for 20 sh -c "! grep -q '\"kind\": \"container\"' $CC_LEDGER" || true
+check_eq ledger-empty "" "$(grep -o '"id": *"[^"]*"' $CC_LEDGER || true)"

@@ -1,0 +1,145 @@
+#!/bin/sh
+# 95-bench: the timings of docs/performance.md that need a real kernel and
+# real crun.  Runs only with cc.bench=1 on the kernel command line
+# (CC_BENCH=1 tests/e2e/run.sh, as `make bench-qemu` does); otherwise it
+# reports a SKIP.  It prints "BENCH ..." lines that mk/bench.mk collects and
+# checks only that what it timed worked: there is no timed assertion.
+#
+# Timestamps are marks written to /dev/kmsg (a shell builtin write, no
+# process started) and read back from the kernel log, microseconds apart.
+#
+#   crun:  `crun run` of a container that runs `true`, in four arms,
+#          interleaved, CC_BENCH_PAIRS rounds (cc.bench_pairs, default 20),
+#          the order rotating every round:
+#            plain       no hook registered
+#            hook        corecarve registered (createRuntime + poststop), no
+#                        annotation: what every container on the node pays
+#            carve       annotated {class: latency, cpus: 1}: carve, IRQs
+#                        steered away, released by poststop; cached topology
+#            carve-cold  the same with the topology cache removed first
+#                        (the first container after a boot or hotplug)
+#  irq:    `corecarve irq reconcile` with two steer-away carves in place
+#  audit:  `corecarve audit`, when it exists
+set -eu
+# shellcheck source-path=SCRIPTDIR/.. source=lib.sh
+. /e2e/lib.sh
+# shellcheck source-path=SCRIPTDIR/.. source=hooklib.sh
+. /e2e/hooklib.sh
+trap ctr_cleanup_all EXIT
+
+karg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
+if [ "$(karg cc.bench)" != 1 ]; then
+	skip bench "timings run only with CC_BENCH=1 (make bench-qemu)"
+	exit 0
+fi
+pairs=$(karg cc.bench_pairs)
+pairs=${pairs:-20}
+write_policy "$CC_HOOK_POLICY"
+B=/run/b95
+CACHE=/run/corecarve/topology.cache
+
+echo Y >/sys/module/printk/parameters/time 2>/dev/null || true
+mark() { echo "<6>ccbench $*" >/dev/kmsg; }
+# durations ARM: one line per run, milliseconds, from the marks.
+durations() {
+	dmesg | awk -v arm="$1" '
+		{ gsub(/^\[ */, ""); sub(/\]/, "") }
+		$2 == "ccbench" && $3 == arm && $5 == "begin" { b[$4] = $1 }
+		$2 == "ccbench" && $3 == arm && $5 == "end" && ($4 in b) { printf "%.3f\n", ($1 - b[$4]) * 1000 }'
+}
+# median: of the numbers on stdin.
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { if (!NR) print "nan"; else if (NR % 2) print v[(NR + 1) / 2];
+		else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# --- crun with and without the hook -----------------------------------------------
+arms="plain hook carve carve-cold"
+CC_CMD=true
+for a in $arms; do
+	ann='{class: latency, cpus: 1}'
+	CC_HOOKS='createRuntime poststop'
+	case $a in
+	plain) ann='' CC_HOOKS='' ;;
+	hook) ann='' ;;
+	esac
+	mk_bundle "$B/$a" "$a" "$ann" "/kubepods/podb/$a"
+done
+unset CC_CMD CC_HOOKS
+info "$pairs rounds of $arms, rotating"
+fails=0
+i=0
+while [ $i -lt "$pairs" ]; do
+	# shellcheck disable=SC2086 # a word list
+	set -- $arms
+	r=0
+	while [ $r -lt $((i % 4)) ]; do
+		x=$1
+		shift
+		set -- "$@" "$x"
+		r=$((r + 1))
+	done
+	for a in "$@"; do
+		[ "$a" != carve-cold ] || rm -f $CACHE
+		mark "$a $i begin"
+		if ! timeout -s KILL 60 crun run --bundle "$B/$a" "b-$a-$i" </dev/null >/dev/null 2>"$B/$a/run.err"; then
+			fails=$((fails + 1))
+			info "crun run $a round $i failed: $(_cc_oneline "$(cat "$B/$a/run.err" "$B/$a/hooks.err" 2>/dev/null)")"
+		fi
+		mark "$a $i end"
+	done
+	i=$((i + 1))
+done
+check_eq crun-runs-ok 0 "$fails"
+ncarves() { if [ -e "$CC_LEDGER" ]; then grep -c '"id":' "$CC_LEDGER" || true; else echo 0; fi; }
+check_eq crun-ledger-empty 0 "$(ncarves)"
+check_eq crun-root-effective "0-15" "$(cg_read / cpuset.cpus.effective)"
+
+plain=$(durations plain | median)
+for a in $arms; do
+	m=$(durations "$a" | median)
+	n=$(durations "$a" | wc -l)
+	# The median over rounds of this arm's run divided by the plain run
+	# of the same round.
+	pr=$( (durations plain; echo; durations "$a") | awk '
+		/^$/ { second = 1; k = 0; next }
+		!second { p[++k] = $1; next }
+		{ ++k; if (p[k] > 0) print $1 / p[k] }' | median)
+	echo "BENCH crun arm=$a median_ms=$m ratio_of_medians=$(echo "$m $plain" | awk '{ printf "%.3f", $1 / $2 }') median_pair_ratio=$pr n=$n kernel=$CC_KERNEL"
+done
+
+# --- IRQ reconcile with two steer-away carves -----------------------------------
+for c in i1 i2; do
+	mk_bundle "$B/$c" "$c" '{class: latency, cpus: 1}' "/kubepods/podi/$c"
+	ctr_run_detached "$c" "$B/$c" || fail "irq-$c-started" "$CRUN_ERR"
+done
+nirq=0
+for d in /proc/irq/[0-9]*; do [ ! -d "$d" ] || nirq=$((nirq + 1)); done
+i=0
+rfail=0
+while [ $i -lt "$pairs" ]; do
+	mark "irq $i begin"
+	"$CC_BIN" irq reconcile >/dev/null 2>$B/irq.err || rfail=$((rfail + 1))
+	mark "irq $i end"
+	i=$((i + 1))
+done
+check_eq irq-reconcile-ok 0 "$rfail"
+[ "$rfail" = 0 ] || info "irq reconcile: $(_cc_oneline "$(cat $B/irq.err)")"
+echo "BENCH irq_reconcile median_ms=$(durations irq | median) irqs=$nirq carves=2 n=$(durations irq | wc -l) kernel=$CC_KERNEL"
+for c in i1 i2; do check "irq-$c-deleted" ctr_kill_delete "$c"; done
+
+# --- audit ------------------------------------------------------------------------------
+if "$CC_BIN" audit --help >/dev/null 2>&1; then
+	i=0
+	while [ $i -lt "$pairs" ]; do
+		mark "audit $i begin"
+		"$CC_BIN" audit >/dev/null 2>&1 || true
+		mark "audit $i end"
+		i=$((i + 1))
+	done
+	echo "BENCH audit median_ms=$(durations audit | median) carves=0 n=$pairs kernel=$CC_KERNEL"
+else
+	info "corecarve audit does not exist in this build: audit time not measurable yet"
+	echo "BENCH audit status=not-measurable reason=no-audit-command kernel=$CC_KERNEL"
+fi
+check_eq ledger-empty-at-end 0 "$(ncarves)"
