@@ -16,7 +16,7 @@
  * invocations alternate, so drift and load on a shared machine hit both.
  *
  *   decide [--n N] [--n-large N] [--only HOST] [--bin CORECARVE]
- *       the tables: N invocations per mode (N-large above 1024 PUs)
+ *       the tables: N invocations per mode (N-large above 256 PUs)
  *   decide --callgrind --only HOST --mode cold|warm|empty [--n N]
  *       N invocations and nothing else, for
  *       valgrind --tool=callgrind --toggle-collect=measured_decision
@@ -233,8 +233,9 @@ static bool prepare(struct setup *s, const struct bench_host *h)
 	}
 	if (cc_ledger_commit(l, &err) < 0)
 		bench_die("%s", err.msg);
-	s->ledger_text = strdup(l->snapshot ? l->snapshot : "");
-	if (!s->ledger_text)
+	/* NULL: nothing was carved, there is no ledger file. */
+	s->ledger_text = l->snapshot ? strdup(l->snapshot) : NULL;
+	if (l->snapshot && !s->ledger_text)
 		bench_die("out of memory");
 	write_bundle(s->bundle, s->request);
 	snprintf(path, sizeof(path), "%s/rootfs", s->bundle);
@@ -381,7 +382,7 @@ static void restore(struct setup *s, enum mode m)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/" CC_LEDGER_FILE, state_of(s, m));
-	if (m == EMPTY) {
+	if (m == EMPTY || !s->ledger_text) {
 		if (unlink(path) < 0 && errno != ENOENT)
 			bench_die("%s: %s", path, strerror(errno));
 		return;
@@ -660,7 +661,7 @@ int main(int argc, char **argv)
 	}
 
 	bench_print_machine();
-	printf("decision latency: %d invocations per host and mode (%d above 1024 PUs), modes interleaved\n", n,
+	printf("decision latency: %d invocations per host and mode (%d above 256 PUs), modes interleaved\n", n,
 	       n_large);
 	for (int i = 0; i < nhosts; i++) {
 		if (only && strcmp(hosts[i].name, only))
@@ -671,7 +672,7 @@ int main(int argc, char **argv)
 			printf("state directory on %s; default policy\n\n", bench_fstype(setups[i].dir));
 		any = have[i] = true;
 		fprintf(stderr, "decide: %s...\n", hosts[i].name);
-		measure(&setups[i], setups[i].npus > 1024 ? n_large : n, &rows[i]);
+		measure(&setups[i], setups[i].npus > 256 ? n_large : n, &rows[i]);
 		if (setups[i].misses)
 			printf("WARNING %s: %d warm invocations missed the cache\n", hosts[i].name, setups[i].misses);
 	}

@@ -84,6 +84,13 @@ int cc_cg_write(struct cc_cg *cg, const char *cgroup, const char *file,
 
 /* "/a/b/c" -> "/a/b"; "/a" -> "/". */
 void cc_cg_parent(const char *cgroup, char *out, size_t len);
+/* cpu.max: "max 100000" (quota -1) or "50000 100000"; -1 when malformed. */
+int cc_cg_parse_cpu_max(const char *s, long long *quota, long long *period);
+/* The cgroup holding the parked siblings of a carve at `cgroup`: one
+ * first-level cgroup for remote partitions, beside the container (under
+ * the same parent partition) for local ones. */
+int cc_cg_parked_cgroup(enum cc_cg_mode mode, const char *cgroup, char *out, size_t len,
+			struct cc_err *err);
 /* A cpuset.cpus.partition value of a valid partition root. */
 bool cc_cg_partition_valid(const char *s);
 /* Create a cgroup directory (host only); existing is fine. */

@@ -151,7 +151,8 @@ static void print_entry(const struct cc_vm_entry *e)
 	char who[128] = "";
 
 	if (e->proc)
-		snprintf(who, sizeof(who), " (pid %d, %d vCPUs, %s)", (int)e->proc->pid, e->proc->nvcpus, e->proc->accel);
+		snprintf(who, sizeof(who), " (pid %d, %d vCPU%s, %s)", (int)e->proc->pid, e->proc->nvcpus,
+			 e->proc->nvcpus == 1 ? "" : "s", e->proc->accel);
 	switch (e->state) {
 	case CC_VM_NOT_RUNNING:
 		printf("VM %s: not running (%s)\n", e->name, e->why);
@@ -171,7 +172,7 @@ static void print_entry(const struct cc_vm_entry *e)
 		break;
 	case CC_VM_KEEP:
 		printf("VM %s%s: carved, class %s on %s, CPUs %s%s\n", e->name, who, e->carve.class_name,
-		       e->carve.core_class, cpus, e->npins || e->ncg ? "; putting back what drifted" : "; in place");
+		       e->carve.core_class, cpus, e->npins || e->ncg ? "; pinning again what moved" : "; in place");
 		break;
 	case CC_VM_SHARED:
 		printf("VM %s%s: class %s is shared: every vCPU on the %s pool %s, nothing carved\n", e->name, who,

@@ -57,8 +57,10 @@ int cc_cmd_hook(int argc, char **argv);
 int cc_cmd_init_parent(int argc, char **argv);
 int cc_cmd_status(int argc, char **argv);
 int cc_cmd_plan(int argc, char **argv);
+int cc_cmd_audit(int argc, char **argv);
 int cc_cmd_exec(int argc, char **argv);
 int cc_cmd_irq(int argc, char **argv);
 int cc_cmd_vm(int argc, char **argv);
+int cc_cmd_doctor(int argc, char **argv);
 
 #endif

@@ -24,7 +24,7 @@ _corecarve()
 	local cur prev cmd i
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="topology plan status exec hook irq vm init-parent"
+	local commands="topology plan status audit exec hook irq vm init-parent doctor"
 	local topo_src="--root --hwloc-xml --synthetic --policy"
 
 	cmd=
@@ -50,7 +50,7 @@ _corecarve()
 	fi
 
 	case $prev in
-	--root | --state | --svg | --hwloc-xml | --policy | --config)
+	--root | --state | --svg | --hwloc-xml | --policy | --config | --prometheus)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
@@ -88,6 +88,9 @@ _corecarve()
 	status)
 		COMPREPLY=($(compgen -W "--json --svg --state $topo_src --help" -- "$cur"))
 		;;
+	audit)
+		COMPREPLY=($(compgen -W "--json --prometheus --fix --sample-ms --state --root --policy --help" -- "$cur"))
+		;;
 	exec)
 		COMPREPLY=($(compgen -W "--class --cpus --carve --cgroup-parent --lock-affinity --policy --state --verbose --help --" -- "$cur"))
 		;;
@@ -96,6 +99,9 @@ _corecarve()
 		;;
 	init-parent)
 		COMPREPLY=($(compgen -W "--cpus --mems --policy --help" -- "$cur"))
+		;;
+	doctor)
+		COMPREPLY=($(compgen -W "--json --root --policy --state --help" -- "$cur"))
 		;;
 	vm)
 		local sub=

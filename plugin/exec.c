@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <numaif.h>
-#include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "affinity.h"
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
@@ -150,29 +150,6 @@ int cc_exec_lock_affinity(struct cc_err *err)
 	return 0;
 }
 
-static int set_affinity(hwloc_const_bitmap_t cpus, struct cc_err *err)
-{
-	int last = hwloc_bitmap_last(cpus), cpu;
-	size_t size = CPU_ALLOC_SIZE(last + 1);
-	cpu_set_t *set = CPU_ALLOC(last + 1);
-	_cleanup_free_ char *list = cc_cpulist_format(cpus);
-	int r;
-
-	if (!set)
-		return cc_err_sys(err, ENOMEM, "affinity");
-	CPU_ZERO_S(size, set);
-	hwloc_bitmap_foreach_begin(cpu, cpus)
-	{
-		CPU_SET_S((size_t)cpu, size, set);
-	}
-	hwloc_bitmap_foreach_end();
-	r = sched_setaffinity(0, size, set);
-	CPU_FREE(set);
-	if (r < 0)
-		return cc_err_sys(err, errno, "sched_setaffinity(%s)", list ? list : "?");
-	return 0;
-}
-
 static int set_memory(hwloc_const_bitmap_t mems, enum cc_memory memory, struct cc_err *err)
 {
 	const size_t bits = 8 * sizeof(unsigned long);
@@ -202,7 +179,7 @@ static int set_memory(hwloc_const_bitmap_t mems, enum cc_memory memory, struct c
 
 int cc_exec_apply_self(const struct cc_exec_self *self, struct cc_err *err)
 {
-	if (self->cpus && !hwloc_bitmap_iszero(self->cpus) && set_affinity(self->cpus, err) < 0)
+	if (self->cpus && !hwloc_bitmap_iszero(self->cpus) && cc_affinity_set(0, self->cpus, err) < 0)
 		return -1;
 	if (self->memory != CC_MEM_ANY && self->mems && !hwloc_bitmap_iszero(self->mems) &&
 	    set_memory(self->mems, self->memory, err) < 0)

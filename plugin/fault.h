@@ -5,8 +5,9 @@
  * marks its named steps with cc_fault().  When the armed step is reached
  * the process kills itself with SIGKILL: no cleanup handler, atexit or
  * destructor runs, exactly like the OOM killer or a runtime's hook timeout.
- * tests/e2e/scenarios/40-faults.sh crashes the hook at every step and
- * checks that the next hook brings the node back to a consistent state.
+ * tests/e2e/scenarios/40-faults.sh and 42-faults-late.sh crash the hook at
+ * every step and check that the next hook brings the node back to a
+ * consistent state.
  *
  * Steps (in the order the hook reaches them):
  *   after-lock            create: ledger locked, nothing decided
@@ -14,8 +15,9 @@
  *   before-ledger-rename  any commit: temp file written and fsynced, not renamed
  *   after-journal         create: carve recorded (write-ahead), no cgroup written
  *   mid-cgroup-write      create: ancestors/parked/peers changed, container partition not yet
- *   after-cgroup-write    create: cgroup fully applied, ledger not final
- *   after-commit          create: ledger final, hook not yet exited
+ *   after-cgroup-write    create: cgroup fully applied (the journal holds the carve)
+ *   after-irq-journal     any IRQ reconcile: records with pending writes committed, no IRQ written
+ *   mid-irq-write         any IRQ reconcile: the first IRQ (or default_smp_affinity) written
  *   before-release        poststop: ledger locked, nothing undone
  *   before-release-commit poststop: kernel undone, ledger still holds the carve
  */

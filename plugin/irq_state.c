@@ -323,10 +323,14 @@ int cc_irq_state_parse(const json_t *section, struct cc_irq_state *st, struct cc
 	cc_irq_state_init(st);
 	if (!section)
 		return 0;
-	if (!json_is_object(section))
-		return cc_err_set(err, EINVAL, W ": expected an object");
-	if (!st->irqbalance.banned)
-		return cc_err_sys(err, ENOMEM, W);
+	if (!json_is_object(section)) {
+		cc_err_set(err, EINVAL, W ": expected an object");
+		goto fail;
+	}
+	if (!st->irqbalance.banned) {
+		cc_err_sys(err, ENOMEM, W);
+		goto fail;
+	}
 	if (check_keys(section, keys, W, err) < 0)
 		goto fail;
 	v = json_object_get(section, "fallback");

@@ -53,6 +53,9 @@ struct cc_vm_thread {
 	char cgroup[PATH_MAX];
 	hwloc_bitmap_t cg_cpus;  /* that cgroup's cpuset.cpus (NULL without one; empty: not set) */
 	hwloc_bitmap_t cg_mems;  /* its cpuset.mems */
+	/* An emulator thread in another cgroup than the main thread: libvirt's
+	 * iothread<n> cgroups, which <iothreadpin> owns.  Left alone. */
+	bool foreign;
 };
 
 /* A running QEMU. */
@@ -116,6 +119,10 @@ json_t *cc_vm_rec_json(const struct cc_vm_rec *rec);
 void cc_vm_rec_fini(struct cc_vm_rec *rec);
 
 /* ---- decide (vm_plan.c) ------------------------------------------------- */
+
+/* The VM's `threads`, or the class's smt when not set (full: 2, isolate
+ * and unknown classes: 1). */
+int cc_vm_threads(const struct cc_vm_spec *spec, const struct cc_policy *p);
 
 enum cc_vm_state {
 	CC_VM_NOT_RUNNING, /* configured, no process, no carve: nothing to do */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "affinity.h"
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
@@ -115,31 +116,6 @@ static void world_of(const struct cc_vm_result *res, const struct cc_ledger *l, 
 
 /* ---- writing --------------------------------------------------------------------- */
 
-static int set_affinity(pid_t tid, hwloc_const_bitmap_t cpus, struct cc_err *err)
-{
-	int last = hwloc_bitmap_last(cpus), cpu;
-	size_t size = CPU_ALLOC_SIZE(last + 1);
-	cpu_set_t *set = CPU_ALLOC(last + 1);
-	int r;
-
-	if (!set)
-		return cc_err_sys(err, ENOMEM, "affinity");
-	CPU_ZERO_S(size, set);
-	hwloc_bitmap_foreach_begin(cpu, cpus)
-	{
-		CPU_SET_S((size_t)cpu, size, set);
-	}
-	hwloc_bitmap_foreach_end();
-	r = sched_setaffinity(tid, size, set);
-	CPU_FREE(set);
-	if (r < 0) {
-		_cleanup_free_ char *list = cc_cpulist_format(cpus);
-
-		return cc_err_sys(err, errno, "sched_setaffinity(thread %d, %s)", (int)tid, list ? list : "?");
-	}
-	return 0;
-}
-
 struct writer {
 	const struct cc_ctx *ctx;
 	struct cc_cg cg;
@@ -164,7 +140,7 @@ static void unpin(const struct cc_vm_entry *e, int n)
 	struct cc_err ignored = CC_ERR_INIT;
 
 	while (n-- > 0)
-		set_affinity(e->pins[n].tid, e->pins[n].from, &ignored);
+		cc_affinity_set(e->pins[n].tid, e->pins[n].from, &ignored);
 }
 
 /* One entry's cgroup writes, then its pins.  Strict: the first failure
@@ -193,7 +169,7 @@ static int write_entry(struct writer *wr, const struct cc_vm_entry *e, bool best
 	}
 	for (i = 0; i < e->npins; i++) {
 		cc_err_clear(&step);
-		if (set_affinity(e->pins[i].tid, e->pins[i].to, &step) == 0)
+		if (cc_affinity_set(e->pins[i].tid, e->pins[i].to, &step) == 0)
 			continue;
 		if (step.code == ESRCH && (e->pins[i].vcpu < 0 || best_effort))
 			continue;

@@ -306,6 +306,45 @@ failed:
 	return -1;
 }
 
+/* The cgroup-v2 path of a thread, "" when it has none; 0, or -1 on error
+ * (ENOENT/ESRCH: it exited). */
+static int thread_cgroup(const struct cc_root *root, pid_t pid, pid_t tid, char *out, size_t len, struct cc_err *err)
+{
+	char path[96];
+	_cleanup_free_ char *text = NULL;
+	struct cc_err e = CC_ERR_INIT;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/cgroup", (int)pid, (int)tid);
+	text = cc_root_read(root, path, 65536, err);
+	if (!text)
+		return -1;
+	if (cc_proc_cgroup_parse(text, out, len, &e) < 0)
+		out[0] = '\0';
+	return 0;
+}
+
+/* Emulator threads outside the main thread's cgroup are libvirt's to pin. */
+static int mark_foreign(const struct cc_root *root, struct cc_vm_proc *p, struct cc_err *err)
+{
+	char main_cg[PATH_MAX], cg[PATH_MAX];
+	struct cc_err e = CC_ERR_INIT;
+
+	if (thread_cgroup(root, p->pid, p->pid, main_cg, sizeof(main_cg), &e) < 0)
+		return vanished(e.code) ? 0 : (*err = e, -1);
+	for (int i = 0; i < p->nemu; i++) {
+		if (p->emu[i].tid == p->pid)
+			continue;
+		cc_err_clear(&e);
+		if (thread_cgroup(root, p->pid, p->emu[i].tid, cg, sizeof(cg), &e) < 0) {
+			if (!vanished(e.code))
+				return *err = e, -1;
+			continue;
+		}
+		p->emu[i].foreign = strcmp(cg, main_cg) != 0;
+	}
+	return 0;
+}
+
 static int cmp_vcpu(const void *a, const void *b)
 {
 	const struct cc_vm_thread *x = a, *y = b;
@@ -400,6 +439,8 @@ int cc_vm_read_proc(const struct cc_root *root, const char *name, pid_t pid, uns
 	}
 	qsort(p.vcpus, (size_t)p.nvcpus, sizeof(*p.vcpus), cmp_vcpu);
 	qsort(p.emu, (size_t)p.nemu, sizeof(*p.emu), cmp_emu);
+	if (mark_foreign(root, &p, err) < 0)
+		goto out;
 	for (int i = 1; i < p.nvcpus; i++)
 		if (p.vcpus[i].vcpu == p.vcpus[i - 1].vcpu) {
 			cc_err_set(err, EINVAL, "VM %s (pid %d): threads %d and %d are both vCPU %d", name, (int)pid,

@@ -198,6 +198,15 @@ static void note_classes(const struct cc_topo *t, struct cc_vm_entry *e, const s
 	e->nclasses_now = classes_of(t, all, e->classes_now, sizeof(e->classes_now));
 }
 
+int cc_vm_threads(const struct cc_vm_spec *spec, const struct cc_policy *p)
+{
+	const struct cc_pclass *pc = spec->threads_set ? NULL : cc_policy_class(p, spec->class_name);
+
+	if (spec->threads_set)
+		return spec->threads;
+	return pc && pc->smt == CC_SMT_FULL ? 2 : 1;
+}
+
 /* ---- the vCPU map ------------------------------------------------------------- */
 
 int cc_vm_map(const struct cc_topo *t, hwloc_const_bitmap_t cpus, int threads, int nvcpus, int *map,
@@ -282,7 +291,7 @@ static void take(hwloc_bitmap_t taken, const struct cc_carve *c, bool add)
 
 /* Why the carve `c` no longer serves the VM, or "" when it does. */
 static void carve_fit(const struct cc_carve *c, const struct cc_vm_rec *rec, const struct cc_vm_spec *spec,
-		      const struct cc_vm_proc *p, char *why, size_t len)
+		      const struct cc_policy *pol, const struct cc_vm_proc *p, char *why, size_t len)
 {
 	why[0] = '\0';
 	if (!spec) {
@@ -302,20 +311,20 @@ static void carve_fit(const struct cc_carve *c, const struct cc_vm_rec *rec, con
 		return;
 	}
 	if (strcmp(c->class_name, spec->class_name)) {
-		snprintf(why, len, "re-carved: class changed from %s to %s", c->class_name, spec->class_name);
+		snprintf(why, len, "class changed from %s to %s", c->class_name, spec->class_name);
 		return;
 	}
-	if (rec->threads != spec->threads) {
-		snprintf(why, len, "re-carved: threads changed from %d to %d", rec->threads, spec->threads);
+	if (rec->threads != cc_vm_threads(spec, pol)) {
+		snprintf(why, len, "threads changed from %d to %d", rec->threads, cc_vm_threads(spec, pol));
 		return;
 	}
 	if (rec->nvcpus != p->nvcpus) {
-		snprintf(why, len, "re-carved: %d vCPUs now, %d when carved", p->nvcpus, rec->nvcpus);
+		snprintf(why, len, "%d vCPUs now, %d when carved", p->nvcpus, rec->nvcpus);
 		return;
 	}
 	for (int i = 0; i < p->nvcpus; i++)
 		if (!rec_vcpu(rec, p->vcpus[i].vcpu)) {
-			snprintf(why, len, "re-carved: vCPU %d was not there when carved", p->vcpus[i].vcpu);
+			snprintf(why, len, "vCPU %d was not there when carved", p->vcpus[i].vcpu);
 			return;
 		}
 }
@@ -339,7 +348,7 @@ static int ledger_carves(struct planner *pl, struct cc_err *err)
 		name = cc_vm_id_name(c->id);
 		spec = cc_vmconfig_find(w->cfg, name);
 		p = find_proc(w, name);
-		carve_fit(c, &pl->recs[i], spec, p, why, sizeof(why));
+		carve_fit(c, &pl->recs[i], spec, w->policy, p, why, sizeof(why));
 		e = entry_add(pl->plan, name, why[0] ? CC_VM_RELEASE : CC_VM_KEEP);
 		if (!e || copy_carve(&e->carve, c) < 0)
 			return cc_err_sys(err, ENOMEM, "VM plan");
@@ -389,7 +398,7 @@ static int pin_vcpus(struct cc_vm_entry *e, const struct cc_vm_proc *p, const in
 	return 0;
 }
 
-static int keep_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc_vm_rec *rec)
+static int keep_entry(struct cc_vm_entry *e, const struct cc_vm_rec *rec)
 {
 	_cleanup_free_ int *map = calloc((size_t)e->proc->nvcpus, sizeof(*map));
 
@@ -397,7 +406,6 @@ static int keep_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc
 		return -1;
 	for (int i = 0; i < e->proc->nvcpus; i++)
 		map[i] = rec_vcpu(rec, e->proc->vcpus[i].vcpu)->cpu;
-	(void)pl;
 	return pin_vcpus(e, e->proc, map, e->carve.mems, NULL);
 }
 
@@ -429,6 +437,7 @@ static int new_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc_
 	struct cc_decision d;
 	struct cc_vm_rec rec = { 0 };
 	_cleanup_free_ int *map = NULL;
+	int threads = cc_vm_threads(spec, pl->w->policy);
 	json_t *rj;
 	int rc = -1;
 
@@ -444,10 +453,11 @@ static int new_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc_
 		return 0;
 	}
 	snprintf(req.class_name, sizeof(req.class_name), "%s", spec->class_name);
-	req.smt = spec->threads == 2 ? CC_SMT_FULL : CC_SMT_ISOLATE;
+	req.smt = threads == 2 ? CC_SMT_FULL : CC_SMT_ISOLATE;
 	req.memory = spec->memory;
 	if (cc_allocate(pl->w->topo, pl->w->policy, pl->taken, &req, &d, &e2) < 0) {
-		cc_err_prefix(&e2, "VM %s (%d vCPUs, threads: %d)", spec->name, p->nvcpus, spec->threads);
+		cc_err_prefix(&e2, "VM %s (%d vCPU%s, threads: %d)", spec->name, p->nvcpus, p->nvcpus == 1 ? "" : "s",
+			      threads);
 		refuse(e, &e2);
 		return 0;
 	}
@@ -460,16 +470,20 @@ static int new_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc_
 		snprintf(e->carve.class_name, sizeof(e->carve.class_name), "%s", d.class_name);
 		snprintf(e->carve.core_class, sizeof(e->carve.core_class), "%s", d.core_class);
 		hwloc_bitmap_copy(e->carve.cpus, d.cpus);
-		for (int i = 0; i < p->nvcpus; i++)
-			if (pin_add(e, p->vcpus[i].tid, p->vcpus[i].vcpu, p->vcpus[i].affinity, d.cpus) < 0)
+		for (int i = 0; i < p->nvcpus; i++) {
+			const struct cc_vm_thread *t = &p->vcpus[i];
+
+			if ((t->cgroup[0] && cg_add(e, t->cgroup, "cpuset.cpus", t->cg_cpus, d.cpus) < 0) ||
+			    pin_add(e, t->tid, t->vcpu, t->affinity, d.cpus) < 0)
 				goto nomem;
+		}
 		cc_decision_fini(&d);
 		return 0;
 	}
 	map = calloc((size_t)p->nvcpus, sizeof(*map));
 	if (!map)
 		goto nomem;
-	if (cc_vm_map(pl->w->topo, d.cpus, spec->threads, p->nvcpus, map, &e2) < 0) {
+	if (cc_vm_map(pl->w->topo, d.cpus, threads, p->nvcpus, map, &e2) < 0) {
 		cc_err_prefix(&e2, "VM %s", spec->name);
 		refuse(e, &e2);
 		cc_decision_fini(&d);
@@ -488,7 +502,7 @@ static int new_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc_
 
 	rec.pid = p->pid;
 	rec.start = p->start;
-	rec.threads = spec->threads;
+	rec.threads = threads;
 	rec.vcpus = calloc((size_t)p->nvcpus, sizeof(*rec.vcpus));
 	rec.emulator_old = prev_rec ? hwloc_bitmap_dup(prev_rec->emulator_old)
 				    : main_affinity(p) ? hwloc_bitmap_dup(main_affinity(p)) : hwloc_bitmap_alloc();
@@ -533,7 +547,7 @@ static int listed_vms(struct planner *pl, struct cc_err *err)
 		if (c >= 0 && pl->keep[c] >= 0) {
 			e = &pl->plan->e[pl->keep[c]];
 			note_classes(w->topo, e, e->proc);
-			if (keep_entry(pl, e, &pl->recs[c]) < 0)
+			if (keep_entry(e, &pl->recs[c]) < 0)
 				return cc_err_sys(err, ENOMEM, "VM plan");
 			continue;
 		}
@@ -549,6 +563,12 @@ static int listed_vms(struct planner *pl, struct cc_err *err)
 		note_classes(w->topo, e, p);
 		if (new_entry(pl, e, spec, p, c >= 0 && pl->recarve[c] ? c : -1, err) < 0)
 			return -1;
+		/* Its old carve goes and no new one comes: the threads must not
+		 * stay on CPUs that are free for others now. */
+		if (e->state == CC_VM_REFUSED && c >= 0 && pl->recarve[c])
+			for (int k = 0; k < pl->plan->n; k++)
+				if (pl->plan->e[k].state == CC_VM_RELEASE && !strcmp(pl->plan->e[k].id, e->id))
+					pl->plan->e[k].proc = p;
 	}
 	return 0;
 }
@@ -585,7 +605,7 @@ static int restore_entry(struct planner *pl, struct cc_vm_entry *e, const struct
 	}
 	restore_target(rec->emulator_old, pl->taken, uncarved, to);
 	for (int i = 0; i < p->nemu; i++)
-		if (pin_add(e, p->emu[i].tid, -1, p->emu[i].affinity, to) < 0)
+		if (!p->emu[i].foreign && pin_add(e, p->emu[i].tid, -1, p->emu[i].affinity, to) < 0)
 			return -1;
 	/* Cgroup files go back to what they held, for the cgroups the
 	 * threads are still in (the others went with their threads). */
@@ -622,6 +642,8 @@ static int emulator_pins(struct cc_vm_entry *e, json_t *prev_changes)
 	for (int i = 0; i < p->nemu; i++) {
 		const struct cc_vm_thread *t = &p->emu[i];
 
+		if (t->foreign)
+			continue;
 		if (t->cgroup[0]) {
 			if (cg_plan(e, prev_changes, t->cgroup, "cpuset.cpus", t->cg_cpus, e->emulator) < 0)
 				return -1;

@@ -158,8 +158,11 @@ static int parse_vm(const struct cc_ynode *n, struct cc_vm_spec *s, struct cc_er
 	if (parse_find(n, s, err) < 0)
 		return -1;
 	s->threads = 1;
-	if ((v = cc_ynode_get(n, "threads")) && parse_threads(v, &s->threads, err) < 0)
-		return -1;
+	if ((v = cc_ynode_get(n, "threads"))) {
+		if (parse_threads(v, &s->threads, err) < 0)
+			return -1;
+		s->threads_set = true;
+	}
 	if ((v = cc_ynode_get(n, "emulator")) && cc_ynode_enum(v, emulator_values, &e, err) < 0)
 		return -1;
 	if ((v = cc_ynode_get(n, "memory")) && cc_ynode_enum(v, memory_values, &m, err) < 0)

@@ -8,6 +8,7 @@
  *       # pidfile: /run/web.pid #   a pid file, or
  *       # qemuName: web         #   the `-name` of a running QEMU (the default: the VM's name)
  *       threads: 1              # 1: one thread of each whole core; 2: SMT pairs, whole cores
+ *                               #   (default: the class's smt, isolate 1, full 2)
  *       emulator: shared        # emulator/I/O threads: shared (uncarved CPUs) or reserved
  *       memory: local           # local: the carve's NUMA nodes; spread: every node of the class
  *
@@ -49,7 +50,8 @@ struct cc_vm_spec {
 	char class_where[512]; /* "<file>:<line>:<col>: vms.<name>.class", for errors found later */
 	enum cc_vm_find find;
 	char target[PATH_MAX];
-	int threads;           /* 1 or 2 */
+	int threads;           /* 1 or 2; 1 when not set */
+	bool threads_set;      /* false: the class decides (cc_vm_threads) */
 	enum cc_vm_emulator emulator;
 	enum cc_memory memory; /* local or spread */
 };

@@ -11,6 +11,9 @@ E2E_PKGS="crun busybox-static cpio xz-utils zstd kmod"
 # Unit tests of the pictures (xmllint, rsvg-convert) and man pages (groff);
 # podman + conmon for the hooks.d scenario in the guest (tests/e2e/mkpodman.sh).
 TEST_PKGS="libxml2-utils librsvg2-bin groff-base podman conmon"
+# Hardening (issue 9): libFuzzer targets (clang + its runtime), valgrind
+# memcheck over the CLI, util-linux's flock copied into the e2e guest.
+HARDEN_PKGS="clang libclang-rt-14-dev valgrind util-linux"
 # QEMU 10 comes from bookworm-backports: bookworm's 7.2 crashes 6.12 under TCG.
 BPO_PKGS="qemu-system-x86"
 
@@ -41,7 +44,7 @@ missing() {
 	done
 }
 
-need=$(missing $BUILD_PKGS $E2E_PKGS $TEST_PKGS)
+need=$(missing $BUILD_PKGS $E2E_PKGS $TEST_PKGS $HARDEN_PKGS)
 qemu_ok=
 if command -v qemu-system-x86_64 >/dev/null 2>&1; then
 	v=$(qemu-system-x86_64 --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')

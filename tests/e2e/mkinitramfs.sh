@@ -129,7 +129,7 @@ echo 'root:x:0:0:root:/root:/bin/sh' >"$stage/etc/passwd"
 echo 'root:x:0:' >"$stage/etc/group"
 
 # Scenarios, lib, init.
-cp "$here/lib.sh" "$here/hooklib.sh" "$stage/e2e/"
+cp "$here/lib.sh" "$here/hooklib.sh" "$here/faultlib.sh" "$stage/e2e/"
 n=0
 for s in "$here"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.sh}; do
 	[ -e "$s" ] || continue
@@ -157,6 +157,11 @@ fi
 if grep -qs '^# e2e-needs: irqbalance' "$stage"/e2e/scenarios/*.sh; then
 	# shellcheck source=mkirqbalance.sh
 	. "$here/mkirqbalance.sh"
+fi
+# util-linux flock (busybox has none) for the scenarios that hold the
+# ledger lock to catch a hook waiting on it.
+if grep -qs '^# e2e-needs: flock' "$stage"/e2e/scenarios/*.sh; then
+	copy_with_libs "$(command -v flock)" /usr/bin/flock
 fi
 cp "$here/init" "$stage/init"
 chmod 0755 "$stage/init"

@@ -347,6 +347,30 @@ START_TEST(test_new_threads2)
 }
 END_TEST
 
+/* Without `threads`, the class's smt decides: full gives SMT pairs,
+ * and `threads: 1` overrides it. */
+START_TEST(test_threads_from_class)
+{
+	struct world w;
+	const struct cc_vm_entry *e;
+	static const int pairs[] = { 2, 3, 4, 5 };
+
+	world_init(&w, GUEST, POLICY, "vms:\n  t: {class: throughput}\n  u: {class: throughput, threads: 1}\n");
+	ck_assert_int_eq(cc_vm_threads(&w.cfg.vms[0], w.policy), 2);
+	ck_assert_int_eq(cc_vm_threads(&w.cfg.vms[1], w.policy), 1);
+	add_proc(&w, "t", 100, 5000, 4, "0-15");
+	add_proc(&w, "u", 200, 6000, 2, "0-15");
+	plan(&w);
+	e = entry(&w, "t", CC_VM_NEW);
+	assert_map(&e->carve, pairs, 4);
+	e = entry(&w, "u", CC_VM_NEW);
+	/* Node 0 has one free core left after t: u's two go on node 1. */
+	assert_set(e->carve.cpus, "10,12", "u cpus");
+	assert_set(e->carve.parked, "11,13", "u parked");
+	world_fini(&w);
+}
+END_TEST
+
 START_TEST(test_odd_vcpus_threads2)
 {
 	struct world w;
@@ -554,7 +578,7 @@ START_TEST(test_recarve_on_class_change)
 	ck_assert_int_eq(cc_vmconfig_parse("vms:\n  t: {class: throughput, threads: 2}\n", 41, "v.yaml", &w.cfg, &err), 0);
 	plan(&w);
 	e = entry(&w, "t", CC_VM_RELEASE);
-	ck_assert_str_eq(e->why, "re-carved: class changed from latency to throughput");
+	ck_assert_str_eq(e->why, "class changed from latency to throughput");
 	ck_assert_int_eq(e->npins, 0);
 	e = entry(&w, "t", CC_VM_NEW);
 	assert_set(e->carve.cpus, "2-3", "cpus");
@@ -563,6 +587,37 @@ START_TEST(test_recarve_on_class_change)
 	assert_set(rec.vcpus[0].old, "0-15", "original affinity kept");
 	assert_set(rec.emulator_old, "0-15", "original emulator affinity kept");
 	cc_vm_rec_fini(&rec);
+	world_fini(&w);
+}
+END_TEST
+
+/* The re-carve is refused (an odd vCPU count for threads: 2): the old
+ * carve still goes, and its threads go back where they were, less what
+ * other carves hold, not left on CPUs that are free for others now. */
+START_TEST(test_recarve_refused_restores)
+{
+	struct world w;
+	const struct cc_vm_entry *e;
+	struct cc_err err = CC_ERR_INIT;
+	static const char pairs[] = "vms:\n  t: {class: latency, threads: 2}\n";
+
+	world_init(&w, GUEST, POLICY, "vms:\n  t: {class: latency}\n");
+	add_container(&w, "c1", "4", "5");
+	add_proc(&w, "t", 100, 5000, 1, "0-15");
+	plan(&w);
+	apply(&w);
+	ck_assert_int_eq(w.ncarves, 2);
+	assert_set(w.carves[1].cpus, "2", "t's carve");
+	cc_vmconfig_fini(&w.cfg);
+	ck_assert_int_eq(cc_vmconfig_parse(pairs, strlen(pairs), "v.yaml", &w.cfg, &err), 0);
+	plan(&w);
+	e = entry(&w, "t", CC_VM_REFUSED);
+	ck_assert_int_eq(e->code, EINVAL);
+	e = entry(&w, "t", CC_VM_RELEASE);
+	ck_assert_str_eq(e->why, "threads changed from 1 to 2");
+	ck_assert_ptr_nonnull(e->proc);
+	assert_set(pin_of(e, 110)->to, "0-3,6-15", "vCPU 0 back, less c1");
+	assert_set(pin_of(e, 100)->to, "0-3,6-15", "main thread back, less c1");
 	world_fini(&w);
 }
 END_TEST
@@ -630,8 +685,12 @@ START_TEST(test_libvirt_cgroups)
 	snprintf(p->emu[0].cgroup, sizeof(p->emu[0].cgroup), "%s/emulator", base);
 	p->emu[0].cg_cpus = set_of("0-15");
 	p->emu[0].cg_mems = set_of("");
+	/* An iothread in libvirt's iothread1 cgroup is <iothreadpin>'s. */
+	p->emu[1].foreign = true;
 	plan(&w);
 	e = entry(&w, "t", CC_VM_NEW);
+	ck_assert_ptr_null(pin_of(e, 101));
+	ck_assert_ptr_nonnull(pin_of(e, 100));
 	ck_assert_int_eq(e->ncg, 6);
 	ck_assert_str_eq(e->cg[0].file, "cpuset.cpus");
 	ck_assert_msg(strstr(e->cg[0].cgroup, "/libvirt/vcpu0"), "%s", e->cg[0].cgroup);
@@ -849,6 +908,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_map);
 	tcase_add_test(tc, test_new_threads1);
 	tcase_add_test(tc, test_new_threads2);
+	tcase_add_test(tc, test_threads_from_class);
 	tcase_add_test(tc, test_odd_vcpus_threads2);
 	tcase_add_test(tc, test_refused_capacity);
 	tcase_add_test(tc, test_containers_never_collide);
@@ -858,6 +918,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_restarted);
 	tcase_add_test(tc, test_unlisted_restored);
 	tcase_add_test(tc, test_recarve_on_class_change);
+	tcase_add_test(tc, test_recarve_refused_restores);
 	tcase_add_test(tc, test_emulator_reserved);
 	tcase_add_test(tc, test_shared_class);
 	tcase_add_test(tc, test_libvirt_cgroups);

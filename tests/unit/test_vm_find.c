@@ -131,7 +131,7 @@ static void build_tree(void)
 	static const char *const web_threads[] = { "200:qemu-system-x86:0-15:" LV "/emulator",
 						   "201:CPU 0/KVM:0-15:" LV "/vcpu0",
 						   "202:CPU 1/KVM:0-15:" LV "/vcpu1", "203:worker:0-15:" LV "/emulator",
-						   NULL };
+						   "204:IO iothread1:6:" LV "/iothread1", NULL };
 	static const char *const plain[] = { "300:bash:0-15:/", NULL };
 	static const char *const nodbg[] = { "400:qemu-system-x86:0-15:/", "401:qemu-system-x86:0-15:/", NULL };
 	static const char *const twice[] = { "600:qemu-system-x86:0-15:/", "601:CPU 0/KVM:0-15:/",
@@ -258,6 +258,11 @@ START_TEST(test_find_libvirt)
 	ck_assert_str_eq(p.emu[0].cgroup, LV "/emulator");
 	assert_set(p.emu[0].cg_cpus, "0-15");
 	ck_assert_str_eq(p.emu[1].cgroup, "");
+	ck_assert(!p.emu[1].foreign);
+	/* libvirt's iothread cgroup: its <iothreadpin> owns that thread. */
+	ck_assert_int_eq(p.nemu, 3);
+	ck_assert_int_eq(p.emu[2].tid, 204);
+	ck_assert(p.emu[2].foreign);
 	cc_vm_proc_fini(&p);
 
 	s = spec("gone", CC_VM_FIND_LIBVIRT, "gone");

@@ -38,6 +38,7 @@ START_TEST(test_full)
 	ck_assert_int_eq(s->find, CC_VM_FIND_LIBVIRT);
 	ck_assert_str_eq(s->target, "web-prod");
 	ck_assert_int_eq(s->threads, 2);
+	ck_assert(s->threads_set);
 	ck_assert_int_eq(s->emulator, CC_VM_EMU_RESERVED);
 	ck_assert_int_eq(s->memory, CC_MEM_SPREAD);
 	s = cc_vmconfig_find(&cfg, "db.1");
@@ -67,6 +68,8 @@ START_TEST(test_defaults)
 	/* Without a way to find it, the VM's name is its QEMU -name. */
 	ck_assert_int_eq(cfg.vms[0].find, CC_VM_FIND_NAME);
 	ck_assert_str_eq(cfg.vms[0].target, "guest-7");
+	/* Not set: the class's smt decides (cc_vm_threads). */
+	ck_assert(!cfg.vms[0].threads_set);
 	ck_assert_int_eq(cfg.vms[0].threads, 1);
 	ck_assert_int_eq(cfg.vms[0].emulator, CC_VM_EMU_SHARED);
 	ck_assert_int_eq(cfg.vms[0].memory, CC_MEM_LOCAL);

@@ -230,6 +230,10 @@ check_eq lv-emulator-cgroup "$(xml_emu lv)" "$(cg_read $LV/emulator cpuset.cpus)
 wide=$(cg_read $LV cpuset.cpus.effective)
 if cg_write $LV/vcpu1 cpuset.cpus "$wide"; then pass lv-cgroup-widened; else fail lv-cgroup-widened "$CG_ERR"; fi
 check_eq lv-cgroup-widened-reads "$wide" "$(cg_read $LV/vcpu1 cpuset.cpus)"
+# A kernel fact for docs/vm.md: does the thread keep the affinity it was
+# given when its cpuset widens (6.2+ keeps the user-requested mask)?
+tidv1=$(vcpus "$L" | awk '$1 == 1 { print $2 }')
+info "kernel $CC_KERNEL: after vcpu1's cpuset widened to $wide its thread may run on $(tcpus "$L" "$tidv1")"
 rc=0
 reconcile || rc=$?
 check_eq lv-cgroup-rewrite-exit 0 "$rc"

@@ -8,16 +8,22 @@
 # Timestamps are marks written to /dev/kmsg (a shell builtin write, no
 # process started) and read back from the kernel log, microseconds apart.
 #
-#   crun:  `crun run` of a container that runs `true`, in four arms,
+#   crun:  `crun run` of a container that runs `true`, in five arms,
 #          interleaved, CC_BENCH_PAIRS rounds (cc.bench_pairs, default 20),
 #          the order rotating every round:
 #            plain       no hook registered
 #            hook        corecarve registered (createRuntime + poststop), no
 #                        annotation: what every container on the node pays
-#            carve       annotated {class: latency, cpus: 1}: carve, IRQs
-#                        steered away, released by poststop; cached topology
+#            carve       {class: latency, cpus: 1, irq: leave}: carve (remote
+#                        partition or cpuset), released by poststop; the
+#                        topology from the cache
 #            carve-cold  the same with the topology cache removed first
 #                        (the first container after a boot or hotplug)
+#            carve-irq   {class: latency, cpus: 1}: the class default, IRQs
+#                        steered away from the carve and given back
+#  start:  process starts, interleaved: busybox `true` (static), `crun
+#          --version`, `corecarve --version` (what each hook stage pays
+#          before any work: exec and dynamic linking, emulated under TCG)
 #  irq:    `corecarve irq reconcile` with two steer-away carves in place
 #  audit:  `corecarve audit`, when it exists
 set -eu
@@ -54,14 +60,15 @@ median() {
 }
 
 # --- crun with and without the hook -----------------------------------------------
-arms="plain hook carve carve-cold"
+arms="plain hook carve carve-cold carve-irq"
 CC_CMD=true
 for a in $arms; do
-	ann='{class: latency, cpus: 1}'
+	ann='{class: latency, cpus: 1, irq: leave}'
 	CC_HOOKS='createRuntime poststop'
 	case $a in
 	plain) ann='' CC_HOOKS='' ;;
 	hook) ann='' ;;
+	carve-irq) ann='{class: latency, cpus: 1}' ;;
 	esac
 	mk_bundle "$B/$a" "$a" "$ann" "/kubepods/podb/$a"
 done
@@ -73,7 +80,7 @@ while [ $i -lt "$pairs" ]; do
 	# shellcheck disable=SC2086 # a word list
 	set -- $arms
 	r=0
-	while [ $r -lt $((i % 4)) ]; do
+	while [ $r -lt $((i % 5)) ]; do
 		x=$1
 		shift
 		set -- "$@" "$x"
@@ -106,6 +113,25 @@ for a in $arms; do
 		!second { p[++k] = $1; next }
 		{ ++k; if (p[k] > 0) print $1 / p[k] }' | median)
 	echo "BENCH crun arm=$a median_ms=$m ratio_of_medians=$(echo "$m $plain" | awk '{ printf "%.3f", $1 / $2 }') median_pair_ratio=$pr n=$n kernel=$CC_KERNEL"
+done
+
+# --- process starts ----------------------------------------------------------------
+i=0
+while [ $i -lt "$pairs" ]; do
+	mark "start-static $i begin"
+	true
+	/bin/busybox true
+	mark "start-static $i end"
+	mark "start-crun $i begin"
+	crun --version >/dev/null
+	mark "start-crun $i end"
+	mark "start-corecarve $i begin"
+	"$CC_BIN" --version >/dev/null
+	mark "start-corecarve $i end"
+	i=$((i + 1))
+done
+for a in start-static start-crun start-corecarve; do
+	echo "BENCH process arm=$a median_ms=$(durations $a | median) n=$(durations $a | wc -l) kernel=$CC_KERNEL"
 done
 
 # --- IRQ reconcile with two steer-away carves -----------------------------------

@@ -1,0 +1,298 @@
+/* corecarve audit: compare the ledger with the live kernel; --fix repairs
+ * what is safe and audits again.  The work is in plugin/audit*.c; this
+ * reads argv and the environment, prints, and maps to the exit status. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "audit.h"
+#include "cleanup.h"
+#include "commands.h"
+
+#define SAMPLE_DEFAULT_MS 1000
+#define SAMPLE_MAX_MS 60000
+#define READ_TRIES 3
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: corecarve audit [--json] [--prometheus FILE] [--fix] [--sample-ms N]\n"
+		"                       [--state DIR] [--root DIR] [--policy FILE]\n\n"
+		"Compare the carves in the ledger with the kernel: cpusets, partitions, memory\n"
+		"nodes, CFS quotas, task affinities, IRQs, stale and unknown carves, kubelet's\n"
+		"static CPU manager.  Every finding has a stable code (docs/audit.md).\n\n"
+		"  --json             findings as JSON, for tools\n"
+		"  --prometheus FILE  also write a node_exporter textfile, atomically\n"
+		"  --fix              repair what is safe, print every change, audit again\n"
+		"  --sample-ms N      count interrupts on carved CPUs for N ms (default %d, 0: no sample)\n"
+		"  --root DIR         audit a captured tree (/sys, /proc and cgroupfs under DIR)\n"
+		"  --state DIR        the ledger (else $CORECARVE_STATE_DIR, else " CC_LEDGER_DIR ")\n\n"
+		"exit status: 0 clean, 1 findings (with --fix: findings left), 2 could not audit\n",
+		SAMPLE_DEFAULT_MS);
+}
+
+struct opts {
+	struct cc_cli_common common;
+	const char *state;
+	const char *prom;
+	bool fix;
+	int sample_ms;
+};
+
+static int parse_int(const char *opt, const char *s, int max, int *out, struct cc_err *err)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < 0 || v > max)
+		return cc_err_set(err, EINVAL, "%s: expected an integer from 0 to %d, got \"%.32s\"", opt, max, s);
+	*out = (int)v;
+	return 0;
+}
+
+/* 1: help printed; 0: parsed; -1: err set. */
+static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
+{
+	o->sample_ms = SAMPLE_DEFAULT_MS;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int r;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 1;
+		}
+		if (!strcmp(a, "--fix")) {
+			o->fix = true;
+			continue;
+		}
+		if (!strcmp(a, "--state") || !strcmp(a, "--prometheus") || !strcmp(a, "--sample-ms")) {
+			if (i + 1 >= argc)
+				return cc_err_set(err, EINVAL, "%s: missing argument", a);
+			if (!strcmp(a, "--state"))
+				o->state = argv[++i];
+			else if (!strcmp(a, "--prometheus"))
+				o->prom = argv[++i];
+			else if (parse_int(a, argv[++i], SAMPLE_MAX_MS, &o->sample_ms, err) < 0)
+				return -1;
+			continue;
+		}
+		r = cc_cli_common_opt(&o->common, argc, argv, &i, err);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return cc_err_set(err, EINVAL, "audit: unexpected argument \"%s\" (see corecarve audit --help)", a);
+	}
+	if (o->common.xml || o->common.synthetic)
+		return cc_err_set(err, EINVAL, "audit: --hwloc-xml and --synthetic describe no kernel to audit; use --root");
+	if (o->fix && o->common.root && strcmp(o->common.root, "/"))
+		return cc_err_set(err, EINVAL, "audit: --fix changes the running kernel; it cannot act on --root %s",
+				  o->common.root);
+	if (o->prom && !*o->prom)
+		return cc_err_set(err, EINVAL, "--prometheus: empty file name");
+	if (!o->state || !*o->state)
+		o->state = getenv("CORECARVE_STATE_DIR");
+	if (o->state && !*o->state)
+		o->state = NULL;
+	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The carves the snapshot was indexed with are still the ledger's. */
+static bool same_carves(const struct cc_ledger *a, const struct cc_ledger *b)
+{
+	if (a->ncarves != b->ncarves)
+		return false;
+	for (int i = 0; i < a->ncarves; i++)
+		if (strcmp(a->carves[i].id, b->carves[i].id) || strcmp(a->carves[i].cgroup, b->carves[i].cgroup) ||
+		    !hwloc_bitmap_isequal(a->carves[i].cpus, b->carves[i].cpus))
+			return false;
+	return true;
+}
+
+/* Read the node and run the checks.  Without the ledger lock (a plain
+ * audit), a hook may carve or release while the tree is read: a partition
+ * not yet committed would look unknown, a cgroup just removed stale.  The
+ * ledger is read again afterwards and the audit repeated when it moved. */
+static int audit(const struct opts *o, const struct cc_root *root, struct cc_ledger **lp,
+		 const struct cc_topo *topo, const struct cc_policy *policy, struct cc_audit_report *rep,
+		 struct cc_audit_stats *st, struct cc_err *err)
+{
+	struct cc_audit_read_opts ro = { .sample_ms = o->sample_ms };
+
+	for (int attempt = 0;; attempt++) {
+		struct cc_audit_snap snap;
+		struct cc_audit_in in;
+		double t0 = now_ms(), t1;
+		int rc;
+
+		if (cc_audit_snap_read(root, *lp, &ro, &snap, err) < 0)
+			return -1;
+		t1 = now_ms();
+		in = (struct cc_audit_in){ *lp, topo, policy, &snap };
+		cc_audit_report_fini(rep);
+		rc = cc_audit_run(&in, rep, err);
+		memset(st, 0, sizeof(*st));
+		cc_audit_stats_fill(st, *lp, &snap);
+		st->read_ms = t1 - t0;
+		st->check_ms = now_ms() - t1;
+		st->finished = (long long)time(NULL);
+		cc_audit_snap_fini(&snap);
+		if (rc < 0)
+			return -1;
+		if (!(*lp)->readonly || attempt + 1 >= READ_TRIES)
+			return 0;
+		{
+			struct cc_ledger *again = cc_ledger_read(o->state, err);
+
+			if (!again)
+				return -1;
+			if (same_carves(*lp, again)) {
+				cc_ledger_close(again);
+				return 0;
+			}
+			cc_ledger_close(*lp);
+			*lp = again;
+		}
+	}
+}
+
+static void summary(FILE *out, const struct cc_audit_report *r, const struct cc_audit_stats *st)
+{
+	int critical = 0;
+
+	for (int i = 0; i < r->n; i++)
+		critical += r->f[i].severity == CC_AUDIT_CRITICAL;
+	fprintf(out, "audit: %d finding%s (%d critical); %d carve%s, %d carved CPUs; read %d cgroups, %d tasks, %d IRQs "
+		     "in %.1f ms%s, checked in %.1f ms\n",
+		r->n, r->n == 1 ? "" : "s", critical, st->carves, st->carves == 1 ? "" : "s", st->carved_cpus, st->cgroups,
+		st->tasks, st->irqs, st->read_ms, st->sample_ms ? " (with the IRQ sample)" : "", st->check_ms);
+}
+
+static int print_json(const struct cc_audit_report *found, const struct cc_audit_report *left,
+		      const struct cc_audit_stats *st, const struct cc_audit_fix_result *fixed, struct cc_err *err)
+{
+	_cleanup_json_ json_t *doc = json_pack("{s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "clean", left->n == 0,
+					       "carves", st->carves, "carved_cpus", st->carved_cpus, "cgroups",
+					       st->cgroups, "tasks", st->tasks, "irqs", st->irqs, "sample_ms",
+					       st->sample_ms, "read_ms", st->read_ms, "check_ms", st->check_ms);
+	json_t *arr;
+
+	if (!doc)
+		return cc_err_sys(err, ENOMEM, "audit");
+	arr = cc_audit_findings_json(left, err);
+	if (!arr || json_object_set_new(doc, "findings", arr) < 0)
+		return -1;
+	if (fixed) {
+		arr = cc_audit_findings_json(found, err);
+		if (!arr || json_object_set_new(doc, "found", arr) < 0 ||
+		    json_object_set_new(doc, "repaired", json_integer(fixed->repaired)) < 0 ||
+		    json_object_set_new(doc, "repairs_failed", json_integer(fixed->failed)) < 0 ||
+		    json_object_set_new(doc, "manual", json_integer(fixed->manual)) < 0)
+			return cc_err_sys(err, ENOMEM, "audit");
+	}
+	if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
+		return cc_err_sys(err, EIO, "audit: write");
+	fputc('\n', stdout);
+	return 0;
+}
+
+static int fail(const struct opts *o, struct cc_err *err)
+{
+	struct cc_audit_report none = { 0 };
+	struct cc_audit_stats st = { .finished = (long long)time(NULL) };
+	struct cc_err ignored = CC_ERR_INIT;
+
+	/* The metrics say the audit could not run, so an alert can fire. */
+	if (o->prom)
+		cc_prom_write(o->prom, &none, &st, false, &ignored);
+	if (o->common.json) {
+		_cleanup_json_ json_t *doc = json_pack("{s:s}", "error", err->msg);
+
+		if (doc && json_dumpf(doc, stdout, JSON_INDENT(2)) == 0)
+			fputc('\n', stdout);
+	}
+	return cc_cli_fail(err);
+}
+
+int cc_cmd_audit(int argc, char **argv)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct opts o = { 0 };
+	_cleanup_ledger_ struct cc_ledger *ledger = NULL;
+	_cleanup_root_ struct cc_root *root = NULL;
+	_cleanup_policy_ struct cc_policy *policy = NULL;
+	_cleanup_topo_ struct cc_topo *topo = NULL;
+	struct cc_audit_report found = { 0 }, left = { 0 };
+	struct cc_audit_stats st = { 0 };
+	struct cc_audit_fix_result fixed = { 0 };
+	struct cc_err fix_err = CC_ERR_INIT;
+	FILE *log = stdout;
+	int r, rc = CC_EXIT_ERROR;
+
+	r = parse(argc, argv, &o, &err);
+	if (r > 0)
+		return CC_EXIT_OK;
+	if (r < 0)
+		return cc_cli_fail(&err);
+	/* --fix holds the ledger lock from the first read to the last check,
+	 * as the hook does: no carve changes under the repair. */
+	ledger = o.fix ? cc_ledger_open(o.state, &err) : cc_ledger_read(o.state, &err);
+	if (!ledger || cc_cli_load(&o.common, &root, &policy, &topo, &err) < 0)
+		return fail(&o, &err);
+	if (audit(&o, root, &ledger, topo, policy, &found, &st, &err) < 0)
+		goto out;
+	if (o.fix && found.n) {
+		struct cc_audit_fix_ctx fx = { root, ledger, topo, policy, NULL };
+
+		/* With --json the changes go to stderr, so stdout stays one document. */
+		log = o.common.json ? stderr : stdout;
+		fx.out = log;
+		if (!o.common.json) {
+			fprintf(log, "found:\n");
+			cc_audit_print_table(log, &found);
+			fprintf(log, "\n");
+		}
+		cc_audit_fix(&fx, &found, &fixed, &fix_err);
+		if (cc_ledger_commit(ledger, &err) < 0)
+			goto out;
+		if (audit(&o, root, &ledger, topo, policy, &left, &st, &err) < 0)
+			goto out;
+		if (!o.common.json)
+			fprintf(log, "\n%d repaired, %d failed, %d left to a person; after repair:\n", fixed.repaired,
+				fixed.failed, fixed.manual);
+	} else {
+		left = found;
+		memset(&found, 0, sizeof(found));
+	}
+	if (o.common.json) {
+		if (print_json(&found, &left, &st, o.fix ? &fixed : NULL, &err) < 0)
+			goto out;
+	} else {
+		cc_audit_print_table(stdout, &left);
+		summary(stdout, &left, &st);
+	}
+	if (o.prom && cc_prom_write(o.prom, &left, &st, true, &err) < 0)
+		goto out;
+	if (cc_err_isset(&fix_err))
+		fprintf(stderr, "corecarve: audit --fix: %s\n", fix_err.msg);
+	rc = left.n ? CC_EXIT_REFUSED : CC_EXIT_OK;
+out:
+	cc_audit_report_fini(&found);
+	cc_audit_report_fini(&left);
+	if (rc == CC_EXIT_ERROR)
+		return fail(&o, &err);
+	return rc;
+}

@@ -1,0 +1,233 @@
+/* corecarve audit: finding codes, the report, running the checks, output. */
+#define _GNU_SOURCE
+#include "audit.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+
+static const struct {
+	const char *name;
+	enum cc_audit_severity severity;
+} codes[CC_AUDIT_NCODES] = {
+	[CC_AUDIT_CARVE_DRIFT] = { "CARVE_DRIFT", CC_AUDIT_CRITICAL },
+	[CC_AUDIT_PARTITION_INVALID] = { "PARTITION_INVALID", CC_AUDIT_CRITICAL },
+	[CC_AUDIT_PARTITION_MISSING] = { "PARTITION_MISSING", CC_AUDIT_CRITICAL },
+	[CC_AUDIT_OVERLAP] = { "OVERLAP", CC_AUDIT_CRITICAL },
+	[CC_AUDIT_RESERVED_CARVED] = { "RESERVED_CARVED", CC_AUDIT_WARNING },
+	[CC_AUDIT_SOFT_EXCLUSIVITY_LEAK] = { "SOFT_EXCLUSIVITY_LEAK", CC_AUDIT_CRITICAL },
+	[CC_AUDIT_SPLIT_CORE] = { "SPLIT_CORE", CC_AUDIT_CRITICAL },
+	[CC_AUDIT_MEMS_MISALIGNED] = { "MEMS_MISALIGNED", CC_AUDIT_WARNING },
+	[CC_AUDIT_IRQ_ON_CARVE] = { "IRQ_ON_CARVE", CC_AUDIT_WARNING },
+	[CC_AUDIT_IRQ_COUNTS_ON_CARVE] = { "IRQ_COUNTS_ON_CARVE", CC_AUDIT_WARNING },
+	[CC_AUDIT_QUOTA_ON_CARVE] = { "QUOTA_ON_CARVE", CC_AUDIT_CRITICAL },
+	[CC_AUDIT_QUOTA_WITH_PINNING] = { "QUOTA_WITH_PINNING", CC_AUDIT_WARNING },
+	[CC_AUDIT_TASK_ESCAPED] = { "TASK_ESCAPED", CC_AUDIT_WARNING },
+	[CC_AUDIT_STALE_RECORD] = { "STALE_RECORD", CC_AUDIT_WARNING },
+	[CC_AUDIT_UNKNOWN_CARVE] = { "UNKNOWN_CARVE", CC_AUDIT_WARNING },
+	[CC_AUDIT_KUBELET_STATIC_CPU_MANAGER] = { "KUBELET_STATIC_CPU_MANAGER", CC_AUDIT_WARNING },
+	[CC_AUDIT_VM_MIXED_CLASSES] = { "VM_MIXED_CLASSES", CC_AUDIT_WARNING },
+	[CC_AUDIT_VM_SHARED_CPU] = { "VM_SHARED_CPU", CC_AUDIT_CRITICAL },
+};
+
+static const char *const repairs[] = {
+	[CC_REPAIR_NONE] = "none",
+	[CC_REPAIR_REAPPLY] = "reapply",
+	[CC_REPAIR_TAKE_BACK] = "take-back",
+	[CC_REPAIR_DROP_QUOTA] = "drop-quota",
+	[CC_REPAIR_REPIN] = "repin",
+	[CC_REPAIR_STEER_IRQS] = "steer-irqs",
+	[CC_REPAIR_RELEASE] = "release",
+};
+
+const char *cc_audit_code_name(enum cc_audit_code c)
+{
+	return (unsigned)c < CC_AUDIT_NCODES ? codes[c].name : "?";
+}
+
+int cc_audit_code_parse(const char *name)
+{
+	for (int i = 0; i < CC_AUDIT_NCODES; i++)
+		if (!strcmp(codes[i].name, name))
+			return i;
+	return -1;
+}
+
+enum cc_audit_severity cc_audit_code_severity(enum cc_audit_code c)
+{
+	return (unsigned)c < CC_AUDIT_NCODES ? codes[c].severity : CC_AUDIT_WARNING;
+}
+
+const char *cc_audit_severity_name(enum cc_audit_severity s)
+{
+	return s == CC_AUDIT_CRITICAL ? "critical" : "warning";
+}
+
+const char *cc_audit_repair_name(enum cc_audit_repair r)
+{
+	return (unsigned)r < sizeof(repairs) / sizeof(repairs[0]) ? repairs[r] : "?";
+}
+
+struct cc_finding *cc_audit_add(struct cc_audit_report *r, enum cc_audit_code code,
+				const char *carve, struct cc_err *err)
+{
+	struct cc_finding *f;
+
+	if (r->n == r->cap) {
+		int cap = r->cap ? 2 * r->cap : 16;
+		struct cc_finding *g = realloc(r->f, (size_t)cap * sizeof(*g));
+
+		if (!g)
+			return cc_err_sys(err, ENOMEM, "audit"), NULL;
+		r->f = g;
+		r->cap = cap;
+	}
+	f = &r->f[r->n++];
+	memset(f, 0, sizeof(*f));
+	f->code = code;
+	f->severity = cc_audit_code_severity(code);
+	f->repair = CC_REPAIR_NONE;
+	f->num = -1;
+	snprintf(f->carve, sizeof(f->carve), "%s", carve ? carve : "");
+	return f;
+}
+
+void cc_audit_text(char *dst, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(dst, len, fmt, ap);
+	va_end(ap);
+}
+
+int cc_audit_count(const struct cc_audit_report *r, enum cc_audit_code code)
+{
+	int n = 0;
+
+	for (int i = 0; i < r->n; i++)
+		n += r->f[i].code == code;
+	return n;
+}
+
+void cc_audit_report_fini(struct cc_audit_report *r)
+{
+	free(r->f);
+	memset(r, 0, sizeof(*r));
+}
+
+const struct cc_audit_check cc_audit_checks[] = {
+	{ "records", cc_audit_check_records },
+	{ "drift", cc_audit_check_drift },
+	{ "partitions", cc_audit_check_partitions },
+	{ "exclusivity", cc_audit_check_exclusivity },
+	{ "quota", cc_audit_check_quota },
+	{ "tasks", cc_audit_check_tasks },
+	{ "irqs", cc_audit_check_irqs },
+	{ "kubelet", cc_audit_check_kubelet },
+	/* The VM checks (VM_MIXED_CLASSES, VM_SHARED_CPU) go here. */
+	{ NULL, NULL },
+};
+
+static int finding_cmp(const void *a, const void *b)
+{
+	const struct cc_finding *x = a, *y = b;
+	int c;
+
+	if (x->severity != y->severity)
+		return x->severity == CC_AUDIT_CRITICAL ? -1 : 1;
+	if (x->code != y->code)
+		return (int)x->code - (int)y->code;
+	c = strcmp(x->carve, y->carve);
+	return c ? c : strcmp(x->object, y->object);
+}
+
+int cc_audit_run(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	for (const struct cc_audit_check *c = cc_audit_checks; c->name; c++)
+		if (c->fn(in, out, err) < 0)
+			return cc_err_prefix(err, "audit check %s", c->name);
+	if (out->n > 1)
+		qsort(out->f, (size_t)out->n, sizeof(*out->f), finding_cmp);
+	return 0;
+}
+
+void cc_audit_stats_fill(struct cc_audit_stats *st, const struct cc_ledger *l,
+			 const struct cc_audit_snap *s)
+{
+	hwloc_bitmap_t taken = cc_ledger_taken(l);
+
+	st->carves = l->ncarves;
+	st->carved_cpus = taken ? hwloc_bitmap_weight(taken) : 0;
+	if (taken)
+		hwloc_bitmap_free(taken);
+	st->cgroups = s->ncgroups;
+	st->tasks = s->ntasks;
+	st->irqs = s->has_irqs ? s->irqs.n : 0;
+	st->sample_ms = s->sample_ms;
+}
+
+json_t *cc_audit_findings_json(const struct cc_audit_report *r, struct cc_err *err)
+{
+	_cleanup_json_ json_t *arr = json_array();
+
+	if (!arr)
+		return cc_err_sys(err, ENOMEM, "audit"), NULL;
+	for (int i = 0; i < r->n; i++) {
+		const struct cc_finding *f = &r->f[i];
+		json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "code", cc_audit_code_name(f->code),
+				      "severity", cc_audit_severity_name(f->severity), "carve", f->carve,
+				      "object", f->object, "expected", f->expected, "actual", f->actual,
+				      "fix", f->fix, "repair", cc_audit_repair_name(f->repair));
+
+		if (!o || json_array_append_new(arr, o) < 0)
+			return cc_err_sys(err, ENOMEM, "audit"), NULL;
+	}
+	return cc_steal_ptr(arr);
+}
+
+#define NCOLS 7
+
+int cc_audit_print_table(FILE *out, const struct cc_audit_report *r)
+{
+	static const char *const head[NCOLS] = { "CODE", "SEVERITY", "CARVE", "OBJECT", "EXPECTED", "ACTUAL", "FIX" };
+	int width[NCOLS];
+
+	if (r->n == 0) {
+		fprintf(out, "no findings\n");
+		return 0;
+	}
+	for (int c = 0; c < NCOLS; c++)
+		width[c] = (int)strlen(head[c]);
+	/* Every column but the last as wide as its widest cell; ids are cut to
+	 * 12 characters like `corecarve status` shows them. */
+	for (int i = 0; i < r->n; i++) {
+		const struct cc_finding *f = &r->f[i];
+		const char *cell[NCOLS - 1] = { cc_audit_code_name(f->code), cc_audit_severity_name(f->severity),
+						f->carve[0] ? f->carve : "-", f->object, f->expected, f->actual };
+
+		for (int c = 0; c < NCOLS - 1; c++) {
+			int w = (int)strlen(cell[c]);
+
+			if (c == 2 && w > 12)
+				w = 12;
+			if (w > width[c])
+				width[c] = w;
+		}
+	}
+	for (int c = 0; c < NCOLS - 1; c++)
+		fprintf(out, "%-*s  ", width[c], head[c]);
+	fprintf(out, "%s\n", head[NCOLS - 1]);
+	for (int i = 0; i < r->n; i++) {
+		const struct cc_finding *f = &r->f[i];
+
+		fprintf(out, "%-*s  %-*s  %-*.12s  %-*s  %-*s  %-*s  %s\n", width[0], cc_audit_code_name(f->code),
+			width[1], cc_audit_severity_name(f->severity), width[2], f->carve[0] ? f->carve : "-",
+			width[3], f->object, width[4], f->expected, width[5], f->actual, f->fix);
+	}
+	return 0;
+}

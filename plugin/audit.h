@@ -1,0 +1,297 @@
+/* corecarve: the node audit — the ledger's promises against the live kernel.
+ *
+ * Kubelets, operators, workloads and crashed runtimes change cpusets, CFS
+ * quotas, task affinities and IRQs behind corecarve's back.  The audit
+ * compares what the ledger promises with what the kernel shows, in three
+ * steps kept apart so each is testable:
+ *
+ *   read   cc_audit_snap_read() (audit_read.c): one pass over the cgroup
+ *          tree, the tasks of carved and quota-limited cgroups, /proc/irq,
+ *          a /proc/interrupts sample, kubelet's CPU manager state; all
+ *          through the root, so a captured tree is audited the same way;
+ *   check  cc_audit_check_*() (audit_checks.c): pure functions of
+ *          (ledger, topology, policy, snapshot) that append findings;
+ *   fix    cc_audit_fix() (audit_fix.c): repairs what is safe through the
+ *          cgroup manager, the container undo path and the IRQ module.
+ *
+ * A finding is data: a stable code, a severity, the object, expected and
+ * actual values, and the fix.  docs/audit.md explains every code.
+ */
+#ifndef CC_AUDIT_H
+#define CC_AUDIT_H
+
+#include <hwloc.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "irq.h"
+#include "ledger.h"
+#include "policy.h"
+#include "root.h"
+#include "topo.h"
+
+/* Stable codes: names are an interface (JSON, metrics, docs); append only. */
+enum cc_audit_code {
+	CC_AUDIT_CARVE_DRIFT,
+	CC_AUDIT_PARTITION_INVALID,
+	CC_AUDIT_PARTITION_MISSING,
+	CC_AUDIT_OVERLAP,
+	CC_AUDIT_RESERVED_CARVED,
+	CC_AUDIT_SOFT_EXCLUSIVITY_LEAK,
+	CC_AUDIT_SPLIT_CORE,
+	CC_AUDIT_MEMS_MISALIGNED,
+	CC_AUDIT_IRQ_ON_CARVE,
+	CC_AUDIT_IRQ_COUNTS_ON_CARVE,
+	CC_AUDIT_QUOTA_ON_CARVE,
+	CC_AUDIT_QUOTA_WITH_PINNING,
+	CC_AUDIT_TASK_ESCAPED,
+	CC_AUDIT_STALE_RECORD,
+	CC_AUDIT_UNKNOWN_CARVE,
+	CC_AUDIT_KUBELET_STATIC_CPU_MANAGER,
+	/* Reserved for the VM work: a VM's vCPUs drawn from several core
+	 * classes, and a vCPU on a CPU another carve or the host uses.  Their
+	 * check goes into cc_audit_checks[] next to the others. */
+	CC_AUDIT_VM_MIXED_CLASSES,
+	CC_AUDIT_VM_SHARED_CPU,
+	CC_AUDIT_NCODES
+};
+
+enum cc_audit_severity {
+	CC_AUDIT_WARNING,  /* a promise at risk, or a conflict to resolve */
+	CC_AUDIT_CRITICAL, /* a promise broken now: a carve shares, or runs elsewhere */
+};
+
+/* How --fix repairs a finding. */
+enum cc_audit_repair {
+	CC_REPAIR_NONE,       /* reported only: not corecarve's to change, or not safe live */
+	CC_REPAIR_REAPPLY,    /* re-apply the carve's cgroup settings (cc_cg_apply) */
+	CC_REPAIR_TAKE_BACK,  /* cpuset-only: take carved CPUs out of a peer's cpuset.cpus */
+	CC_REPAIR_DROP_QUOTA, /* a cgroup inside a carve: cpu.max back to "max" */
+	CC_REPAIR_REPIN,      /* sched_setaffinity a carve's task back onto the carve */
+	CC_REPAIR_STEER_IRQS, /* cc_irq_reconcile() */
+	CC_REPAIR_RELEASE,    /* undo a stale carve (cc_carve_undo) and drop its record */
+};
+
+#define CC_AUDIT_TEXT_MAX 256
+
+struct cc_finding {
+	enum cc_audit_code code;
+	enum cc_audit_severity severity;
+	enum cc_audit_repair repair;
+	char carve[256];                  /* the carve concerned, "" when node-wide */
+	char object[PATH_MAX];            /* "cgroup /kubepods/pod1/c1", "task 812", "irq 25 (virtio0-input.0)" */
+	char expected[CC_AUDIT_TEXT_MAX];
+	char actual[CC_AUDIT_TEXT_MAX];
+	char fix[CC_AUDIT_TEXT_MAX];      /* what --fix does, or what a person must do */
+	char target[PATH_MAX];            /* repairs: the cgroup to act on, "" when none */
+	long num;                         /* repairs: the task id or IRQ number, -1 when none */
+};
+
+struct cc_audit_report {
+	int n, cap;
+	struct cc_finding *f;
+};
+
+const char *cc_audit_code_name(enum cc_audit_code c);
+/* The code for a name, or -1. */
+int cc_audit_code_parse(const char *name);
+const char *cc_audit_severity_name(enum cc_audit_severity s);
+const char *cc_audit_repair_name(enum cc_audit_repair r);
+/* The severity a code has unless a check says otherwise. */
+enum cc_audit_severity cc_audit_code_severity(enum cc_audit_code c);
+
+/* Append a finding (code's default severity, repair NONE, num -1); the
+ * caller fills the rest through the pointer.  NULL with err on ENOMEM. */
+struct cc_finding *cc_audit_add(struct cc_audit_report *r, enum cc_audit_code code,
+				const char *carve, struct cc_err *err);
+/* Fill a text field of a finding; long values are cut at the field's size
+ * (paths and cpu-lists are quoted whole up to it). */
+void cc_audit_text(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define CC_AUDIT_SET(field, ...) cc_audit_text((field), sizeof(field), __VA_ARGS__)
+int cc_audit_count(const struct cc_audit_report *r, enum cc_audit_code code);
+void cc_audit_report_fini(struct cc_audit_report *r);
+
+/* ---- what was read ---------------------------------------------------- */
+
+struct cc_audit_cgroup {
+	char *path;               /* relative to the cgroup2 mount: "/", "/kubepods/pod1/c1" */
+	int parent;               /* index, -1 for the root; parents come before children */
+	bool has_cpuset;          /* cpuset.cpus exists: the cpuset controller is enabled here */
+	hwloc_bitmap_t cpus;      /* cpuset.cpus as written; empty when inherited or absent */
+	hwloc_bitmap_t effective; /* cpuset.cpus.effective; the parent's where the file is absent */
+	hwloc_bitmap_t exclusive; /* cpuset.cpus.exclusive; NULL where the kernel has none */
+	hwloc_bitmap_t mems;      /* carved cgroups only: cpuset.mems.effective; else NULL */
+	char partition[128];      /* cpuset.cpus.partition; "" where absent */
+	bool delegates_cpuset;    /* partitions only: cpuset in cgroup.subtree_control */
+	long long quota, period;  /* cpu.max; quota -1 for "max" or no cpu controller */
+	bool populated;           /* cgroup.events: tasks here or below (the root: always) */
+	/* Derived from the ledger by cc_audit_snap_index(): */
+	int carve;                /* ledger index of the carve on this cgroup, -1 */
+	int within;               /* carve on this cgroup or its nearest ancestor, -1 */
+	bool above_carve;         /* a proper ancestor of some carve's cgroup */
+	int quota_at;             /* nearest cgroup (self or ancestor) with a quota, -1 */
+};
+
+/* A thread of a carved or quota-limited cgroup. */
+struct cc_audit_task {
+	int tid;
+	int cgroup;               /* index into snap->cgroups */
+	hwloc_bitmap_t affinity;  /* Cpus_allowed_list of /proc/<tid>/status */
+};
+
+/* An IRQ whose /proc/interrupts count grew on some CPU during the sample. */
+struct cc_audit_irq_growth {
+	int irq;
+	hwloc_bitmap_t cpus;      /* CPUs whose count grew */
+};
+
+struct cc_audit_snap {
+	int ncgroups;
+	struct cc_audit_cgroup *cgroups; /* [0] is the root */
+	int ntasks;
+	struct cc_audit_task *tasks;
+	bool has_irqs;                   /* irqs was read */
+	struct cc_irq_table irqs;
+	int sample_ms;                   /* 0: no /proc/interrupts sample */
+	int ngrowth;
+	struct cc_audit_irq_growth *growth;
+	char kubelet_policy[64];         /* policyName of kubelet's cpu_manager_state, "" when absent */
+	/* Private: path -> index (a jansson object used as a hash table), capacities. */
+	struct json_t *index;
+	int cap_cgroups, cap_tasks;
+};
+
+#define CC_KUBELET_CPU_STATE "/var/lib/kubelet/cpu_manager_state"
+
+struct cc_audit_read_opts {
+	int sample_ms;   /* /proc/interrupts sample window; 0: none */
+	bool skip_irqs;  /* do not read /proc/irq (no IRQ findings) */
+};
+
+/* Read the node through `root` for the carves of `l`.  Cgroups that
+ * vanish while being read are skipped; any other failure is an error
+ * naming the file. */
+int cc_audit_snap_read(const struct cc_root *root, const struct cc_ledger *l,
+		       const struct cc_audit_read_opts *o, struct cc_audit_snap *s,
+		       struct cc_err *err);
+void cc_audit_snap_fini(struct cc_audit_snap *s);
+
+/* Building a snapshot by hand (tests, other readers): add a cgroup under
+ * `parent` (-1 for the root) with every set empty and quota -1; returns
+ * its index or -1. */
+int cc_audit_snap_add_cgroup(struct cc_audit_snap *s, const char *path, int parent,
+			     struct cc_err *err);
+int cc_audit_snap_add_task(struct cc_audit_snap *s, int tid, int cgroup,
+			   hwloc_const_bitmap_t affinity, struct cc_err *err);
+/* Index of the cgroup at `path`, or -1. */
+int cc_audit_snap_find(const struct cc_audit_snap *s, const char *path);
+/* Fill carve/within/above_carve/quota_at from the ledger.  O(cgroups + carves * depth). */
+int cc_audit_snap_index(struct cc_audit_snap *s, const struct cc_ledger *l, struct cc_err *err);
+
+/* Pure parsers of what the reader reads (exposed for tests). */
+int cc_audit_parse_status_affinity(const char *status, hwloc_bitmap_t out, struct cc_err *err);
+/* policyName of kubelet's cpu_manager_state JSON into `out` ("" when the
+ * field is absent); -1 with err when it is not JSON. */
+int cc_audit_parse_kubelet_state(const char *text, char *out, size_t len, struct cc_err *err);
+
+/* IRQs whose /proc/interrupts count grew from `a` to `b`, with the CPUs
+ * where it grew, into s->growth.  Rows only in `b` (new IRQs) are left
+ * out: they have no baseline. */
+int cc_audit_irq_growth(const struct cc_irq_counts *a, const struct cc_irq_counts *b,
+			struct cc_audit_snap *s, struct cc_err *err);
+
+/* ---- checks (pure) ---------------------------------------------------- */
+
+struct cc_audit_in {
+	const struct cc_ledger *ledger;
+	const struct cc_topo *topo;
+	const struct cc_policy *policy;
+	const struct cc_audit_snap *snap;
+};
+
+typedef int (*cc_audit_check_fn)(const struct cc_audit_in *in, struct cc_audit_report *out,
+				 struct cc_err *err);
+
+/* STALE_RECORD, UNKNOWN_CARVE */
+int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
+/* CARVE_DRIFT, MEMS_MISALIGNED */
+int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
+/* PARTITION_INVALID, PARTITION_MISSING (the carves' and their parked partitions) */
+int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
+/* OVERLAP, RESERVED_CARVED, SOFT_EXCLUSIVITY_LEAK, SPLIT_CORE */
+int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
+/* QUOTA_ON_CARVE, QUOTA_WITH_PINNING */
+int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
+/* TASK_ESCAPED */
+int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
+/* IRQ_ON_CARVE, IRQ_COUNTS_ON_CARVE */
+int cc_audit_check_irqs(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
+/* KUBELET_STATIC_CPU_MANAGER */
+int cc_audit_check_kubelet(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
+
+struct cc_audit_check {
+	const char *name;
+	cc_audit_check_fn fn;
+};
+extern const struct cc_audit_check cc_audit_checks[]; /* NULL-terminated */
+
+/* Every check, in order; the report is sorted by severity (critical
+ * first), then code, then object. */
+int cc_audit_run(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
+
+/* ---- output ------------------------------------------------------------ */
+
+struct cc_audit_stats {
+	int carves;
+	int carved_cpus;
+	int cgroups, tasks, irqs;
+	int sample_ms;
+	double read_ms, check_ms;  /* wall time of reading and of the checks */
+	long long finished;        /* unix seconds */
+};
+
+void cc_audit_stats_fill(struct cc_audit_stats *st, const struct cc_ledger *l,
+			 const struct cc_audit_snap *s);
+
+/* One JSON object per finding; an array of them. */
+struct json_t *cc_audit_findings_json(const struct cc_audit_report *r, struct cc_err *err);
+/* The people's table, one finding per row; "no findings" when clean. */
+int cc_audit_print_table(FILE *out, const struct cc_audit_report *r);
+
+/* node_exporter textfile: findings per code (every code, zeros too),
+ * carves, carved CPUs, last audit time, duration and success; `ok` false
+ * writes success 0 and no per-code values (the audit could not run).
+ * Written to a temporary file in the same directory, fsynced and renamed,
+ * so the collector never reads half a file (prom.c). */
+int cc_prom_write(const char *path, const struct cc_audit_report *r,
+		  const struct cc_audit_stats *st, bool ok, struct cc_err *err);
+/* The text cc_prom_write() writes; caller frees. */
+char *cc_prom_render(const struct cc_audit_report *r, const struct cc_audit_stats *st, bool ok);
+
+/* ---- repairs ----------------------------------------------------------- */
+
+struct cc_audit_fix_ctx {
+	const struct cc_root *root;       /* must be the host: repairs write */
+	struct cc_ledger *ledger;         /* opened for writing (locked); committed by the caller */
+	const struct cc_topo *topo;
+	const struct cc_policy *policy;
+	FILE *out;                        /* every change is printed here */
+};
+
+struct cc_audit_fix_result {
+	int repaired;   /* findings whose repair ran without error */
+	int failed;     /* repairs that failed (the first error is in err) */
+	int manual;     /* findings --fix leaves to a person (repair NONE) */
+};
+
+/* Repair the findings of `r` in a safe order: stale records, carves
+ * re-applied, carved CPUs taken back from peers, quotas, tasks re-pinned,
+ * IRQs steered.  Every step is tried; the return is -1 when any failed
+ * (err holds the first failure), 0 otherwise.  The ledger is changed in
+ * memory (journal commits happen before cgroup writes); commit it. */
+int cc_audit_fix(const struct cc_audit_fix_ctx *ctx, const struct cc_audit_report *r,
+		 struct cc_audit_fix_result *res, struct cc_err *err);
+
+#endif

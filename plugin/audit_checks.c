@@ -1,0 +1,774 @@
+/* corecarve audit: the checks.  Pure functions of the ledger, the
+ * topology, the policy and the snapshot; each appends findings.  Every
+ * check is linear in cgroups + carves (+ tasks or IRQs for the checks
+ * that look at them): per-CPU owner tables and the snapshot's index stand
+ * in for pairwise comparisons. */
+#define _GNU_SOURCE
+#include "audit.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "cleanup.h"
+#include "cpulist.h"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+/* A cpu-list into a buffer; "none" for the empty set. */
+static const char *fmt(char *buf, size_t len, hwloc_const_bitmap_t set)
+{
+	_cleanup_free_ char *s = set ? cc_cpulist_format(set) : NULL;
+
+	snprintf(buf, len, "%s", s && *s ? s : "none");
+	return buf;
+}
+
+static bool partition_word(const char *p)
+{
+	return !strncmp(p, "root", 4) || !strncmp(p, "isolated", 8);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int carve_mode(const struct cc_carve *c, enum cc_cg_mode *m)
+{
+	return c->cgroup[0] ? cc_cg_mode_parse(c->mode, m) : -1;
+}
+
+/* A partition-mode carve whose cgroup is not a valid partition now: its
+ * effective CPUs say nothing about the carve, PARTITION_* reports it. */
+static bool partition_broken(const struct cc_carve *c, const struct cc_audit_cgroup *g)
+{
+	enum cc_cg_mode m;
+
+	return carve_mode(c, &m) == 0 && m != CC_MODE_CPUSET_ONLY && !cc_cg_partition_valid(g->partition);
+}
+
+/* The carve's cgroup in the snapshot, -1 when it has none or it is gone. */
+static int carve_cgroup(const struct cc_audit_in *in, const struct cc_carve *c)
+{
+	return c->cgroup[0] ? cc_audit_snap_find(in->snap, c->cgroup) : -1;
+}
+
+/* NUMA node numbers of `cpus`. */
+static void numa_of(const struct cc_topo *t, hwloc_const_bitmap_t cpus, hwloc_bitmap_t out)
+{
+	int cpu;
+
+	hwloc_bitmap_zero(out);
+	hwloc_bitmap_foreach_begin(cpu, cpus) {
+		int pu = cc_topo_pu_index(t, cpu);
+
+		if (pu >= 0 && t->pus[pu].numa >= 0)
+			hwloc_bitmap_set(out, (unsigned)t->numa[t->pus[pu].numa].os);
+	}
+	hwloc_bitmap_foreach_end();
+}
+
+/* Per-CPU owner: the ledger index of the carve whose cpus or parked hold
+ * each CPU, -1 for none.  The ledger refuses overlapping carves, so one
+ * owner per CPU. */
+static int *owners(const struct cc_ledger *l, struct cc_err *err)
+{
+	int *own = malloc(CC_CPU_LIMIT * sizeof(*own));
+	int cpu;
+
+	if (!own)
+		return cc_err_sys(err, ENOMEM, "audit"), NULL;
+	for (int i = 0; i < CC_CPU_LIMIT; i++)
+		own[i] = -1;
+	for (int k = 0; k < l->ncarves; k++) {
+		hwloc_bitmap_foreach_begin(cpu, l->carves[k].cpus) {
+			if (cpu < CC_CPU_LIMIT)
+				own[cpu] = k;
+		}
+		hwloc_bitmap_foreach_end();
+		hwloc_bitmap_foreach_begin(cpu, l->carves[k].parked) {
+			if (cpu < CC_CPU_LIMIT)
+				own[cpu] = k;
+		}
+		hwloc_bitmap_foreach_end();
+	}
+	return own;
+}
+
+static const char *owner_id(const struct cc_ledger *l, const int *own, hwloc_const_bitmap_t set)
+{
+	int cpu = hwloc_bitmap_first(set);
+
+	return cpu >= 0 && cpu < CC_CPU_LIMIT && own[cpu] >= 0 ? l->carves[own[cpu]].id : "";
+}
+
+#define ADD(code, carve)                                                       \
+	({                                                                     \
+		struct cc_finding *_f = cc_audit_add(out, (code), (carve), err); \
+		if (!_f)                                                       \
+			return -1;                                             \
+		_f;                                                            \
+	})
+
+#define BUF 256
+
+/* ---- records: STALE_RECORD, UNKNOWN_CARVE ----------------------------- */
+
+int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_ledger *l = in->ledger;
+	const struct cc_audit_snap *s = in->snap;
+	_cleanup_free_ hwloc_bitmap_t *below = calloc((size_t)s->ncgroups + 1, sizeof(*below));
+	int rc = -1;
+
+	if (!below)
+		return cc_err_sys(err, ENOMEM, "audit");
+	for (int k = 0; k < l->ncarves; k++) {
+		const struct cc_carve *c = &l->carves[k];
+		struct cc_finding *f;
+
+		if (!c->cgroup[0] || cc_audit_snap_find(s, c->cgroup) >= 0)
+			continue;
+		f = cc_audit_add(out, CC_AUDIT_STALE_RECORD, c->id, err);
+		if (!f)
+			goto out;
+		f->repair = CC_REPAIR_RELEASE;
+		CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
+		CC_AUDIT_SET(f->expected, "the carve's cgroup exists");
+		CC_AUDIT_SET(f->actual, "gone: the %s ended without its poststop hook", c->kind);
+		CC_AUDIT_SET(f->fix, "--fix undoes what it recorded and frees its CPUs");
+		CC_AUDIT_SET(f->target, "%s", c->cgroup);
+	}
+	/* What the carves below each ancestor hold exclusively (remote
+	 * partitions draw cpuset.cpus.exclusive down the chain).  Ancestors
+	 * are found by path: a stale carve's cgroup is gone, its parents may
+	 * still hold its CPUs, and that is STALE_RECORD's repair. */
+	for (int k = 0; k < l->ncarves; k++) {
+		char path[PATH_MAX], up[PATH_MAX];
+
+		if (!l->carves[k].cgroup[0])
+			continue;
+		snprintf(path, sizeof(path), "%s", l->carves[k].cgroup);
+		while (strcmp(path, "/")) {
+			int p;
+
+			cc_cg_parent(path, up, sizeof(up));
+			memcpy(path, up, sizeof(path));
+			p = cc_audit_snap_find(s, path);
+			if (p < 0 || !s->cgroups[p].exclusive || hwloc_bitmap_iszero(s->cgroups[p].exclusive))
+				continue;
+			if (!below[p] && !(below[p] = hwloc_bitmap_alloc())) {
+				cc_err_sys(err, ENOMEM, "audit");
+				goto out;
+			}
+			hwloc_bitmap_or(below[p], below[p], l->carves[k].cpus);
+		}
+	}
+	for (int i = 1; i < s->ncgroups; i++) {
+		const struct cc_audit_cgroup *g = &s->cgroups[i];
+		_cleanup_bitmap_ hwloc_bitmap_t extra = NULL;
+		bool part = partition_word(g->partition);
+		char a[BUF], b[BUF];
+		struct cc_finding *f;
+
+		if (g->carve >= 0 || g->within >= 0 || !strcmp(base_name(g->path), CC_PARKED_NAME))
+			continue;
+		if (g->exclusive && !hwloc_bitmap_iszero(g->exclusive)) {
+			extra = hwloc_bitmap_dup(g->exclusive);
+			if (!extra) {
+				cc_err_sys(err, ENOMEM, "audit");
+				goto out;
+			}
+			if (below[i])
+				hwloc_bitmap_andnot(extra, extra, below[i]);
+		}
+		/* A partition that hands cpuset on to its children is a parent
+		 * prepared for local partitions (corecarve init-parent), not a
+		 * carve; ancestors of carves are partitions or hold exclusive
+		 * CPUs because of them. */
+		if (part && (g->above_carve || g->delegates_cpuset))
+			part = false;
+		if (!part && (!extra || hwloc_bitmap_iszero(extra)))
+			continue;
+		f = cc_audit_add(out, CC_AUDIT_UNKNOWN_CARVE, "", err);
+		if (!f)
+			goto out;
+		CC_AUDIT_SET(f->object, "cgroup %s", g->path);
+		CC_AUDIT_SET(f->expected, "no partition or exclusive CPUs outside the ledger");
+		if (part)
+			CC_AUDIT_SET(f->actual, "partition \"%s\" on %s", g->partition,
+				 fmt(a, sizeof(a), g->effective));
+		else
+			CC_AUDIT_SET(f->actual, "cpuset.cpus.exclusive %s (%s not held for a carve)",
+				 fmt(a, sizeof(a), g->exclusive), fmt(b, sizeof(b), extra));
+		CC_AUDIT_SET(f->fix, "not corecarve's: if a crashed hook left it, write member to its partition and clear cpuset.cpus.exclusive; else its owner must");
+	}
+	rc = 0;
+out:
+	for (int i = 0; i < s->ncgroups; i++)
+		if (below[i])
+			hwloc_bitmap_free(below[i]);
+	return rc;
+}
+
+/* ---- drift: CARVE_DRIFT, MEMS_MISALIGNED ------------------------------- */
+
+int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_ledger *l = in->ledger;
+	_cleanup_bitmap_ hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+
+	if (!nodes)
+		return cc_err_sys(err, ENOMEM, "audit");
+	for (int k = 0; k < l->ncarves; k++) {
+		const struct cc_carve *c = &l->carves[k];
+		int i = carve_cgroup(in, c);
+		const struct cc_audit_cgroup *g;
+		enum cc_cg_mode mode;
+		char a[BUF], b[BUF], x[BUF];
+		struct cc_finding *f;
+
+		if (i < 0 || carve_mode(c, &mode) < 0)
+			continue;
+		g = &in->snap->cgroups[i];
+		if ((!hwloc_bitmap_isequal(g->effective, c->cpus) && !partition_broken(c, g)) ||
+		    (g->has_cpuset && !hwloc_bitmap_isequal(g->cpus, c->cpus))) {
+			bool runs_elsewhere = !hwloc_bitmap_isequal(g->effective, c->cpus) && !partition_broken(c, g);
+
+			f = ADD(CC_AUDIT_CARVE_DRIFT, c->id);
+			/* A wider cpuset.cpus under a valid partition changes
+			 * nothing yet: the partition still decides.  It is the
+			 * value the kernel falls back to when it breaks. */
+			if (!runs_elsewhere)
+				f->severity = CC_AUDIT_WARNING;
+			f->repair = CC_REPAIR_REAPPLY;
+			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
+			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			CC_AUDIT_SET(f->expected, "cpuset.cpus and .effective %s", fmt(a, sizeof(a), c->cpus));
+			CC_AUDIT_SET(f->actual, "cpuset.cpus %s, effective %s",
+				 g->has_cpuset ? fmt(b, sizeof(b), g->cpus) : "absent", fmt(x, sizeof(x), g->effective));
+			CC_AUDIT_SET(f->fix, "--fix writes the carve's cpuset again");
+		}
+		if (mode == CC_MODE_REMOTE && g->exclusive && !hwloc_bitmap_isequal(g->exclusive, c->cpus)) {
+			f = ADD(CC_AUDIT_CARVE_DRIFT, c->id);
+			f->repair = CC_REPAIR_REAPPLY;
+			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
+			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			CC_AUDIT_SET(f->expected, "cpuset.cpus.exclusive %s", fmt(a, sizeof(a), c->cpus));
+			CC_AUDIT_SET(f->actual, "cpuset.cpus.exclusive %s", fmt(b, sizeof(b), g->exclusive));
+			CC_AUDIT_SET(f->fix, "--fix writes the carve's exclusive CPUs again");
+		}
+		if (!hwloc_bitmap_iszero(c->mems) && g->mems && !hwloc_bitmap_isequal(g->mems, c->mems)) {
+			/* The ledger's mems are the carve's own NUMA nodes when it
+			 * was made memory: local: then the mismatch is memory
+			 * pulled away from the carve's CPUs. */
+			bool local;
+
+			numa_of(in->topo, c->cpus, nodes);
+			local = hwloc_bitmap_isequal(nodes, c->mems);
+			f = ADD(local ? CC_AUDIT_MEMS_MISALIGNED : CC_AUDIT_CARVE_DRIFT, c->id);
+			f->repair = CC_REPAIR_REAPPLY;
+			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
+			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			CC_AUDIT_SET(f->expected, "cpuset.mems.effective %s%s", fmt(a, sizeof(a), c->mems),
+				 local ? " (the NUMA nodes of its CPUs)" : "");
+			CC_AUDIT_SET(f->actual, "cpuset.mems.effective %s", fmt(b, sizeof(b), g->mems));
+			CC_AUDIT_SET(f->fix, "--fix writes cpuset.mems again");
+		}
+	}
+	return 0;
+}
+
+/* ---- partitions: PARTITION_INVALID, PARTITION_MISSING ------------------- */
+
+/* A cgroup outside every carve whose own cpuset.cpus claims some of
+ * `cpus`: the usual reason a partition turns invalid.  -1 when none. */
+static int claimant(const struct cc_audit_snap *s, hwloc_const_bitmap_t cpus)
+{
+	for (int i = 1; i < s->ncgroups; i++) {
+		const struct cc_audit_cgroup *g = &s->cgroups[i];
+
+		if (g->within < 0 && !g->above_carve && strcmp(base_name(g->path), CC_PARKED_NAME) &&
+		    hwloc_bitmap_intersects(g->cpus, cpus))
+			return i;
+	}
+	return -1;
+}
+
+static void partition_fix(const struct cc_audit_snap *s, hwloc_const_bitmap_t cpus, struct cc_finding *f)
+{
+	int who = claimant(s, cpus);
+	_cleanup_bitmap_ hwloc_bitmap_t x = NULL;
+	char a[BUF];
+
+	if (who < 0 || !(x = hwloc_bitmap_alloc())) {
+		CC_AUDIT_SET(f->fix, "--fix writes the partition again");
+		return;
+	}
+	hwloc_bitmap_and(x, s->cgroups[who].cpus, cpus);
+	CC_AUDIT_SET(f->fix, "cgroup %s claims %s in its cpuset.cpus: its owner must drop them, then --fix re-arms it",
+		     s->cgroups[who].path, fmt(a, sizeof(a), x));
+}
+
+/* One finding about the partition state `got` of `path`, if it is not `want`. */
+static int partition_state(const struct cc_audit_in *in, const char *carve, const char *path, const char *got,
+			   const char *want, hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t effective,
+			   struct cc_audit_report *out, struct cc_err *err)
+{
+	char a[BUF];
+	size_t n = strcspn(got, " ");
+	bool invalid = strstr(got, "invalid") != NULL;
+	struct cc_finding *f;
+
+	if (!invalid && partition_word(got) && (!want || (strlen(want) == n && !strncmp(got, want, n))))
+		return 0;
+	f = ADD(invalid ? CC_AUDIT_PARTITION_INVALID : CC_AUDIT_PARTITION_MISSING, carve);
+	f->repair = CC_REPAIR_REAPPLY;
+	CC_AUDIT_SET(f->object, "cgroup %s", path);
+	CC_AUDIT_SET(f->expected, "cpuset.cpus.partition %s", want ? want : "root or isolated");
+	/* Where its tasks run instead, when that moved too. */
+	if (!hwloc_bitmap_isincluded(effective, cpus))
+		CC_AUDIT_SET(f->actual, "cpuset.cpus.partition %s; effective %s", *got ? got : "absent",
+			     fmt(a, sizeof(a), effective));
+	else
+		CC_AUDIT_SET(f->actual, "cpuset.cpus.partition %s", *got ? got : "absent");
+	partition_fix(in->snap, cpus, f);
+	return 0;
+}
+
+int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_ledger *l = in->ledger;
+	const struct cc_audit_snap *s = in->snap;
+	_cleanup_json_ json_t *seen = json_object();
+
+	if (!seen)
+		return cc_err_sys(err, ENOMEM, "audit");
+	for (int k = 0; k < l->ncarves; k++) {
+		const struct cc_carve *c = &l->carves[k];
+		const struct cc_pclass *cls = cc_policy_class(in->policy, c->class_name);
+		const char *want = cls ? (cls->partition == CC_PART_ISOLATED ? "isolated" : "root") : NULL;
+		_cleanup_bitmap_ hwloc_bitmap_t held = NULL;
+		int i = carve_cgroup(in, c), j;
+		enum cc_cg_mode mode;
+		char pk[PATH_MAX], a[BUF], b[BUF];
+		struct cc_finding *f;
+
+		if (i < 0 || carve_mode(c, &mode) < 0 || mode == CC_MODE_CPUSET_ONLY)
+			continue;
+		if (partition_state(in, c->id, c->cgroup, s->cgroups[i].partition, want, c->cpus, s->cgroups[i].effective,
+				    out, err) < 0)
+			return -1;
+		if (hwloc_bitmap_iszero(c->parked))
+			continue;
+		/* The parked siblings' partition, once per parked cgroup, with
+		 * the parked CPUs of every carve that parks there. */
+		if (cc_cg_parked_cgroup(mode, c->cgroup, pk, sizeof(pk), err) < 0)
+			return -1;
+		if (json_object_get(seen, pk))
+			continue;
+		if (json_object_set_new(seen, pk, json_true()) < 0 || !(held = hwloc_bitmap_alloc()))
+			return cc_err_sys(err, ENOMEM, "audit");
+		for (int m = k; m < l->ncarves; m++) {
+			enum cc_cg_mode mm;
+			char other[PATH_MAX];
+
+			if (carve_mode(&l->carves[m], &mm) == 0 && mm != CC_MODE_CPUSET_ONLY &&
+			    cc_cg_parked_cgroup(mm, l->carves[m].cgroup, other, sizeof(other), err) == 0 &&
+			    !strcmp(other, pk))
+				hwloc_bitmap_or(held, held, l->carves[m].parked);
+		}
+		j = cc_audit_snap_find(s, pk);
+		if (j < 0) {
+			f = ADD(CC_AUDIT_PARTITION_MISSING, c->id);
+			f->repair = CC_REPAIR_REAPPLY;
+			CC_AUDIT_SET(f->object, "cgroup %s", pk);
+			CC_AUDIT_SET(f->expected, "isolated partition holding parked %s",
+				 fmt(a, sizeof(a), held));
+			CC_AUDIT_SET(f->actual, "no such cgroup");
+			CC_AUDIT_SET(f->fix, "--fix parks the siblings again");
+			continue;
+		}
+		if (partition_state(in, c->id, pk, s->cgroups[j].partition, "isolated", held, s->cgroups[j].effective,
+				    out, err) < 0)
+			return -1;
+		if (!hwloc_bitmap_isincluded(held, s->cgroups[j].effective)) {
+			f = ADD(CC_AUDIT_CARVE_DRIFT, c->id);
+			f->repair = CC_REPAIR_REAPPLY;
+			CC_AUDIT_SET(f->object, "cgroup %s", pk);
+			CC_AUDIT_SET(f->expected, "cpuset.cpus.effective holds parked %s",
+				 fmt(a, sizeof(a), held));
+			CC_AUDIT_SET(f->actual, "cpuset.cpus.effective %s",
+				 fmt(b, sizeof(b), s->cgroups[j].effective));
+			CC_AUDIT_SET(f->fix, "--fix parks the siblings again");
+		}
+	}
+	return 0;
+}
+
+/* ---- exclusivity: OVERLAP, RESERVED_CARVED, SOFT_EXCLUSIVITY_LEAK, SPLIT_CORE */
+
+/* The one cgroup of a subtree outside the carves where carved CPUs must be
+ * taken away: its parent is the root or an ancestor of a carve.  Below it
+ * the kernel narrows every effective set by itself. */
+static bool boundary(const struct cc_audit_snap *s, int i)
+{
+	const struct cc_audit_cgroup *g = &s->cgroups[i];
+
+	if (i == 0 || g->within >= 0 || g->above_carve || !strcmp(base_name(g->path), CC_PARKED_NAME))
+		return false;
+	return g->parent == 0 || s->cgroups[g->parent].above_carve;
+}
+
+int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_ledger *l = in->ledger;
+	const struct cc_audit_snap *s = in->snap;
+	_cleanup_free_ int *own = owners(l, err);
+	_cleanup_bitmap_ hwloc_bitmap_t reserved = cc_policy_reserved(in->policy, in->topo);
+	_cleanup_bitmap_ hwloc_bitmap_t taken = cc_ledger_taken(l);
+	_cleanup_bitmap_ hwloc_bitmap_t soft = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t parked = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t parked_part = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc();
+	char a[BUF], b[BUF];
+
+	if (!own)
+		return -1;
+	if (!reserved || !taken || !soft || !parked || !parked_part || !x)
+		return cc_err_sys(err, ENOMEM, "audit");
+	for (int k = 0; k < l->ncarves; k++) {
+		const struct cc_carve *c = &l->carves[k];
+		enum cc_cg_mode mode;
+		int i = carve_cgroup(in, c);
+		struct cc_finding *f;
+
+		hwloc_bitmap_or(x, c->cpus, c->parked);
+		hwloc_bitmap_and(x, x, reserved);
+		if (!hwloc_bitmap_iszero(x)) {
+			f = ADD(CC_AUDIT_RESERVED_CARVED, c->id);
+			CC_AUDIT_SET(f->object, "carve %s", c->id);
+			CC_AUDIT_SET(f->expected, "none of the reserved CPUs %s", fmt(a, sizeof(a), reserved));
+			CC_AUDIT_SET(f->actual, "holds %s", fmt(b, sizeof(b), x));
+			CC_AUDIT_SET(f->fix, "the policy's reserved set changed under a running carve: restart the container to carve it again");
+		}
+		/* A stale carve's CPUs are its record's to release. */
+		if (i >= 0 && carve_mode(c, &mode) == 0) {
+			if (mode == CC_MODE_CPUSET_ONLY)
+				hwloc_bitmap_or(soft, soft, c->cpus);
+			else
+				hwloc_bitmap_or(parked_part, parked_part, c->parked);
+			hwloc_bitmap_or(parked, parked, c->parked);
+		}
+		if (i < 0 || partition_broken(c, &s->cgroups[i]))
+			continue;
+		/* Runs on CPUs another carve owns. */
+		hwloc_bitmap_and(x, s->cgroups[i].effective, taken);
+		hwloc_bitmap_andnot(x, x, c->cpus);
+		hwloc_bitmap_andnot(x, x, c->parked);
+		if (!hwloc_bitmap_iszero(x)) {
+			f = ADD(CC_AUDIT_OVERLAP, c->id);
+			f->repair = CC_REPAIR_REAPPLY;
+			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
+			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			CC_AUDIT_SET(f->expected, "only its own CPUs %s", fmt(a, sizeof(a), c->cpus));
+			CC_AUDIT_SET(f->actual, "also runs on %s of carve %.64s", fmt(b, sizeof(b), x),
+				 owner_id(l, own, x));
+			CC_AUDIT_SET(f->fix, "--fix writes the carve's cpuset again");
+		}
+	}
+	for (int i = 0; i < s->ncgroups; i++) {
+		const struct cc_audit_cgroup *g = &s->cgroups[i];
+		bool root = i == 0;
+		struct cc_finding *f;
+
+		/* Only cgroups with tasks run anything; a partition of its own
+		 * is UNKNOWN_CARVE's business.  The root cgroup cannot be
+		 * narrowed: cpuset-only carves cannot keep its tasks away
+		 * (that is why they are soft), partitions take their CPUs out
+		 * of its effective set. */
+		if (!g->populated || partition_word(g->partition) || (!root && !boundary(s, i)))
+			continue;
+		hwloc_bitmap_and(x, g->effective, soft);
+		if (!root && !hwloc_bitmap_iszero(x)) {
+			f = ADD(CC_AUDIT_SOFT_EXCLUSIVITY_LEAK, owner_id(l, own, x));
+			f->repair = CC_REPAIR_TAKE_BACK;
+			CC_AUDIT_SET(f->object, "cgroup %s", g->path);
+			CC_AUDIT_SET(f->target, "%s", g->path);
+			CC_AUDIT_SET(f->expected, "no CPU of a cpuset-only carve");
+			CC_AUDIT_SET(f->actual, "runs tasks on carved %s (effective %s)", fmt(a, sizeof(a), x),
+				 fmt(b, sizeof(b), g->effective));
+			CC_AUDIT_SET(f->fix, "--fix takes the carved CPUs out of its cpuset.cpus");
+		}
+		hwloc_bitmap_and(x, g->effective, root ? parked_part : parked);
+		if (!hwloc_bitmap_iszero(x)) {
+			const char *id = owner_id(l, own, x);
+			const struct cc_carve *c = cc_ledger_find((struct cc_ledger *)l, id);
+			enum cc_cg_mode mode = CC_MODE_CPUSET_ONLY;
+
+			if (c)
+				carve_mode(c, &mode);
+			f = ADD(CC_AUDIT_SPLIT_CORE, id);
+			CC_AUDIT_SET(f->object, "cgroup %s", g->path);
+			CC_AUDIT_SET(f->expected, "no task on the parked siblings");
+			CC_AUDIT_SET(f->actual, "runs tasks on parked %s (effective %s)", fmt(a, sizeof(a), x),
+				 fmt(b, sizeof(b), g->effective));
+			if (mode == CC_MODE_CPUSET_ONLY) {
+				f->repair = CC_REPAIR_TAKE_BACK;
+				CC_AUDIT_SET(f->target, "%s", g->path);
+				CC_AUDIT_SET(f->fix, "--fix takes the parked CPUs out of its cpuset.cpus");
+			} else {
+				f->repair = CC_REPAIR_REAPPLY;
+				CC_AUDIT_SET(f->target, "%s", c ? c->cgroup : "");
+				CC_AUDIT_SET(f->fix, "--fix parks the siblings in their partition again");
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- quota: QUOTA_ON_CARVE, QUOTA_WITH_PINNING --------------------------- */
+
+static void quota_text(char *buf, size_t len, const struct cc_audit_cgroup *g)
+{
+	snprintf(buf, len, "cpu.max %lld %lld", g->quota, g->period);
+}
+
+static bool keeps_quota(const struct cc_audit_in *in, const struct cc_carve *c)
+{
+	const struct cc_pclass *cls = cc_policy_class(in->policy, c->class_name);
+
+	return cls && cls->quota == CC_QUOTA_KEEP;
+}
+
+int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_ledger *l = in->ledger;
+	const struct cc_audit_snap *s = in->snap;
+	_cleanup_bitmap_ hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+	char a[BUF], b[BUF], q[BUF];
+
+	if (!nodes)
+		return cc_err_sys(err, ENOMEM, "audit");
+	for (int k = 0; k < l->ncarves; k++) {
+		const struct cc_carve *c = &l->carves[k];
+		int i = carve_cgroup(in, c);
+		long long ncpus = hwloc_bitmap_weight(c->cpus);
+		struct cc_finding *f;
+
+		if (i < 0 || keeps_quota(in, c))
+			continue;
+		/* The carve itself: no quota at all.  A parent (the pod level):
+		 * only one below the carve's CPUs throttles it; the hook lifts
+		 * exactly those. */
+		for (int p = i; p > 0; p = s->cgroups[p].parent) {
+			const struct cc_audit_cgroup *g = &s->cgroups[p];
+
+			if (g->quota < 0 || (p != i && g->quota >= ncpus * g->period))
+				continue;
+			f = ADD(CC_AUDIT_QUOTA_ON_CARVE, c->id);
+			f->repair = CC_REPAIR_REAPPLY;
+			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			CC_AUDIT_SET(f->object, "cgroup %s%s", g->path, p == i ? "" : " (parent)");
+			if (p == i)
+				CC_AUDIT_SET(f->expected, "cpu.max max");
+			else
+				CC_AUDIT_SET(f->expected, "no quota below the carve's %lld CPUs", ncpus);
+			quota_text(f->actual, sizeof(f->actual), g);
+			CC_AUDIT_SET(f->fix, "--fix lifts the quota (the parent's is restored at release)");
+		}
+	}
+	for (int i = 1; i < s->ncgroups; i++) {
+		const struct cc_audit_cgroup *g = &s->cgroups[i];
+		struct cc_finding *f;
+
+		/* A cgroup inside a carve (a runtime's nested leaf) throttles
+		 * the carve's tasks just the same. */
+		if (g->within < 0 || g->carve >= 0 || g->quota < 0 || keeps_quota(in, &l->carves[g->within]))
+			continue;
+		f = ADD(CC_AUDIT_QUOTA_ON_CARVE, l->carves[g->within].id);
+		f->repair = CC_REPAIR_DROP_QUOTA;
+		CC_AUDIT_SET(f->object, "cgroup %s (inside the carve)", g->path);
+		CC_AUDIT_SET(f->target, "%s", g->path);
+		CC_AUDIT_SET(f->expected, "cpu.max max");
+		quota_text(f->actual, sizeof(f->actual), g);
+		CC_AUDIT_SET(f->fix, "--fix writes cpu.max max");
+	}
+	for (int t = 0; t < s->ntasks; t++) {
+		const struct cc_audit_task *task = &s->tasks[t];
+		const struct cc_audit_cgroup *g = &s->cgroups[task->cgroup];
+		const struct cc_audit_cgroup *qg;
+		struct cc_finding *f;
+
+		if (g->within >= 0 || g->quota_at < 0 || hwloc_bitmap_isequal(task->affinity, g->effective) ||
+		    !hwloc_bitmap_isincluded(task->affinity, g->effective))
+			continue;
+		qg = &s->cgroups[g->quota_at];
+		numa_of(in->topo, task->affinity, nodes);
+		f = ADD(CC_AUDIT_QUOTA_WITH_PINNING, "");
+		f->num = task->tid;
+		CC_AUDIT_SET(f->object, "task %d (cgroup %s)", task->tid, g->path);
+		CC_AUDIT_SET(f->expected, "no hand pinning under a CFS quota");
+		quota_text(q, sizeof(q), qg);
+		CC_AUDIT_SET(f->actual, "pinned to %s of %s%s, %s at %s", fmt(a, sizeof(a), task->affinity),
+			 fmt(b, sizeof(b), g->effective), hwloc_bitmap_weight(nodes) > 1 ? " across NUMA nodes" : "", q,
+			 qg->path);
+		CC_AUDIT_SET(f->fix, "drop the quota or the pinning: the quota is sized for %d CPUs, the task can use %d",
+			 hwloc_bitmap_weight(g->effective), hwloc_bitmap_weight(task->affinity));
+	}
+	return 0;
+}
+
+/* ---- tasks: TASK_ESCAPED ------------------------------------------------- */
+
+int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_audit_snap *s = in->snap;
+	char a[BUF], b[BUF];
+
+	for (int t = 0; t < s->ntasks; t++) {
+		const struct cc_audit_task *task = &s->tasks[t];
+		const struct cc_audit_cgroup *g = &s->cgroups[task->cgroup];
+		const struct cc_carve *c;
+		struct cc_finding *f;
+
+		if (g->within < 0)
+			continue;
+		c = &in->ledger->carves[g->within];
+		/* Following a drifted cpuset is CARVE_DRIFT's finding; a task
+		 * that differs from its own cgroup set its affinity itself. */
+		if (hwloc_bitmap_isequal(task->affinity, c->cpus) || hwloc_bitmap_isequal(task->affinity, g->effective))
+			continue;
+		f = ADD(CC_AUDIT_TASK_ESCAPED, c->id);
+		f->repair = CC_REPAIR_REPIN;
+		f->num = task->tid;
+		CC_AUDIT_SET(f->object, "task %d (cgroup %s)", task->tid, g->path);
+		CC_AUDIT_SET(f->expected, "affinity %s", fmt(a, sizeof(a), c->cpus));
+		CC_AUDIT_SET(f->actual, "affinity %s", fmt(b, sizeof(b), task->affinity));
+		CC_AUDIT_SET(f->fix, "--fix sets its affinity back to the carve");
+	}
+	return 0;
+}
+
+/* ---- IRQs: IRQ_ON_CARVE, IRQ_COUNTS_ON_CARVE ------------------------------ */
+
+static const struct cc_irq_rec *unmovable(const struct cc_irq_state *st, int irq, const char *name)
+{
+	const struct cc_irq_rec *r = cc_irq_state_find(st, irq);
+
+	/* A record under another handler name is a reused number. */
+	if (!r || !r->unmovable || (irq != CC_IRQ_DEFAULT && name && strcmp(r->name, name)))
+		return NULL;
+	return r;
+}
+
+static int irq_on_carve(const struct cc_audit_in *in, const struct cc_irq_state *st, const int *own,
+			hwloc_const_bitmap_t avoid, int irq, const char *name, hwloc_const_bitmap_t aff,
+			struct cc_audit_report *out, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc();
+	char a[BUF], b[BUF];
+	struct cc_finding *f;
+
+	if (!x)
+		return cc_err_sys(err, ENOMEM, "audit");
+	/* What cc_irq_plan() would move: it meets the carves and the kernel
+	 * has not refused a write to it before. */
+	hwloc_bitmap_and(x, aff, avoid);
+	if (hwloc_bitmap_iszero(x) || unmovable(st, irq, name))
+		return 0;
+	f = ADD(CC_AUDIT_IRQ_ON_CARVE, owner_id(in->ledger, own, x));
+	f->repair = CC_REPAIR_STEER_IRQS;
+	f->num = irq;
+	if (irq == CC_IRQ_DEFAULT)
+		CC_AUDIT_SET(f->object, "/proc/irq/default_smp_affinity");
+	else
+		CC_AUDIT_SET(f->object, "irq %d (%s)", irq, *name ? name : "no handler");
+	CC_AUDIT_SET(f->expected, "affinity outside steer-away carves %s", fmt(a, sizeof(a), avoid));
+	CC_AUDIT_SET(f->actual, "affinity %s", fmt(b, sizeof(b), aff));
+	CC_AUDIT_SET(f->fix, "--fix steers it off the carves");
+	return 0;
+}
+
+int cc_audit_check_irqs(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_audit_snap *s = in->snap;
+	_cleanup_bitmap_ hwloc_bitmap_t avoid = cc_irq_avoid(in->ledger, NULL);
+	_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc();
+	_cleanup_free_ int *own = NULL;
+	struct cc_irq_state st;
+	char a[BUF], b[BUF];
+	int rc = -1;
+
+	if (!avoid || !x)
+		return cc_err_sys(err, ENOMEM, "audit");
+	if (hwloc_bitmap_iszero(avoid) || (!s->has_irqs && !s->ngrowth))
+		return 0;
+	own = owners(in->ledger, err);
+	if (!own)
+		return -1;
+	/* Parsing initialises `st`, and cleans it up when it fails. */
+	if (cc_irq_state_parse(json_object_get(in->ledger->sections, CC_IRQ_SECTION), &st, err) < 0)
+		return -1;
+	if (s->has_irqs) {
+		if (irq_on_carve(in, &st, own, avoid, CC_IRQ_DEFAULT, NULL, s->irqs.default_affinity, out, err) < 0)
+			goto out;
+		for (int i = 0; i < s->irqs.n; i++) {
+			const struct cc_irq_info *q = &s->irqs.irqs[i];
+
+			if (irq_on_carve(in, &st, own, avoid, q->irq, q->name, q->affinity, out, err) < 0)
+				goto out;
+		}
+	}
+	for (int i = 0; i < s->ngrowth; i++) {
+		const struct cc_audit_irq_growth *g = &s->growth[i];
+		const struct cc_irq_info *q = s->has_irqs ? cc_irq_find(&s->irqs, g->irq) : NULL;
+		const struct cc_irq_rec *r = unmovable(&st, g->irq, q ? q->name : NULL);
+		struct cc_finding *f;
+
+		hwloc_bitmap_and(x, g->cpus, avoid);
+		/* One that still points at the carves is IRQ_ON_CARVE already. */
+		if (hwloc_bitmap_iszero(x) || (q && !r && hwloc_bitmap_intersects(q->affinity, avoid)))
+			continue;
+		f = cc_audit_add(out, CC_AUDIT_IRQ_COUNTS_ON_CARVE, owner_id(in->ledger, own, x), err);
+		if (!f)
+			goto out;
+		f->num = g->irq;
+		CC_AUDIT_SET(f->object, "irq %d (%s)", g->irq, q && *q->name ? q->name : "no handler");
+		CC_AUDIT_SET(f->expected, "no interrupt on %s in %d ms", fmt(a, sizeof(a), avoid),
+			 s->sample_ms);
+		CC_AUDIT_SET(f->actual, "fired on %s", fmt(b, sizeof(b), x));
+		if (r)
+			CC_AUDIT_SET(f->fix, "kernel-managed (writes refused with %s): boot with isolcpus=managed_irq,<carved CPUs> or move the device's queues",
+				 r->refused[0] ? r->refused : "an error");
+		else
+			CC_AUDIT_SET(f->fix, "its affinity already avoids the carves; x86 moves a vector at its next interrupt: audit again");
+	}
+	rc = 0;
+out:
+	cc_irq_state_fini(&st);
+	return rc;
+}
+
+/* ---- kubelet: KUBELET_STATIC_CPU_MANAGER --------------------------------- */
+
+int cc_audit_check_kubelet(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	struct cc_finding *f;
+
+	if (strcmp(in->snap->kubelet_policy, "static") != 0)
+		return 0;
+	f = ADD(CC_AUDIT_KUBELET_STATIC_CPU_MANAGER, "");
+	/* With carves on the node, its reconcile loop rewrites their cpusets. */
+	if (in->ledger->ncarves > 0)
+		f->severity = CC_AUDIT_CRITICAL;
+	CC_AUDIT_SET(f->object, "%s", CC_KUBELET_CPU_STATE);
+	CC_AUDIT_SET(f->expected, "policyName none");
+	CC_AUDIT_SET(f->actual, "policyName static");
+	CC_AUDIT_SET(f->fix, "kubelet --cpu-manager-policy=none: drain the node, remove the state file, restart the kubelet");
+	return 0;
+}

@@ -1,0 +1,362 @@
+/* corecarve audit --fix: repair what is safe, through the paths that made
+ * the carves in the first place — cc_cg_apply() for a carve's cgroup, its
+ * parked partition and its parents' quotas, cc_carve_undo() for a carve
+ * whose container is gone, cc_irq_reconcile() for IRQs — so a repair
+ * leaves exactly the state (and the restore records) a fresh carve would.
+ *
+ * Cgroups corecarve does not own are written in one case only: a
+ * cpuset-only carve's CPUs are taken out of a peer's cpuset.cpus, recorded
+ * in the carve's `changes` first so its release gives them back. */
+#define _GNU_SOURCE
+#include "audit.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "cleanup.h"
+#include "container.h"
+#include "cpulist.h"
+
+struct fixer {
+	const struct cc_audit_fix_ctx *fx;
+	const struct cc_audit_report *r;
+	struct cc_ctx ctx; /* for cc_carve_undo() */
+	struct cc_cg cg;
+	struct cc_audit_fix_result *res;
+	struct cc_err first;
+	json_t *done; /* keys of repairs already made: one per carve, cgroup or task */
+};
+
+/* Record the outcome of one repair: printed, counted, first error kept. */
+static void outcome(struct fixer *x, const char *what, int rc, struct cc_err *e)
+{
+	if (rc == 0) {
+		x->res->repaired++;
+		fprintf(x->fx->out, "repaired: %s\n", what);
+	} else {
+		x->res->failed++;
+		fprintf(x->fx->out, "not repaired: %s: %s\n", what, e->msg);
+		if (!cc_err_isset(&x->first))
+			cc_err_set(&x->first, e->code, "%s: %s", what, e->msg);
+	}
+}
+
+/* True the first time `key` is seen: several findings share one repair. */
+static bool first_time(struct fixer *x, const char *kind, const char *key)
+{
+	char k[PATH_MAX + 32];
+
+	snprintf(k, sizeof(k), "%s:%s", kind, key);
+	if (json_object_get(x->done, k))
+		return false;
+	json_object_set_new(x->done, k, json_true());
+	return true;
+}
+
+/* The codes found for one carve with one repair, for the message. */
+static void codes_of(const struct fixer *x, const char *carve, enum cc_audit_repair rep, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < x->r->n && n + 1 < len; i++) {
+		const struct cc_finding *f = &x->r->f[i];
+		const char *name = cc_audit_code_name(f->code);
+
+		if (f->repair != rep || strcmp(f->carve, carve) || strstr(buf, name))
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", name);
+	}
+}
+
+/* ---- stale records ------------------------------------------------------- */
+
+static void release_stale(struct fixer *x, const struct cc_finding *f)
+{
+	struct cc_ledger *l = x->fx->ledger;
+	struct cc_carve *c = cc_ledger_find(l, f->carve);
+	struct cc_err e = CC_ERR_INIT;
+	char what[512];
+	int rc;
+
+	if (!c || !first_time(x, "release", f->carve))
+		return;
+	snprintf(what, sizeof(what), "STALE_RECORD %.200s: released the CPUs of carve %.200s", f->object, f->carve);
+	rc = cc_carve_undo(&x->ctx, &x->cg, l, c, &e);
+	/* The record goes even when a restore step failed, as at poststop:
+	 * the container is gone, its CPUs are free; what did not restore is
+	 * the next audit's finding. */
+	cc_ledger_remove(l, f->carve);
+	outcome(x, what, rc, &e);
+}
+
+/* ---- re-applying a carve ------------------------------------------------- */
+
+struct journal_arg {
+	struct cc_ledger *l;
+};
+
+/* cc_cg_apply() appends restore records before the writes they describe;
+ * the ledger goes to disk each time, as in the hook. */
+static int journal(void *arg, enum cc_cg_mode mode, struct cc_err *err)
+{
+	struct journal_arg *j = arg;
+
+	(void)mode;
+	return cc_ledger_commit(j->l, err);
+}
+
+static void reapply(struct fixer *x, const char *id)
+{
+	struct cc_ledger *l = x->fx->ledger;
+	struct cc_carve *c = cc_ledger_find(l, id);
+	const struct cc_pclass *cls;
+	_cleanup_bitmap_ hwloc_bitmap_t carved = NULL;
+	struct journal_arg j = { l };
+	struct cc_cg_request req;
+	struct cc_err e = CC_ERR_INIT;
+	enum cc_cg_mode was, mode;
+	char what[512], codes[128];
+	int rc;
+
+	if (!c || !c->cgroup[0] || !first_time(x, "reapply", id))
+		return;
+	codes_of(x, id, CC_REPAIR_REAPPLY, codes, sizeof(codes));
+	snprintf(what, sizeof(what), "%.100s: carve %.100s re-applied to %.200s", codes, id, c->cgroup);
+	if (cc_cg_mode_parse(c->mode, &was) < 0) {
+		cc_err_set(&e, EINVAL, "unknown mode \"%s\"", c->mode);
+		outcome(x, what, -1, &e);
+		return;
+	}
+	carved = cc_ledger_taken(l);
+	if (!carved) {
+		cc_err_sys(&e, ENOMEM, "audit fix");
+		outcome(x, what, -1, &e);
+		return;
+	}
+	/* The class decides what the hook applied; a class gone from the
+	 * policy keeps the carve as it is: a root partition, quota dropped. */
+	cls = cc_policy_class(x->fx->policy, c->class_name);
+	req = (struct cc_cg_request){
+		.cgroup = c->cgroup,
+		.cpus = c->cpus,
+		.parked = c->parked,
+		.mems = c->mems,
+		.carved = carved,
+		.isolated = cls && cls->partition == CC_PART_ISOLATED,
+		.drop_quota = !cls || cls->quota == CC_QUOTA_DROP,
+		.exclusive = c->exclusive,
+		.journal = journal,
+		.journal_arg = &j,
+	};
+	rc = cc_cg_apply(&x->cg, &req, &mode, c->changes, &e);
+	if (rc == 0 && mode != was) {
+		/* The kernel offers another mode now (a parent became a
+		 * partition): the release must undo what this apply did. */
+		fprintf(x->fx->out, "carve %s: mode %s -> %s\n", id, c->mode, cc_cg_mode_name(mode));
+		snprintf(c->mode, sizeof(c->mode), "%s", cc_cg_mode_name(mode));
+		l->dirty = true;
+	}
+	outcome(x, what, rc, &e);
+}
+
+/* ---- cpuset-only: taking carved CPUs back from a peer --------------------- */
+
+static int take_back(struct fixer *x, const char *cgroup, struct cc_err *err)
+{
+	struct cc_ledger *l = x->fx->ledger;
+	_cleanup_bitmap_ hwloc_bitmap_t taken = cc_ledger_taken(l);
+	_cleanup_bitmap_ hwloc_bitmap_t eff = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t held = hwloc_bitmap_alloc();
+	_cleanup_free_ char *orig = NULL;
+	_cleanup_free_ char *list = NULL;
+	char part[64] = "";
+
+	if (!taken || !eff || !mine || !held)
+		return cc_err_sys(err, ENOMEM, "audit fix");
+	if (cc_cg_read_cpus(&x->cg, cgroup, "cpuset.cpus.effective", eff, err) < 0)
+		return -1;
+	if (!hwloc_bitmap_intersects(eff, taken))
+		return 0; /* an earlier repair (a re-applied carve) took them already */
+	{
+		_cleanup_free_ char *p = cc_cg_read(&x->cg, cgroup, "cpuset.cpus.partition", err);
+
+		if (!p)
+			return -1;
+		snprintf(part, sizeof(part), "%s", p);
+	}
+	/* A partition of its own is not a peer to narrow: UNKNOWN_CARVE. */
+	if (strcmp(part, "member"))
+		return cc_err_set(err, EPERM, "%s is a partition (%s): not corecarve's to narrow", cgroup, part);
+	orig = cc_cg_read(&x->cg, cgroup, "cpuset.cpus", err);
+	if (!orig)
+		return -1;
+	hwloc_bitmap_and(held, eff, taken);
+	hwloc_bitmap_andnot(eff, eff, taken);
+	if (hwloc_bitmap_iszero(eff))
+		return cc_err_set(err, ENOSPC, "cgroup %s would be left without CPUs", cgroup);
+	list = cc_cpulist_format(eff);
+	if (!list)
+		return cc_err_sys(err, ENOMEM, "audit fix");
+	/* Every carve whose CPUs it held gets the restore record, so the
+	 * last of them to go gives the peer everything back. */
+	for (int k = 0; k < l->ncarves; k++) {
+		struct cc_carve *c = &l->carves[k];
+
+		hwloc_bitmap_or(mine, c->cpus, c->parked);
+		if (!hwloc_bitmap_intersects(mine, held))
+			continue;
+		if (json_array_append_new(c->changes, json_pack("{s:s, s:s, s:s}", "type", "peer-cpuset", "cgroup",
+								 cgroup, "old", orig)) < 0)
+			return cc_err_sys(err, ENOMEM, "audit fix");
+		l->dirty = true;
+	}
+	if (cc_ledger_commit(l, err) < 0)
+		return -1;
+	return cc_cg_write(&x->cg, cgroup, "cpuset.cpus", list, NULL, err);
+}
+
+/* ---- a quota inside a carve ---------------------------------------------- */
+
+static int drop_quota(struct fixer *x, const char *cgroup, struct cc_err *err)
+{
+	_cleanup_free_ char *cur = cc_cg_read(&x->cg, cgroup, "cpu.max", err);
+	long long quota, period;
+	char val[64];
+
+	if (!cur)
+		return -1;
+	if (cc_cg_parse_cpu_max(cur, &quota, &period) < 0)
+		return cc_err_set(err, EINVAL, "%s/cpu.max: unexpected value \"%.32s\"", cgroup, cur);
+	if (quota < 0)
+		return 0;
+	snprintf(val, sizeof(val), "max %lld", period);
+	return cc_cg_write(&x->cg, cgroup, "cpu.max", val, NULL, err);
+}
+
+/* ---- tasks --------------------------------------------------------------- */
+
+static int repin(struct fixer *x, const struct cc_finding *f, struct cc_err *err)
+{
+	const struct cc_carve *c = cc_ledger_find(x->fx->ledger, f->carve);
+	size_t size = CPU_ALLOC_SIZE(CC_CPU_LIMIT);
+	cpu_set_t *set;
+	int cpu, rc;
+
+	if (!c)
+		return cc_err_set(err, ENOENT, "carve %s is gone", f->carve);
+	if (!x->fx->root->is_host)
+		return cc_err_set(err, EPERM, "task affinity is only changed on the real host");
+	set = CPU_ALLOC(CC_CPU_LIMIT);
+	if (!set)
+		return cc_err_sys(err, ENOMEM, "audit fix");
+	CPU_ZERO_S(size, set);
+	hwloc_bitmap_foreach_begin(cpu, c->cpus) {
+		if (cpu < CC_CPU_LIMIT)
+			CPU_SET_S((size_t)cpu, size, set);
+	}
+	hwloc_bitmap_foreach_end();
+	rc = sched_setaffinity((pid_t)f->num, size, set);
+	CPU_FREE(set);
+	if (rc < 0 && errno == ESRCH)
+		return 0; /* exited meanwhile: nothing left to re-pin */
+	if (rc < 0)
+		return cc_err_sys(err, errno, "sched_setaffinity(%ld)", f->num);
+	return 0;
+}
+
+/* ---- IRQs ---------------------------------------------------------------- */
+
+static int steer(struct fixer *x, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t reserved = cc_policy_reserved(x->fx->policy, x->fx->topo);
+	struct cc_irq_fallback fb = { 0 };
+	struct cc_irq_opts o = { .root = x->fx->root, .fb = &fb, .best_effort = true, .trace = x->fx->out };
+	struct cc_irq_report rep;
+	int rc;
+
+	if (!reserved)
+		return cc_err_sys(err, ENOMEM, "audit fix");
+	if (cc_irq_fallback_from_topo(x->fx->topo, reserved, &fb, err) < 0)
+		return -1;
+	rc = cc_irq_reconcile(x->fx->ledger, &o, &rep, err);
+	cc_irq_fallback_fini(&fb);
+	fprintf(x->fx->out, "IRQs: %d moved off the carves (%d to the fallback), %d unmovable%s%s\n", rep.moved,
+		rep.fell_back, rep.unmovable, rep.unmovable ? ": " : "", rep.unmovable_list);
+	if (rep.irqbalance.warning[0])
+		fprintf(x->fx->out, "irqbalance: %s\n", rep.irqbalance.warning);
+	return rc;
+}
+
+int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report *r,
+		 struct cc_audit_fix_result *res, struct cc_err *err)
+{
+	_cleanup_json_ json_t *done = json_object();
+	struct fixer x = { .fx = fx, .r = r, .res = res, .done = done };
+	bool irqs = false;
+	char what[PATH_MAX + 128];
+
+	memset(res, 0, sizeof(*res));
+	if (!done)
+		return cc_err_sys(err, ENOMEM, "audit fix");
+	x.ctx = (struct cc_ctx){ .root = (struct cc_root *)fx->root, .log = fx->out, .verbose = true };
+	if (cc_cg_open(&x.cg, fx->root, err) < 0)
+		return -1;
+	x.cg.trace = fx->out;
+	for (int i = 0; i < r->n; i++)
+		res->manual += r->f[i].repair == CC_REPAIR_NONE;
+
+	/* Order matters: released carves free CPUs; re-applied carves take
+	 * back from their own peers and re-arm partitions before peers
+	 * elsewhere are narrowed; tasks are re-pinned once their cpuset is
+	 * right (a cpuset write resets affinities on older kernels). */
+	for (int i = 0; i < r->n; i++)
+		if (r->f[i].repair == CC_REPAIR_RELEASE)
+			release_stale(&x, &r->f[i]);
+	for (int i = 0; i < r->n; i++)
+		if (r->f[i].repair == CC_REPAIR_REAPPLY)
+			reapply(&x, r->f[i].carve);
+	for (int i = 0; i < r->n; i++) {
+		const struct cc_finding *f = &r->f[i];
+		struct cc_err e = CC_ERR_INIT;
+		int rc;
+
+		if (f->repair == CC_REPAIR_TAKE_BACK && first_time(&x, "take-back", f->target)) {
+			cc_audit_text(what, sizeof(what), "%s %s: carved CPUs taken out of its cpuset.cpus",
+				 cc_audit_code_name(f->code), f->object);
+			rc = take_back(&x, f->target, &e);
+			outcome(&x, what, rc, &e);
+		} else if (f->repair == CC_REPAIR_DROP_QUOTA && first_time(&x, "quota", f->target)) {
+			cc_audit_text(what, sizeof(what), "%s %s: cpu.max max", cc_audit_code_name(f->code), f->object);
+			rc = drop_quota(&x, f->target, &e);
+			outcome(&x, what, rc, &e);
+		}
+	}
+	for (int i = 0; i < r->n; i++) {
+		const struct cc_finding *f = &r->f[i];
+		struct cc_err e = CC_ERR_INIT;
+		char key[32];
+
+		snprintf(key, sizeof(key), "%ld", f->num);
+		if (f->repair == CC_REPAIR_REPIN && first_time(&x, "task", key)) {
+			cc_audit_text(what, sizeof(what), "%s %s: affinity set to carve %s", cc_audit_code_name(f->code),
+				 f->object, f->carve);
+			outcome(&x, what, repin(&x, f, &e), &e);
+		}
+		irqs |= f->repair == CC_REPAIR_STEER_IRQS;
+	}
+	if (irqs) {
+		struct cc_err e = CC_ERR_INIT;
+
+		outcome(&x, "IRQ_ON_CARVE: IRQs steered off the carves", steer(&x, &e), &e);
+	}
+	if (cc_err_isset(&x.first)) {
+		*err = x.first;
+		return -1;
+	}
+	return 0;
+}

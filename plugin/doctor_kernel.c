@@ -1,0 +1,352 @@
+/* corecarve doctor: what the kernel exposes (cgroup v2, cpuset partitions,
+ * SMT, PMU lists, topology, cpufreq, THP, NUMA balancing, the command line).
+ * Everything is read through the root; nothing is written. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "cpulist.h"
+#include "doctor.h"
+
+/* Is `word` one of the space-separated words of `list`? */
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0' || p[n] == '\n'))
+			return true;
+	return false;
+}
+
+void cc_doctor_check_cgroup(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *ctl = cc_root_read(ctx->root, "/sys/fs/cgroup/cgroup.controllers", 0, &err);
+	_cleanup_free_ char *sub = NULL;
+	const char *why = "carves are cgroup-v2 cpuset partitions; the cpu controller is where CFS quota is dropped";
+
+	if (!ctl) {
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why,
+			      "mount the unified hierarchy: boot with systemd.unified_cgroup_hierarchy=1, or "
+			      "mount -t cgroup2 none /sys/fs/cgroup",
+			      "no cgroup v2 at /sys/fs/cgroup (%s)", err.msg);
+		return;
+	}
+	if (!has_word(ctl, "cpuset") || !has_word(ctl, "cpu")) {
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why,
+			      "free the controllers from cgroup v1 (remove cgroup_no_v1 exceptions and v1 cpuset mounts)",
+			      "cgroup v2 controllers \"%s\": %s%s%s missing", ctl,
+			      has_word(ctl, "cpuset") ? "" : "cpuset",
+			      !has_word(ctl, "cpuset") && !has_word(ctl, "cpu") ? " and " : "",
+			      has_word(ctl, "cpu") ? "" : "cpu");
+		return;
+	}
+	sub = cc_root_read(ctx->root, "/sys/fs/cgroup/cgroup.subtree_control", 0, &err);
+	cc_doctor_set(it, CC_DOCTOR_OK, why, NULL,
+		      "cgroup v2 with cpuset and cpu; root subtree_control \"%s\"%s", sub ? sub : "?",
+		      sub && has_word(sub, "cpuset") ? "" : " (corecarve enables +cpuset on the parents it uses)");
+}
+
+/* Partition support is a property of non-root cgroups (the root has no
+ * cpuset.cpus.partition or .exclusive), so look at the first-level children
+ * that already have cpuset files: systemd's slices on a host. */
+void cc_doctor_check_partition(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_closedir_ DIR *d = cc_root_opendir(ctx->root, "/sys/fs/cgroup", &err);
+	const char *why = "exclusivity: the kernel takes partition CPUs from every other cgroup only in a valid "
+			  "partition; remote partitions (cpuset.cpus.exclusive, Linux >= 6.7) can sit deep in a "
+			  "hierarchy such as kubepods/pod/ctr, local ones only below a partition root";
+	bool remote = false, local = false;
+	char probe[512] = "";
+	struct dirent *de;
+
+	if (!d) {
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why, "mount cgroup v2 at /sys/fs/cgroup", "cannot list /sys/fs/cgroup (%s)",
+			      err.msg);
+		return;
+	}
+	while ((de = readdir(d)) && !remote) {
+		char path[PATH_MAX];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/cpuset.cpus.exclusive", de->d_name);
+		if (cc_root_exists(ctx->root, path)) {
+			remote = true;
+			snprintf(probe, sizeof(probe), "%s", de->d_name);
+			continue;
+		}
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/cpuset.cpus.partition", de->d_name);
+		if (!local && cc_root_exists(ctx->root, path)) {
+			local = true;
+			snprintf(probe, sizeof(probe), "%s", de->d_name);
+		}
+	}
+	if (remote)
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL,
+			      "remote: cpuset.cpus.exclusive present (seen on /%s): carves are partitions wherever the "
+			      "container's cgroup is", probe);
+	else if (local)
+		cc_doctor_set(it, CC_DOCTOR_WARN, why,
+			      "run `corecarve init-parent CGROUP` for the containers' parent (e.g. /kubepods) so carves "
+			      "below it are local partitions, or move to Linux >= 6.7",
+			      "local: cpuset.cpus.partition but no cpuset.cpus.exclusive (seen on /%s): a carve is a "
+			      "partition only when its parent is a partition root; elsewhere it is cpuset-only", probe);
+	else
+		cc_doctor_set(it, CC_DOCTOR_WARN, why,
+			      "enable +cpuset in /sys/fs/cgroup/cgroup.subtree_control (if no child has cpuset files "
+			      "yet this is unknown) or use a kernel with cpuset partitions (>= 5.11)",
+			      "none: no child cgroup has cpuset.cpus.partition: carves are cpuset-only (peers are "
+			      "narrowed, the kernel does not enforce exclusivity)");
+}
+
+void cc_doctor_check_smt(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *control = cc_root_read(ctx->root, "/sys/devices/system/cpu/smt/control", 0, &err);
+	long active = -1;
+	int threads = 0;
+	const char *why = "with SMT on, a carve takes whole cores and parks or shares the siblings (class `smt`); "
+			  "a sibling left to another tenant shares the core's caches and ports";
+
+	cc_root_read_long(ctx->root, "/sys/devices/system/cpu/smt/active", &active, &err);
+	for (int i = 0; ctx->topo && i < ctx->topo->ncores; i++)
+		if (ctx->topo->cores[i].npus > threads)
+			threads = ctx->topo->cores[i].npus;
+	if (!control)
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL,
+			      "no SMT control in sysfs (kernel without HOTPLUG_SMT, or not x86); up to %d thread%s per core",
+			      threads, threads == 1 ? "" : "s");
+	else
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "SMT %s (control=%s), up to %d thread%s per core",
+			      active == 1 ? "on" : active == 0 ? "off" : "?", control, threads, threads == 1 ? "" : "s");
+}
+
+/* Hybrid parts expose one PMU per core kind, each with its CPU list
+ * (/sys/devices/cpu_core/cpus and cpu_atom/cpus on Intel, one armv8_* PMU
+ * per core type on Arm); that is how corecarve tells P from E cores. */
+void cc_doctor_check_hybrid(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_closedir_ DIR *d = cc_root_opendir(ctx->root, "/sys/devices", &err);
+	const char *why = "core classes come from the hybrid PMU lists first; without them corecarve falls back "
+			  "to hwloc's cpukinds, then frequency and capacity";
+	char found[CC_DOCTOR_TEXT_MAX] = "";
+	size_t used = 0;
+	int nlists = 0;
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		char path[PATH_MAX];
+		_cleanup_free_ char *cpus = NULL;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/%s/cpus", de->d_name);
+		if (!cc_root_exists(ctx->root, path) || !(cpus = cc_root_read(ctx->root, path, 4096, &err)))
+			continue;
+		nlists++;
+		if (used < sizeof(found))
+			used += (size_t)snprintf(found + used, sizeof(found) - used, "%s%s %s", used ? ", " : "",
+						 de->d_name, cpus);
+	}
+	if (nlists < 2) {
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "not hybrid: %s", nlists ? found : "no per-kind PMU CPU lists");
+		return;
+	}
+	if (ctx->topo && ctx->topo->nclasses < 2)
+		cc_doctor_set(it, CC_DOCTOR_WARN, why,
+			      "check `corecarve topology`; name the classes in the policy's coreClasses",
+			      "PMU lists %s, but the topology has %d core class", found, ctx->topo->nclasses);
+	else
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "hybrid PMU lists: %s", found);
+}
+
+/* hwloc's view against the kernel's online mask: a mismatch means a stale
+ * topology cache, an old hwloc, or CPUs hot-plugged since. */
+void cc_doctor_check_topology(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *online = NULL, *hw = NULL;
+	_cleanup_bitmap_ hwloc_bitmap_t sys = hwloc_bitmap_alloc();
+	const struct cc_topo *t = ctx->topo;
+	const char *why = "every decision is made on this topology; it must match the CPUs the kernel has online";
+
+	if (!t) {
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why, "see `corecarve topology` for the full error",
+			      "topology did not load: %s", ctx->topo_error ? ctx->topo_error : "unknown error");
+		return;
+	}
+	hw = cc_cpulist_format(t->online);
+	online = cc_root_read(ctx->root, "/sys/devices/system/cpu/online", 0, &err);
+	if (!online || !sys || cc_cpulist_parse(online, sys, "/sys/devices/system/cpu/online", &err) < 0) {
+		cc_doctor_set(it, CC_DOCTOR_WARN, why, NULL, "hwloc: online %s; sysfs: %s", hw ? hw : "?", err.msg);
+		return;
+	}
+	if (!hwloc_bitmap_isequal(sys, t->online)) {
+		cc_doctor_set(it, CC_DOCTOR_WARN, why,
+			      "refresh the topology cache (it is keyed on the online mask) or upgrade hwloc",
+			      "hwloc sees online %s, sysfs says %s", hw ? hw : "?", online);
+		return;
+	}
+	cc_doctor_set(it, CC_DOCTOR_OK, why, NULL,
+		      "%d package%s, %d NUMA node%s, %d cores, %d CPUs online (%s), %d core class%s from %s",
+		      t->npackages, t->npackages == 1 ? "" : "s", t->nnuma, t->nnuma == 1 ? "" : "s", t->ncores,
+		      hwloc_bitmap_weight(t->online), online, t->nclasses, t->nclasses == 1 ? "" : "es", t->class_source);
+}
+
+#define MAX_GOVERNORS 8
+
+void cc_doctor_check_governor(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_closedir_ DIR *d = cc_root_opendir(ctx->root, "/sys/devices/system/cpu", &err);
+	_cleanup_free_ char *driver = NULL;
+	char names[MAX_GOVERNORS][32];
+	int counts[MAX_GOVERNORS] = { 0 }, ngov = 0, other = 0;
+	bool all_perf = true;
+	char found[CC_DOCTOR_TEXT_MAX] = "";
+	size_t used = 0;
+	struct dirent *de;
+	const char *why = "an on-demand governor makes throughput swing with load (8 000-12 000 QPS seen, "
+			  "9 500-10 200 once pinned to performance); latency classes want a fixed frequency";
+
+	while (d && (de = readdir(d))) {
+		char path[PATH_MAX];
+		_cleanup_free_ char *gov = NULL;
+		int i;
+
+		if (strncmp(de->d_name, "cpu", 3) || de->d_name[3] < '0' || de->d_name[3] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/%s/cpufreq/scaling_governor", de->d_name);
+		if (!cc_root_exists(ctx->root, path) || !(gov = cc_root_read(ctx->root, path, 64, &err)))
+			continue;
+		if (!driver) {
+			snprintf(path, sizeof(path), "/sys/devices/system/cpu/%s/cpufreq/scaling_driver", de->d_name);
+			driver = cc_root_read(ctx->root, path, 64, &err);
+		}
+		all_perf &= !strcmp(gov, "performance");
+		for (i = 0; i < ngov && strcmp(names[i], gov); i++)
+			;
+		if (i == ngov && ngov < MAX_GOVERNORS)
+			snprintf(names[ngov++], sizeof(names[0]), "%s", gov);
+		if (i < ngov)
+			counts[i]++;
+		else
+			other++;
+	}
+	if (!ngov) {
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL,
+			      "cpufreq not exposed (a VM, or no driver): frequency is the platform's; class power "
+			      "settings would be skipped");
+		return;
+	}
+	for (int i = 0; i < ngov; i++)
+		used += (size_t)snprintf(found + used, used < sizeof(found) ? sizeof(found) - used : 0, "%s%s on %d CPU%s",
+					 i ? ", " : "", names[i], counts[i], counts[i] == 1 ? "" : "s");
+	if (all_perf && !other) {
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "%s (driver %s)", found, driver ? driver : "?");
+		return;
+	}
+	cc_doctor_set(it, CC_DOCTOR_WARN, why,
+		      driver && !strcmp(driver, "intel_pstate")
+			      ? "cpupower frequency-set -g performance (intel_pstate: or an energy_performance_preference "
+				"of performance on the carved CPUs)"
+			      : "cpupower frequency-set -g performance, at least on the CPUs latency classes use",
+		      "%s%s (driver %s)", found, other ? ", and more" : "", driver ? driver : "?");
+}
+
+void cc_doctor_check_thp(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *text =
+		cc_root_read(ctx->root, "/sys/kernel/mm/transparent_hugepage/enabled", 0, &err);
+	_cleanup_free_ char *mode = text ? cc_doctor_thp_mode(text) : NULL;
+	const char *why = "THP `always` lets khugepaged collapse pages behind every process, which shows up as "
+			  "periodic latency spikes; `madvise` keeps huge pages for those who ask";
+	const char *fix = "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled (boot: transparent_hugepage=madvise)";
+
+	if (!text)
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "THP not built in (%s)", err.msg);
+	else if (!mode)
+		cc_doctor_set(it, CC_DOCTOR_WARN, why, fix, "THP mode unreadable: \"%s\"", text);
+	else if (!strcmp(mode, "always"))
+		cc_doctor_set(it, CC_DOCTOR_WARN, why, fix, "THP always");
+	else
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "THP %s", mode);
+}
+
+void cc_doctor_check_numa_balancing(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
+{
+	struct cc_err err = CC_ERR_INIT;
+	long v = 0;
+	int nnuma = ctx->topo ? ctx->topo->nnuma : 0;
+	const char *why = "automatic NUMA balancing unmaps pages to sample accesses and migrates them: page "
+			  "faults on carved CPUs, and memory moved off the node cpuset.mems chose";
+
+	if (cc_root_read_long(ctx->root, "/proc/sys/kernel/numa_balancing", &v, &err) < 0)
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "kernel.numa_balancing absent (no NUMA balancing built in)");
+	else if (!v)
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "kernel.numa_balancing = 0");
+	else if (nnuma == 1)
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "kernel.numa_balancing = %ld, one NUMA node: nothing to migrate", v);
+	else
+		cc_doctor_set(it, CC_DOCTOR_WARN, why, "sysctl -w kernel.numa_balancing=0 (and in /etc/sysctl.d/)",
+			      "kernel.numa_balancing = %ld with %d NUMA nodes", v, nnuma);
+}
+
+/* isolcpus and nohz_full against the policy's reserved set (the host's
+ * housekeeping CPUs). */
+void cc_doctor_check_cmdline(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *cmdline = cc_root_read(ctx->root, "/proc/cmdline", 0, &err);
+	_cleanup_free_ char *flags = NULL, *iso_s = NULL, *nohz_s = NULL, *res_s = NULL;
+	_cleanup_bitmap_ hwloc_bitmap_t iso = hwloc_bitmap_alloc(), nohz = hwloc_bitmap_alloc();
+	const char *why = "isolcpus (domain) takes CPUs out of load balancing: threads of a multi-CPU carve there "
+			  "are not spread; housekeeping (the reserved set) must not sit on isolated or nohz_full "
+			  "CPUs. corecarve's isolated partitions do the same job at run time";
+	int has_iso, has_nohz;
+
+	if (!cmdline) {
+		cc_doctor_set(it, CC_DOCTOR_WARN, why, NULL, "cannot read /proc/cmdline (%s)", err.msg);
+		return;
+	}
+	if ((has_iso = cc_doctor_cmdline_cpus(cmdline, "isolcpus", iso, &flags, &err)) < 0 ||
+	    (has_nohz = cc_doctor_cmdline_cpus(cmdline, "nohz_full", nohz, NULL, &err)) < 0) {
+		cc_doctor_set(it, CC_DOCTOR_WARN, why, "fix the kernel command line", "/proc/cmdline: %s", err.msg);
+		return;
+	}
+	if (!has_iso && !has_nohz) {
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "no isolcpus or nohz_full on the command line");
+		return;
+	}
+	iso_s = cc_cpulist_format(iso);
+	nohz_s = cc_cpulist_format(nohz);
+	res_s = ctx->reserved ? cc_cpulist_format(ctx->reserved) : NULL;
+	if (ctx->reserved && (hwloc_bitmap_intersects(iso, ctx->reserved) || hwloc_bitmap_intersects(nohz, ctx->reserved))) {
+		cc_doctor_set(it, CC_DOCTOR_WARN, why,
+			      "make the policy's reserved set the housekeeping CPUs: disjoint from isolcpus and nohz_full",
+			      "isolcpus=%s%s%s nohz_full=%s overlap the reserved set %s", flags ? flags : "",
+			      flags ? "," : "", has_iso ? iso_s : "-", has_nohz ? nohz_s : "-", res_s ? res_s : "?");
+		return;
+	}
+	/* Without flags, or with `domain`, isolcpus removes scheduler domains. */
+	if (has_iso && (!flags || strstr(flags, "domain"))) {
+		cc_doctor_set(it, CC_DOCTOR_WARN, why,
+			      "prefer isolcpus=managed_irq,<cpus> (or none) and let corecarve's isolated partitions "
+			      "remove carves from load balancing",
+			      "isolcpus=%s%s%s (scheduler domains removed), nohz_full=%s, reserved %s", flags ? flags : "",
+			      flags ? "," : "", iso_s, has_nohz ? nohz_s : "-", res_s ? res_s : "unknown");
+		return;
+	}
+	cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "isolcpus=%s%s%s nohz_full=%s, disjoint from reserved %s",
+		      flags ? flags : "", flags ? "," : "", has_iso ? iso_s : "-", has_nohz ? nohz_s : "-",
+		      res_s ? res_s : "unknown");
+}

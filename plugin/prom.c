@@ -1,0 +1,140 @@
+/* corecarve audit: the node_exporter textfile.
+ *
+ * node_exporter's textfile collector reads every *.prom file of its
+ * directory at each scrape; a file it catches half-written is a parse
+ * error for the whole collector.  So the text goes to a temporary file in
+ * the same directory (a name not ending in .prom, which the collector
+ * skips), is fsynced, and renamed over the target. */
+#define _GNU_SOURCE
+#include "audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+static int put(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int put(char **buf, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	char *more = NULL, *grown;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&more, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	grown = realloc(*buf, *len + (size_t)n + 1);
+	if (!grown) {
+		free(more);
+		return -1;
+	}
+	memcpy(grown + *len, more, (size_t)n + 1);
+	free(more);
+	*buf = grown;
+	*len += (size_t)n;
+	return 0;
+}
+
+#define PUT(...)                                                               \
+	do {                                                                   \
+		if (put(&buf, &len, __VA_ARGS__) < 0)                          \
+			goto nomem;                                            \
+	} while (0)
+
+char *cc_prom_render(const struct cc_audit_report *r, const struct cc_audit_stats *st, bool ok)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int critical = 0;
+
+	PUT("# HELP corecarve_audit_success 1 when the last corecarve audit could read the node, 0 when it could not.\n"
+	    "# TYPE corecarve_audit_success gauge\ncorecarve_audit_success %d\n", ok ? 1 : 0);
+	PUT("# HELP corecarve_audit_last_run_timestamp_seconds When the last corecarve audit finished.\n"
+	    "# TYPE corecarve_audit_last_run_timestamp_seconds gauge\n"
+	    "corecarve_audit_last_run_timestamp_seconds %lld\n", st->finished);
+	if (!ok)
+		return buf;
+	/* Every code, zeros included: an alert on a code needs the series to
+	 * exist before the first finding. */
+	PUT("# HELP corecarve_audit_findings Findings of the last corecarve audit, by code (docs/audit.md).\n"
+	    "# TYPE corecarve_audit_findings gauge\n");
+	for (int c = 0; c < CC_AUDIT_NCODES; c++)
+		PUT("corecarve_audit_findings{code=\"%s\"} %d\n", cc_audit_code_name((enum cc_audit_code)c),
+		    cc_audit_count(r, (enum cc_audit_code)c));
+	for (int i = 0; i < r->n; i++)
+		critical += r->f[i].severity == CC_AUDIT_CRITICAL;
+	PUT("# HELP corecarve_audit_critical_findings Findings of the last audit that mean a promise is broken now.\n"
+	    "# TYPE corecarve_audit_critical_findings gauge\ncorecarve_audit_critical_findings %d\n", critical);
+	PUT("# HELP corecarve_carves Carves recorded in the ledger.\n"
+	    "# TYPE corecarve_carves gauge\ncorecarve_carves %d\n", st->carves);
+	PUT("# HELP corecarve_carved_cpus CPUs owned by carves, running and parked.\n"
+	    "# TYPE corecarve_carved_cpus gauge\ncorecarve_carved_cpus %d\n", st->carved_cpus);
+	PUT("# HELP corecarve_audit_cgroups Cgroups the last audit read.\n"
+	    "# TYPE corecarve_audit_cgroups gauge\ncorecarve_audit_cgroups %d\n", st->cgroups);
+	PUT("# HELP corecarve_audit_duration_seconds Wall time of the last audit, IRQ sample window included.\n"
+	    "# TYPE corecarve_audit_duration_seconds gauge\ncorecarve_audit_duration_seconds %.6f\n",
+	    (st->read_ms + st->check_ms) / 1e3);
+	return buf;
+nomem:
+	free(buf);
+	return NULL;
+}
+
+int cc_prom_write(const char *path, const struct cc_audit_report *r, const struct cc_audit_stats *st, bool ok,
+		  struct cc_err *err)
+{
+	_cleanup_free_ char *text = cc_prom_render(r, st, ok);
+	_cleanup_free_ char *dcopy = strdup(path);
+	_cleanup_free_ char *bcopy = strdup(path);
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int dfd = -1;
+	const char *dir, *base;
+	size_t len, off = 0;
+
+	if (!text || !dcopy || !bcopy)
+		return cc_err_sys(err, ENOMEM, "%s", path);
+	dir = dirname(dcopy);
+	base = basename(bcopy);
+	if (asprintf(&tmp, "%s/.%s.tmp.%ld", dir, base, (long)getpid()) < 0) {
+		tmp = NULL;
+		return cc_err_sys(err, ENOMEM, "%s", path);
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return cc_err_sys(err, errno, "%s", tmp);
+	len = strlen(text);
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			unlink(tmp);
+			return cc_err_sys(err, e, "write %s", tmp);
+		}
+		off += (size_t)n;
+	}
+	if (fsync(fd) < 0 || rename(tmp, path) < 0) {
+		int e = errno;
+
+		unlink(tmp);
+		return cc_err_sys(err, e, "%s", path);
+	}
+	/* The rename itself survives a crash only once the directory is synced. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		fsync(dfd);
+	return 0;
+}

@@ -1,0 +1,208 @@
+# shellcheck shell=sh
+# Helpers for the crash-consistency scenarios (40-faults, 42-faults-late):
+# the hook is killed with SIGKILL at a named step (CORECARVE_FAULT,
+# plugin/fault.h) under real crun, then the next hook must leave the node
+# consistent.  Sourced after lib.sh and hooklib.sh; every carve of these
+# scenarios lives in $POD beside one plain container, the peer.
+
+B=${B:-/run/b-faults}
+S=${S:-/run/s-faults}
+POD=/kubepods/podf
+SLEEPERS=
+mkdir -p "$S"
+ONLINE=$(cat /sys/devices/system/cpu/online)
+t0=$(date +%s)
+stamp() { info "t+$(($(date +%s) - t0))s: $*"; }
+
+faults_cleanup() {
+	ctr_cleanup_all
+	for _sp in $SLEEPERS; do kill "$_sp" 2>/dev/null || true; done
+}
+
+# ranges: numbers (one per line) as a canonical cpu list.
+ranges() {
+	sort -n | awk 'NR == 1 { a = b = $1; next }
+		$1 == b + 1 { b = $1; next }
+		{ printf "%s%s", s, (a == b ? a : a "-" b); s = ","; a = b = $1 }
+		END { if (NR) printf "%s%s", s, (a == b ? a : a "-" b); print "" }'
+}
+norm() { expand "$1" | ranges; }
+minus() { (expand "$1"; expand "$2"; expand "$2") | sort -n | uniq -u | ranges; }
+
+irq_snapshot() {
+	echo "default $(cat /proc/irq/default_smp_affinity)"
+	grep -H . /proc/irq/[0-9]*/smp_affinity_list | sort
+}
+
+# carves FILE: "ID CPUS PARKED CGROUP MODE" per carve, from one status
+# --json (each corecarve run costs a second or so under TCG).
+carves() {
+	"$CC_BIN" status --json >"$1.json" 2>"$1.err" || return 1
+	awk '
+		/"carves": \[\]/ { exit }
+		/"carves": \[/ { in_c = 1; next }
+		in_c && /^  \]/ { exit }
+		in_c && /^    \{/ { id = cpus = parked = cg = mode = "-"; next }
+		in_c && /^    \}/ { print id, cpus, parked, cg, mode; next }
+		in_c {
+			line = $0; sub(/^ */, "", line)
+			k = line; sub(/:.*/, "", k); gsub(/"/, "", k)
+			v = line; sub(/^[^:]*: */, "", v); sub(/,$/, "", v); gsub(/"/, "", v)
+			if (v == "") v = "-"
+			if (k == "id") id = v
+			if (k == "cpus") cpus = v
+			if (k == "parked") parked = v
+			if (k == "cgroup") cg = v
+			if (k == "mode") mode = v
+		}' "$1.json" >"$1"
+}
+
+# held ID FILE: the CPUs of carve ID in a carves FILE ("" when none).
+held() { awk -v id="$1" '$1 == id { print $2 }' "$2"; }
+
+# consistent TAG FILE: the node agrees with the carves in FILE: each
+# carve's cgroup runs on exactly its CPUs, no CPU is in two carves, the
+# peer has every other CPU (nothing leaked to nobody), ancestors'
+# cpuset.cpus.exclusive and the parked partition hold exactly what the
+# carves need.
+consistent() {
+	_ct=$1
+	_all='' _excl='' _parked='' _why=''
+	while read -r _id _cpus _pk _cg _mode; do
+		[ "$_pk" != - ] || _pk=
+		_set="$_cpus${_pk:+,$_pk}"
+		if [ -n "$_all" ] && ! disjoint "$_all" "$_set"; then _why="$_why $_id overlaps another carve;"; fi
+		_all="${_all:+$_all,}$_set"
+		_eff=$(cg_read "$_cg" cpuset.cpus.effective)
+		[ "$_eff" = "$_cpus" ] || _why="$_why $_id: $_cg effective '$_eff', carve '$_cpus';"
+		case $_mode in remote-partition) _excl="${_excl:+$_excl,}$_cpus" ;; esac
+		case $_mode in remote-partition | local-partition) _parked="${_parked:+$_parked,}$_pk" ;; esac
+	done <"$2"
+	if [ -z "$_why" ]; then pass "$_ct-carves-hold-their-cpus"; else fail "$_ct-carves-hold-their-cpus" "$_why"; fi
+	check_eq "$_ct-peer-gets-the-rest" "$(minus "$ONLINE" "$_all")" "$(cg_read $POD/peer cpuset.cpus.effective)"
+	if [ -e "$CGROOT/kubepods/cpuset.cpus.exclusive" ]; then
+		_want=$(norm "$_excl")
+		check_eq "$_ct-ancestors-exclusive" "$_want|$_want" \
+			"$(cg_read /kubepods cpuset.cpus.exclusive)|$(cg_read $POD cpuset.cpus.exclusive)"
+	fi
+	if [ -d "$CGROOT/corecarve.parked" ]; then
+		check_eq "$_ct-parked-partition" "$(norm "$_parked")" "$(cg_read /corecarve.parked cpuset.cpus)"
+	fi
+}
+
+# clean TAG: no carve left, and every IRQ affinity as at the start.
+clean() {
+	if ! carves $S/c; then fail "$1-ledger-valid" "$(cat $S/c.err)"; return 0; fi
+	check_eq "$1-ledger-empty" "" "$(tr '\n' ' ' <$S/c)"
+	consistent "$1" $S/c
+	irq_snapshot >$S/irq.now
+	if cmp -s $S/irq.orig $S/irq.now; then pass "$1-irqs-restored"; else
+		fail "$1-irqs-restored" "$(diff $S/irq.orig $S/irq.now | grep '^[-+][^-+]' | head -n 4 | tr '\n' ' ')"
+	fi
+	check_eq "$1-no-irq-section" 0 "$(grep -c '"irq"' "$CC_LEDGER" 2>/dev/null || true)"
+}
+
+# hook_up ID: a cgroup in the pod with a process in it, carved by a direct
+# createRuntime (what crun does, minus the container: a third of the time
+# under TCG).  Status in $?, the hook's output in $S/hook.out.
+hook_up() {
+	cg_mkchain "${POD#/}/$1" || return 1
+	sleep 600 >/dev/null 2>&1 &
+	_hp=$!
+	SLEEPERS="$SLEEPERS $_hp"
+	echo "$_hp" >"$S/pid-$1"
+	echo "$_hp" >"$CGROOT$POD/$1/cgroup.procs" || return 1
+	printf '{"ociVersion":"1.0.2","id":"%s","pid":%s,"status":"created","bundle":"%s","annotations":{"corecarve.io/placement":"{class: latency, cpus: 1}"}}' \
+		"$1" "$_hp" "$S/bundle" | "$CC_BIN" hook createRuntime >$S/hook.out 2>&1
+}
+
+_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# hook_down ID: the process goes, the cgroup goes, then poststop gives
+# back (unless NOPOST is set: a container that went without its poststop).
+hook_down() {
+	_hp=$(cat "$S/pid-$1")
+	kill "$_hp" 2>/dev/null || true
+	wait_for 10 _gone "$_hp" || true
+	rmdir "$CGROOT$POD/$1" || return 1
+	[ -z "${NOPOST:-}" ] || return 0
+	printf '{"ociVersion":"1.0.2","id":"%s","status":"stopped","bundle":"%s"}' "$1" "$S/bundle" |
+		"$CC_BIN" hook poststop >$S/hook.out 2>&1
+}
+
+# recover TAG DEAD...: the next hook collects every DEAD carve; the node is
+# consistent while that hook's carve lives and after it goes.
+recover() {
+	_rt=$1
+	shift
+	if hook_up "n-$_rt"; then pass "$_rt-next-hook"; else fail "$_rt-next-hook" "$(cat $S/hook.out)"; fi
+	if ! carves $S/c; then fail "$_rt-ledger-valid" "$(cat $S/c.err)"; return 0; fi
+	for _d in "$@"; do
+		check_eq "$_rt-collected-$_d" "" "$(held "$_d" $S/c)"
+	done
+	check_match "$_rt-next-carved" "?*" "$(held "n-$_rt" $S/c)"
+	consistent "$_rt-next" $S/c
+	if hook_down "n-$_rt"; then pass "$_rt-next-released"; else fail "$_rt-next-released" "$(cat $S/hook.out)"; fi
+	clean "$_rt-end"
+}
+
+# faults_setup: the policy, the peer, the IRQ snapshot.
+faults_setup() {
+	write_policy "$CC_HOOK_POLICY"
+	mkdir -p "$S/bundle"
+	echo '{}' >"$S/bundle/config.json"
+	mk_bundle "$B/peer" peer '' $POD/peer
+	if ctr_run_detached peer "$B/peer"; then pass peer-started; else fail peer-started "$CRUN_ERR"; fi
+	irq_snapshot >$S/irq.orig
+	clean start
+	stamp start
+}
+
+# fault_create STEP [STALE]: crun starts a container whose createRuntime
+# hook is killed at STEP; the runtime refuses it and removes its cgroup;
+# the next hook collects what it left (and STALE, a carve left before).
+fault_create() {
+	_st=$1
+	_id=f-$_st
+	CC_HOOK_ENV="CORECARVE_FAULT=$_st"
+	CC_HOOKS=createRuntime
+	mk_bundle "$B/$_id" "$_id" '{class: latency, cpus: 1}' "$POD/$_id"
+	# shellcheck disable=SC2034 # read by mk_bundle (lib.sh)
+	CC_HOOK_ENV='' CC_HOOKS="createRuntime poststop"
+	if ctr_run_detached "$_id" "$B/$_id"; then
+		fail "$_st-refused" "crun run succeeded: the hook was not killed"
+	else
+		check_match "$_st-refused-killed" "*exit code: 137*" "$CRUN_ERR"
+	fi
+	check_eq "$_st-killed-without-a-word" "" "$(cat "$B/$_id/hooks.err" 2>/dev/null)"
+	"$CC_CRUN" delete -f "$_id" >/dev/null 2>&1 || true
+	rm -f "$CC_CTR_DB/$_id"
+	check_eq "$_st-runtime-removed-cgroup" "" "$(ls -d "$CGROOT$POD/$_id" 2>/dev/null)"
+	recover "$_st" "$_id" ${2:+"$2"}
+	stamp "$_st"
+}
+
+# fault_release STEP: the container starts; its poststop hook is killed at
+# STEP; the runtime still removes it; the next hook gives back what the
+# dead poststop did not.
+fault_release() {
+	_st=$1
+	_id=r-$_st
+	CC_HOOK_ENV="CORECARVE_FAULT=$_st"
+	mk_bundle "$B/$_id" "$_id" '{class: latency, cpus: 1}' "$POD/$_id"
+	# shellcheck disable=SC2034 # read by mk_bundle (lib.sh)
+	CC_HOOK_ENV=
+	if ctr_run_detached "$_id" "$B/$_id"; then pass "$_st-started"; else fail "$_st-started" "$CRUN_ERR"; fi
+	ctr_kill_delete "$_id" >/dev/null 2>&1 || true
+	check_eq "$_st-runtime-removed-cgroup" "" "$(ls -d "$CGROOT$POD/$_id" 2>/dev/null)"
+	check_match "$_st-carve-outlived-poststop" "?*" "$(carve_field "$_id" cpus)"
+	recover "$_st" "$_id"
+	stamp "$_st"
+}
+
+# faults_end: the peer goes; the hook's sandbox denied nothing all along
+# (denials are in the kernel log, plugin/sandbox.h).
+faults_end() {
+	check peer-deleted ctr_kill_delete peer
+	check_eq no-sandbox-denials "" "$(dmesg | grep 'type=1326' | grep 'comm="corecarve"' | head -n 3)"
+}

@@ -1,0 +1,526 @@
+/* corecarve doctor: each check read-only on trees under --root (the shared
+ * real-machine fixtures, and small trees holding the one file a check
+ * parses), the pure parsers table-driven, the report's exit code. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cleanup.h"
+#include "cpulist.h"
+#include "doctor.h"
+#include "testlib.h"
+
+/* ---- trees ----------------------------------------------------------------- */
+
+static char *mktree(void)
+{
+	char *dir = strdup("/tmp/cc-doctor-XXXXXX");
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	return dir;
+}
+
+/* Write `text` at `path` (absolute, inside the tree), creating parents. */
+static void put(const char *tree, const char *path, const char *text)
+{
+	char full[4096];
+	FILE *f;
+
+	snprintf(full, sizeof(full), "%s%s", tree, path);
+	for (char *p = full + strlen(tree) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		ck_assert_msg(mkdir(full, 0755) == 0 || errno == EEXIST, "mkdir %s", full);
+		*p = '/';
+	}
+	ck_assert_ptr_nonnull(f = fopen(full, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+static struct cc_topo *synth(const char *desc)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = cc_root_open("/", &err);
+	struct cc_topo_source src = { .kind = CC_TOPO_SYNTHETIC, .root = root, .arg = desc };
+	struct cc_topo *t = cc_topo_load(&src, &err);
+
+	ck_assert_msg(t != NULL, "%s: %s", desc, err.msg);
+	return t;
+}
+
+/* Run check `id` with root `tree`; the rest of ctx as given. */
+static struct cc_doctor_item run(const char *tree, struct cc_doctor_ctx ctx, const char *id)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = cc_root_open(tree, &err);
+	struct cc_doctor_item it;
+
+	ck_assert_msg(root != NULL, "%s", err.msg);
+	ctx.root = root;
+	ck_assert_msg(cc_doctor_run_one(&ctx, id, &it, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(it.id, id);
+	ck_assert_msg(it.why[0], "%s: no why", id);
+	if (it.status != CC_DOCTOR_OK)
+		ck_assert_msg(it.fix[0] || !strcmp(id, "topology") || !strcmp(id, "cmdline"), "%s: no fix", id);
+	return it;
+}
+
+static void expect(const struct cc_doctor_item *it, enum cc_doctor_status st, const char *found)
+{
+	ck_assert_msg(it->status == st, "%s: status %s, want %s (found \"%s\")", it->id,
+		      cc_doctor_status_name(it->status), cc_doctor_status_name(st), it->found);
+	ck_assert_msg(strstr(it->found, found), "%s: found \"%s\" lacks \"%s\"", it->id, it->found, found);
+}
+
+/* ---- one file per check, table-driven -------------------------------------- */
+
+static const struct file_case {
+	const char *check;
+	const char *path; /* NULL: the tree stays empty */
+	const char *text;
+	enum cc_doctor_status status;
+	const char *found;
+} file_cases[] = {
+	{ "thp", "/sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never\n", CC_DOCTOR_WARN, "THP always" },
+	{ "thp", "/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n", CC_DOCTOR_OK, "THP madvise" },
+	{ "thp", "/sys/kernel/mm/transparent_hugepage/enabled", "always madvise [never]\n", CC_DOCTOR_OK, "THP never" },
+	{ "thp", "/sys/kernel/mm/transparent_hugepage/enabled", "always madvise never\n", CC_DOCTOR_WARN, "unreadable" },
+	{ "thp", "/sys/kernel/mm/transparent_hugepage/enabled", "[] never\n", CC_DOCTOR_WARN, "unreadable" },
+	{ "thp", NULL, NULL, CC_DOCTOR_OK, "not built in" },
+	{ "numa-balancing", "/proc/sys/kernel/numa_balancing", "0\n", CC_DOCTOR_OK, "= 0" },
+	{ "numa-balancing", "/proc/sys/kernel/numa_balancing", "1\n", CC_DOCTOR_WARN, "= 1 with 2 NUMA nodes" },
+	{ "numa-balancing", "/proc/sys/kernel/numa_balancing", "2\n", CC_DOCTOR_WARN, "= 2 with 2 NUMA nodes" },
+	{ "numa-balancing", NULL, NULL, CC_DOCTOR_OK, "absent" },
+	{ "kubelet", "/var/lib/kubelet/cpu_manager_state",
+	  "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-1,8-15\",\"checksum\":1}", CC_DOCTOR_WARN,
+	  "policy static (defaultCpuSet \"0-1,8-15\")" },
+	{ "kubelet", "/var/lib/kubelet/cpu_manager_state", "{\"policyName\":\"none\",\"defaultCpuSet\":\"\"}",
+	  CC_DOCTOR_OK, "policy none" },
+	{ "kubelet", "/var/lib/kubelet/cpu_manager_state", "{\"policyName\":", CC_DOCTOR_WARN,
+	  "/var/lib/kubelet/cpu_manager_state:1:" },
+	{ "kubelet", "/var/lib/kubelet/cpu_manager_state", "[1]", CC_DOCTOR_WARN, "expected an object" },
+	{ "kubelet", "/var/lib/kubelet/cpu_manager_state", "{\"policyName\":3}", CC_DOCTOR_WARN,
+	  "policyName: expected a string" },
+	{ "kubelet", NULL, NULL, CC_DOCTOR_OK, "no kubelet CPU manager state" },
+	{ "cgroup", "/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n", CC_DOCTOR_OK,
+	  "cgroup v2 with cpuset and cpu" },
+	{ "cgroup", "/sys/fs/cgroup/cgroup.controllers", "cpu io memory\n", CC_DOCTOR_FAIL, "cpuset missing" },
+	{ "cgroup", "/sys/fs/cgroup/cgroup.controllers", "cpuset io\n", CC_DOCTOR_FAIL, ": cpu missing" },
+	{ "cgroup", "/sys/fs/cgroup/cgroup.controllers", "io memory\n", CC_DOCTOR_FAIL, "cpuset and cpu missing" },
+	{ "cgroup", NULL, NULL, CC_DOCTOR_FAIL, "no cgroup v2" },
+	/* Read-only parsing of which files a child cgroup has. */
+	{ "partition", "/sys/fs/cgroup/system.slice/cpuset.cpus.exclusive", "\n", CC_DOCTOR_OK, "remote" },
+	{ "partition", "/sys/fs/cgroup/system.slice/cpuset.cpus.partition", "member\n", CC_DOCTOR_WARN, "local" },
+	{ "partition", "/sys/fs/cgroup/system.slice/cgroup.procs", "", CC_DOCTOR_WARN, "none" },
+	{ "partition", NULL, NULL, CC_DOCTOR_FAIL, "cannot list /sys/fs/cgroup" },
+	{ "cmdline", "/proc/cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/vda ro quiet\n", CC_DOCTOR_OK, "no isolcpus" },
+	{ "cmdline", "/proc/cmdline", "ro isolcpus=0-3 nohz_full=0-3\n", CC_DOCTOR_WARN, "overlap the reserved set 0-1" },
+	{ "cmdline", "/proc/cmdline", "ro nohz_full=1\n", CC_DOCTOR_WARN, "overlap the reserved set 0-1" },
+	{ "cmdline", "/proc/cmdline", "ro isolcpus=4-7\n", CC_DOCTOR_WARN, "isolcpus=4-7 (scheduler domains removed)" },
+	{ "cmdline", "/proc/cmdline", "ro isolcpus=domain,managed_irq,4-7\n", CC_DOCTOR_WARN,
+	  "isolcpus=domain,managed_irq,4-7" },
+	{ "cmdline", "/proc/cmdline", "ro isolcpus=managed_irq,4-7 nohz_full=4-7\n", CC_DOCTOR_OK,
+	  "isolcpus=managed_irq,4-7 nohz_full=4-7, disjoint from reserved 0-1" },
+	{ "cmdline", "/proc/cmdline", "ro isolcpus=4-z\n", CC_DOCTOR_WARN, "/proc/cmdline: " },
+	{ "cmdline", NULL, NULL, CC_DOCTOR_WARN, "cannot read /proc/cmdline" },
+	{ "irqbalance", NULL, NULL, CC_DOCTOR_OK, "not running" },
+	{ "hybrid-pmu", "/sys/devices/cpu/cpus", "0-15\n", CC_DOCTOR_OK, "not hybrid: cpu 0-15" },
+	{ "governor", NULL, NULL, CC_DOCTOR_OK, "cpufreq not exposed" },
+	{ "smt", "/sys/devices/system/cpu/smt/control", "off\n", CC_DOCTOR_OK, "(control=off), up to 2 threads" },
+};
+
+START_TEST(test_file_cases)
+{
+	const struct file_case *c = &file_cases[_i];
+	_cleanup_free_ char *tree = mktree();
+	_cleanup_bitmap_ hwloc_bitmap_t reserved = hwloc_bitmap_alloc();
+	struct cc_topo *topo = synth("pack:2 numa:1 core:4 pu:2");
+	struct cc_doctor_item it;
+	struct cc_doctor_ctx ctx = { .topo = topo, .reserved = reserved };
+
+	hwloc_bitmap_set_range(reserved, 0, 1);
+	if (c->path)
+		put(tree, c->path, c->text);
+	it = run(tree, ctx, c->check);
+	ck_assert_msg(it.status == c->status, "case %d (%s): status %s, want %s: %s", _i, c->check,
+		      cc_doctor_status_name(it.status), cc_doctor_status_name(c->status), it.found);
+	ck_assert_msg(strstr(it.found, c->found), "case %d (%s): \"%s\" lacks \"%s\"", _i, c->check, it.found, c->found);
+	cc_topo_free(topo);
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
+/* One NUMA node: balancing has nothing to migrate. */
+START_TEST(test_numa_one_node)
+{
+	_cleanup_free_ char *tree = mktree();
+	struct cc_topo *topo = synth("pack:1 core:4 pu:2");
+	struct cc_doctor_item it;
+
+	put(tree, "/proc/sys/kernel/numa_balancing", "1\n");
+	it = run(tree, (struct cc_doctor_ctx){ .topo = topo }, "numa-balancing");
+	expect(&it, CC_DOCTOR_OK, "one NUMA node");
+	cc_topo_free(topo);
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
+/* ---- irqbalance: the daemon, its version, its file ------------------------ */
+
+static const char dpkg_status[] = "Package: irqbalanced\nVersion: 9.9\n\n"
+				  "Package: irqbalance\nStatus: install ok installed\nVersion: %s\n\n"
+				  "Package: zlib1g\nVersion: 1:1.2.13\n";
+
+START_TEST(test_irqbalance_old)
+{
+	_cleanup_free_ char *tree = mktree();
+	char status[512];
+	struct cc_doctor_item it;
+
+	snprintf(status, sizeof(status), dpkg_status, "1.7.0-1");
+	put(tree, "/var/lib/dpkg/status", status);
+	put(tree, "/proc/4242/comm", "irqbalance\n");
+	put(tree, "/proc/1/comm", "systemd\n");
+	put(tree, "/etc/default/irqbalance", "#IRQBALANCE_BANNED_CPULIST=1\nIRQBALANCE_BANNED_CPUS=0000000c\n");
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "irqbalance");
+	expect(&it, CC_DOCTOR_OK, "running (pid 4242, version 1.7.0-1: only IRQBALANCE_BANNED_CPUS); "
+				  "/etc/default/irqbalance sets IRQBALANCE_BANNED_CPUS");
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
+START_TEST(test_irqbalance_no_file)
+{
+	_cleanup_free_ char *tree = mktree();
+	char status[512];
+	struct cc_doctor_item it;
+
+	snprintf(status, sizeof(status), dpkg_status, "1.9.2-2");
+	put(tree, "/var/lib/dpkg/status", status);
+	put(tree, "/proc/77/comm", "irqbalance\n");
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "irqbalance");
+	expect(&it, CC_DOCTOR_WARN, "version 1.9.2-2: IRQBALANCE_BANNED_CPULIST and IRQBALANCE_BANNED_CPUS), no environment file");
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
+/* ---- hooks.d --------------------------------------------------------------- */
+
+static void install_hooks(const char *tree, const char *dir, const char *bin)
+{
+	const char *stages[] = { "createRuntime", "poststop" };
+
+	for (int i = 0; i < 2; i++) {
+		char src[4096], dst[512];
+		_cleanup_free_ char *text = NULL;
+
+		snprintf(src, sizeof(src), "%s/manifests/hooks.d/corecarve-%s.json", CC_SOURCE_DIR, stages[i]);
+		text = cc_test_slurp(src);
+		snprintf(dst, sizeof(dst), "%s/corecarve-%s.json", dir, stages[i]);
+		put(tree, dst, text);
+	}
+	if (bin)
+		put(tree, bin, "#!/bin/sh\n");
+}
+
+START_TEST(test_hooks_installed)
+{
+	_cleanup_free_ char *tree = mktree();
+	struct cc_doctor_item it;
+
+	install_hooks(tree, "/usr/share/containers/oci/hooks.d", "/usr/local/bin/corecarve");
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "hooks");
+	expect(&it, CC_DOCTOR_OK, "createRuntime /usr/share/containers/oci/hooks.d, poststop "
+				  "/usr/share/containers/oci/hooks.d: valid");
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
+static const struct {
+	const char *json;
+	const char *found;
+} bad_hooks[] = {
+	{ "{\"version\":\"2.0.0\",\"hook\":{\"path\":\"/usr/local/bin/corecarve\"},\"stages\":[\"createRuntime\"]}",
+	  "corecarve-createRuntime.json: version: expected \"1.0.0\"" },
+	{ "{\"version\":\"1.0.0\",\"hook\":{\"path\":\"corecarve\"},\"stages\":[\"createRuntime\"]}",
+	  "hook.path: expected an absolute path" },
+	{ "{\"version\":\"1.0.0\",\"hook\":{\"path\":\"/usr/bin/corecarve\"},\"stages\":[\"createRuntime\"]}",
+	  "hook.path: /usr/bin/corecarve does not exist" },
+	{ "{\"version\":\"1.0.0\",\"hook\":{\"path\":\"/usr/local/bin/corecarve\"},\"stages\":\"createRuntime\"}",
+	  "stages: expected an array" },
+	{ "{\"version\":\"1.0.0\",\"hook\":{\"path\":\"/usr/local/bin/corecarve\"},\"stages\":[\"poststop\"]}",
+	  "stages: createRuntime missing" },
+	{ "{\"version\":\"1.0.0\",", "corecarve-createRuntime.json:1:" },
+};
+
+START_TEST(test_hooks_bad)
+{
+	_cleanup_free_ char *tree = mktree();
+	struct cc_doctor_item it;
+
+	install_hooks(tree, "/etc/containers/oci/hooks.d", "/usr/local/bin/corecarve");
+	put(tree, "/etc/containers/oci/hooks.d/corecarve-createRuntime.json", bad_hooks[_i].json);
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "hooks");
+	expect(&it, CC_DOCTOR_FAIL, bad_hooks[_i].found);
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
+START_TEST(test_hooks_missing)
+{
+	_cleanup_free_ char *tree = mktree();
+	struct cc_doctor_item it;
+
+	install_hooks(tree, "/etc/containers/oci/hooks.d", "/usr/local/bin/corecarve");
+	cc_test_sh(NULL, "rm '%s/etc/containers/oci/hooks.d/corecarve-poststop.json'", tree);
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "hooks");
+	expect(&it, CC_DOCTOR_WARN, "createRuntime /etc/containers/oci/hooks.d, poststop not installed");
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
+/* ---- ledger and policy ------------------------------------------------------ */
+
+START_TEST(test_ledger)
+{
+	_cleanup_free_ char *state = mktree();
+	struct cc_doctor_item it;
+	char want[512];
+
+	it = run("/", (struct cc_doctor_ctx){ .state_dir = state }, "ledger");
+	snprintf(want, sizeof(want), "%s readable: 0 carves", state);
+	expect(&it, CC_DOCTOR_OK, want);
+	put(state, "/ledger.json", "{\"version\": ");
+	it = run("/", (struct cc_doctor_ctx){ .state_dir = state }, "ledger");
+	snprintf(want, sizeof(want), "%s/ledger.json", state);
+	expect(&it, CC_DOCTOR_FAIL, want);
+	cc_test_sh(NULL, "rm -rf '%s'", state);
+}
+END_TEST
+
+START_TEST(test_policy)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_policy *p = cc_policy_default(&err);
+	_cleanup_bitmap_ hwloc_bitmap_t reserved = hwloc_bitmap_alloc();
+	struct cc_doctor_item it;
+
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	hwloc_bitmap_set_range(reserved, 0, 1);
+	it = run("/", (struct cc_doctor_ctx){ .policy = p, .reserved = reserved }, "policy");
+	expect(&it, CC_DOCTOR_OK, "reserved 0-1 (default rule");
+	cc_policy_free(p);
+	it = run("/", (struct cc_doctor_ctx){ .policy_error = "policy.yaml:3:5: classes.latency.smt: expected isolate" },
+		 "policy");
+	expect(&it, CC_DOCTOR_FAIL, "policy.yaml:3:5: classes.latency.smt");
+}
+END_TEST
+
+/* ---- real machines (shared fixtures) ---------------------------------------- */
+
+START_TEST(test_fixture_alderlake)
+{
+	const char *tree = cc_test_fixture_tree("F03-intel-alderlake-p-4P8E", "test-data-sample1.tar.xz");
+	struct cc_err err = CC_ERR_INIT;
+	char root_path[4096];
+	_cleanup_root_ struct cc_root *root = NULL;
+	struct cc_topo_source src = { .kind = CC_TOPO_HOST };
+	struct cc_topo *topo;
+	struct cc_doctor_item it;
+
+	if (!tree)
+		return;
+	snprintf(root_path, sizeof(root_path), "%s/sample1", tree);
+	ck_assert_ptr_nonnull(root = cc_root_open(root_path, &err));
+	src.root = root;
+	ck_assert_msg((topo = cc_topo_load(&src, &err)) != NULL, "%s", err.msg);
+	it = run(root_path, (struct cc_doctor_ctx){ .topo = topo }, "hybrid-pmu");
+	ck_assert_msg(it.status == CC_DOCTOR_OK && strstr(it.found, "cpu_core 0-7") && strstr(it.found, "cpu_atom 8-15"),
+		      "%s", it.found);
+	it = run(root_path, (struct cc_doctor_ctx){ .topo = topo }, "governor");
+	expect(&it, CC_DOCTOR_WARN, "powersave on 16 CPUs (driver intel_pstate)");
+	ck_assert_ptr_nonnull(strstr(it.fix, "energy_performance_preference"));
+	it = run(root_path, (struct cc_doctor_ctx){ .topo = topo }, "smt");
+	expect(&it, CC_DOCTOR_OK, "SMT on (control=on), up to 2 threads per core");
+	it = run(root_path, (struct cc_doctor_ctx){ .topo = topo }, "topology");
+	expect(&it, CC_DOCTOR_OK, "16 CPUs online (0-15), 2 core classes from hybrid-pmu");
+	it = run(root_path, (struct cc_doctor_ctx){ .topo_error = "hwloc: no such file" }, "topology");
+	expect(&it, CC_DOCTOR_FAIL, "topology did not load: hwloc: no such file");
+	cc_topo_free(topo);
+}
+END_TEST
+
+/* A 2-socket Xeon: not hybrid, the whole report runs and maps to an exit code. */
+START_TEST(test_fixture_xeon_report)
+{
+	const char *tree = cc_test_fixture_tree("F10-intel-xeon-silver-4108-2s", "32intel64-2p8co2t+8ve.tar.bz2");
+	struct cc_err err = CC_ERR_INIT;
+	char root_path[4096];
+	_cleanup_root_ struct cc_root *root = NULL;
+	struct cc_topo_source src = { .kind = CC_TOPO_HOST };
+	struct cc_topo *topo;
+	struct cc_doctor_report r;
+	_cleanup_json_ json_t *doc = NULL;
+	int worst = 0;
+
+	if (!tree)
+		return;
+	snprintf(root_path, sizeof(root_path), "%s/32intel64-2p8co2t+8ve", tree);
+	ck_assert_ptr_nonnull(root = cc_root_open(root_path, &err));
+	src.root = root;
+	ck_assert_msg((topo = cc_topo_load(&src, &err)) != NULL, "%s", err.msg);
+	cc_doctor_run(&(struct cc_doctor_ctx){ .root = root, .topo = topo, .state_dir = "/nonexistent-cc-state" }, &r);
+	ck_assert_int_eq(r.n, 14);
+	for (int i = 0; i < r.n; i++) {
+		if ((int)r.items[i].status > worst)
+			worst = (int)r.items[i].status;
+		if (!strcmp(r.items[i].id, "hybrid-pmu"))
+			expect(&r.items[i], CC_DOCTOR_OK, "not hybrid");
+		if (!strcmp(r.items[i].id, "topology"))
+			expect(&r.items[i], CC_DOCTOR_OK, "2 packages");
+	}
+	ck_assert_int_eq(cc_doctor_exit_code(&r), worst);
+	ck_assert_ptr_nonnull(doc = cc_doctor_json(&r));
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "exit")), worst);
+	ck_assert_int_eq((int)json_array_size(json_object_get(doc, "checks")), 14);
+	cc_topo_free(topo);
+}
+END_TEST
+
+/* ---- pure parsers ----------------------------------------------------------- */
+
+static const struct {
+	const char *cmdline, *param;
+	int ret;
+	const char *cpus;  /* when ret == 1 */
+	const char *flags; /* NULL: none */
+	const char *err;   /* when ret == -1 */
+} cmdline_cases[] = {
+	{ "ro quiet", "isolcpus", 0, NULL, NULL, NULL },
+	{ "isolcpus=2-7", "isolcpus", 1, "2-7", NULL, NULL },
+	{ "ro isolcpus=domain,managed_irq,2-7,9 x", "isolcpus", 1, "2-7,9", "domain,managed_irq", NULL },
+	{ "isolcpus=1 isolcpus=3", "isolcpus", 1, "3", NULL, NULL }, /* the last one wins */
+	{ "xisolcpus=3", "isolcpus", 0, NULL, NULL, NULL },
+	{ "isolcpus_x=3", "isolcpus", 0, NULL, NULL, NULL },
+	{ "nohz_full=8-15\n", "nohz_full", 1, "8-15", NULL, NULL },
+	{ "isolcpus=managed_irq", "isolcpus", -1, NULL, NULL, "isolcpus=: no CPU list" },
+	{ "isolcpus=", "isolcpus", -1, NULL, NULL, "isolcpus=: no CPU list" },
+	{ "isolcpus=2-x", "isolcpus", -1, NULL, NULL, "isolcpus" },
+	{ "nohz_full=7-3", "nohz_full", -1, NULL, NULL, "nohz_full" },
+};
+
+START_TEST(test_cmdline_cpus)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_bitmap_ hwloc_bitmap_t b = hwloc_bitmap_alloc();
+	_cleanup_free_ char *flags = NULL, *s = NULL;
+	int r = cc_doctor_cmdline_cpus(cmdline_cases[_i].cmdline, cmdline_cases[_i].param, b, &flags, &err);
+
+	ck_assert_msg(r == cmdline_cases[_i].ret, "case %d: %d (%s)", _i, r, err.msg);
+	if (r < 0) {
+		ck_assert_ptr_null(flags);
+		ck_assert_msg(strstr(err.msg, cmdline_cases[_i].err), "case %d: %s", _i, err.msg);
+		return;
+	}
+	ck_assert(!cc_err_isset(&err));
+	if (r == 0) {
+		ck_assert(hwloc_bitmap_iszero(b));
+		return;
+	}
+	s = cc_cpulist_format(b);
+	ck_assert_str_eq(s, cmdline_cases[_i].cpus);
+	if (cmdline_cases[_i].flags)
+		ck_assert_str_eq(flags, cmdline_cases[_i].flags);
+	else
+		ck_assert_ptr_null(flags);
+}
+END_TEST
+
+static const struct {
+	const char *s;
+	int v;
+} version_cases[] = {
+	{ "1.9.2-2", 1009 }, { "1.8.0", 1008 }, { "1.7.0-1ubuntu1", 1007 }, { "2.0", 2000 },
+	{ "1", -1 },         { "1.", -1 },      { "x1.9", -1 },             { "", -1 },     { NULL, -1 },
+};
+
+START_TEST(test_version)
+{
+	ck_assert_int_eq(cc_doctor_version(version_cases[_i].s), version_cases[_i].v);
+}
+END_TEST
+
+START_TEST(test_thp_mode)
+{
+	_cleanup_free_ char *a = cc_doctor_thp_mode("always [madvise] never");
+	_cleanup_free_ char *b = cc_doctor_thp_mode("always madvise never");
+
+	ck_assert_str_eq(a, "madvise");
+	ck_assert_ptr_null(b);
+}
+END_TEST
+
+START_TEST(test_exit_code)
+{
+	struct cc_doctor_report r = { .n = 3 };
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_doctor_item it;
+
+	ck_assert_int_eq(cc_doctor_exit_code(&r), 0);
+	r.items[1].status = CC_DOCTOR_WARN;
+	ck_assert_int_eq(cc_doctor_exit_code(&r), 1);
+	r.items[2].status = CC_DOCTOR_FAIL;
+	ck_assert_int_eq(cc_doctor_exit_code(&r), 2);
+	ck_assert_int_eq(cc_doctor_run_one(&(struct cc_doctor_ctx){ 0 }, "gpu", &it, &err), -1);
+	ck_assert_str_eq(err.msg, "doctor: no check \"gpu\"");
+}
+END_TEST
+
+/* The CLI's one-line errors and exit codes. */
+START_TEST(test_cli_bad_args)
+{
+	const char *bin = cc_test_corecarve_bin("doctor CLI");
+	_cleanup_free_ char *out = NULL;
+
+	if (!bin)
+		return;
+	ck_assert_int_eq(cc_test_sh(&out, "'%s' doctor --frobnicate", bin), 2);
+	ck_assert_str_eq(out, "corecarve: doctor: unexpected argument \"--frobnicate\" (see corecarve doctor --help)\n");
+	free(out);
+	ck_assert_int_eq(cc_test_sh(&out, "'%s' doctor --synthetic 'pack:1 pu:1'", bin), 2);
+	ck_assert_ptr_nonnull(strstr(out, "--hwloc-xml and --synthetic describe no node to check"));
+	free(out);
+	ck_assert_int_eq(cc_test_sh(&out, "'%s' doctor --state", bin), 2);
+	ck_assert_str_eq(out, "corecarve: --state: missing argument\n");
+}
+END_TEST
+
+static Suite *doctor_suite(void)
+{
+	Suite *s = suite_create("doctor");
+	TCase *tc = tcase_create("doctor");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_file_cases, 0, (int)(sizeof(file_cases) / sizeof(file_cases[0])));
+	tcase_add_test(tc, test_numa_one_node);
+	tcase_add_test(tc, test_irqbalance_old);
+	tcase_add_test(tc, test_irqbalance_no_file);
+	tcase_add_test(tc, test_hooks_installed);
+	tcase_add_loop_test(tc, test_hooks_bad, 0, (int)(sizeof(bad_hooks) / sizeof(bad_hooks[0])));
+	tcase_add_test(tc, test_hooks_missing);
+	tcase_add_test(tc, test_ledger);
+	tcase_add_test(tc, test_policy);
+	tcase_add_test(tc, test_fixture_alderlake);
+	tcase_add_test(tc, test_fixture_xeon_report);
+	tcase_add_loop_test(tc, test_cmdline_cpus, 0, (int)(sizeof(cmdline_cases) / sizeof(cmdline_cases[0])));
+	tcase_add_loop_test(tc, test_version, 0, (int)(sizeof(version_cases) / sizeof(version_cases[0])));
+	tcase_add_test(tc, test_thp_mode);
+	tcase_add_test(tc, test_exit_code);
+	tcase_add_test(tc, test_cli_bad_args);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+CC_TEST_MAIN(doctor_suite)
