@@ -1,5 +1,6 @@
 # shellcheck shell=sh
-# Helpers for the crash-consistency scenarios (40-faults, 42-faults-late):
+# Helpers for the crash-consistency scenarios (40-faults, 42-faults-apply,
+# 43-faults-release):
 # the hook is killed with SIGKILL at a named step (CORECARVE_FAULT,
 # plugin/fault.h) under real crun, then the next hook must leave the node
 # consistent.  Sourced after lib.sh and hooklib.sh; every carve of these
@@ -99,7 +100,7 @@ clean() {
 	if cmp -s $S/irq.orig $S/irq.now; then pass "$1-irqs-restored"; else
 		fail "$1-irqs-restored" "$(diff $S/irq.orig $S/irq.now | grep '^[-+][^-+]' | head -n 4 | tr '\n' ' ')"
 	fi
-	check_eq "$1-no-irq-section" 0 "$(grep -c '"irq"' "$CC_LEDGER" 2>/dev/null || true)"
+	check_eq "$1-no-irq-section" 0 "$(cat "$CC_LEDGER" 2>/dev/null | grep -c '"irq"' || true)"
 }
 
 # hook_up ID: a cgroup in the pod with a process in it, carved by a direct
@@ -158,46 +159,61 @@ faults_setup() {
 	stamp start
 }
 
-# fault_create STEP [STALE]: crun starts a container whose createRuntime
-# hook is killed at STEP; the runtime refuses it and removes its cgroup;
-# the next hook collects what it left (and STALE, a carve left before).
+# after_crash STEP ID JOURNALED: what the dead hook left, before anyone
+# recovers: its carve is in the ledger exactly when it died after the
+# journal (JOURNALED yes/no); the kernel side goes to the log.
+after_crash() {
+	if ! carves $S/c; then fail "$1-ledger-valid-after-crash" "$(cat $S/c.err)"; return 0; fi
+	if [ "$3" = yes ]; then
+		check_match "$1-journaled" "?*" "$(held "$2" $S/c)"
+	else
+		check_eq "$1-not-journaled" "" "$(held "$2" $S/c)"
+	fi
+	info "$1: after the crash: ledger $(awk '{ printf "%s(%s+%s) ", $1, $2, $3 }' $S/c); /kubepods exclusive '$(cg_read /kubepods cpuset.cpus.exclusive)'; parked '$(cg_read /corecarve.parked cpuset.cpus)'; peer '$(cg_read $POD/peer cpuset.cpus.effective)'"
+}
+
+# fault_create STEP JOURNALED [STALE]: crun starts a container whose
+# createRuntime hook is killed at STEP; the runtime refuses it and removes
+# its cgroup; the next hook collects what it left (and STALE, a carve left
+# before).  (Not _st: mk_bundle's loop uses it.)
 fault_create() {
-	_st=$1
-	_id=f-$_st
-	CC_HOOK_ENV="CORECARVE_FAULT=$_st"
+	_fs=$1
+	_fid=f-$_fs
+	CC_HOOK_ENV="CORECARVE_FAULT=$_fs"
 	CC_HOOKS=createRuntime
-	mk_bundle "$B/$_id" "$_id" '{class: latency, cpus: 1}' "$POD/$_id"
+	mk_bundle "$B/$_fid" "$_fid" '{class: latency, cpus: 1}' "$POD/$_fid"
 	# shellcheck disable=SC2034 # read by mk_bundle (lib.sh)
 	CC_HOOK_ENV='' CC_HOOKS="createRuntime poststop"
-	if ctr_run_detached "$_id" "$B/$_id"; then
-		fail "$_st-refused" "crun run succeeded: the hook was not killed"
+	if ctr_run_detached "$_fid" "$B/$_fid"; then
+		fail "$_fs-refused" "crun run succeeded: the hook was not killed"
 	else
-		check_match "$_st-refused-killed" "*exit code: 137*" "$CRUN_ERR"
+		check_match "$_fs-refused-killed" "*exit code: 137*" "$CRUN_ERR"
 	fi
-	check_eq "$_st-killed-without-a-word" "" "$(cat "$B/$_id/hooks.err" 2>/dev/null)"
-	"$CC_CRUN" delete -f "$_id" >/dev/null 2>&1 || true
-	rm -f "$CC_CTR_DB/$_id"
-	check_eq "$_st-runtime-removed-cgroup" "" "$(ls -d "$CGROOT$POD/$_id" 2>/dev/null)"
-	recover "$_st" "$_id" ${2:+"$2"}
-	stamp "$_st"
+	check_eq "$_fs-killed-without-a-word" "" "$(cat "$B/$_fid/hooks.err" 2>/dev/null)"
+	"$CC_CRUN" delete -f "$_fid" >/dev/null 2>&1 || true
+	rm -f "$CC_CTR_DB/$_fid"
+	check_eq "$_fs-runtime-removed-cgroup" "" "$(ls -d "$CGROOT$POD/$_fid" 2>/dev/null)"
+	after_crash "$_fs" "$_fid" "$2"
+	recover "$_fs" "$_fid" ${3:+"$3"}
+	stamp "$_fs"
 }
 
 # fault_release STEP: the container starts; its poststop hook is killed at
 # STEP; the runtime still removes it; the next hook gives back what the
 # dead poststop did not.
 fault_release() {
-	_st=$1
-	_id=r-$_st
-	CC_HOOK_ENV="CORECARVE_FAULT=$_st"
-	mk_bundle "$B/$_id" "$_id" '{class: latency, cpus: 1}' "$POD/$_id"
+	_fs=$1
+	_fid=r-$_fs
+	CC_HOOK_ENV="CORECARVE_FAULT=$_fs"
+	mk_bundle "$B/$_fid" "$_fid" '{class: latency, cpus: 1}' "$POD/$_fid"
 	# shellcheck disable=SC2034 # read by mk_bundle (lib.sh)
 	CC_HOOK_ENV=
-	if ctr_run_detached "$_id" "$B/$_id"; then pass "$_st-started"; else fail "$_st-started" "$CRUN_ERR"; fi
-	ctr_kill_delete "$_id" >/dev/null 2>&1 || true
-	check_eq "$_st-runtime-removed-cgroup" "" "$(ls -d "$CGROOT$POD/$_id" 2>/dev/null)"
-	check_match "$_st-carve-outlived-poststop" "?*" "$(carve_field "$_id" cpus)"
-	recover "$_st" "$_id"
-	stamp "$_st"
+	if ctr_run_detached "$_fid" "$B/$_fid"; then pass "$_fs-started"; else fail "$_fs-started" "$CRUN_ERR"; fi
+	ctr_kill_delete "$_fid" >/dev/null 2>&1 || true
+	check_eq "$_fs-runtime-removed-cgroup" "" "$(ls -d "$CGROOT$POD/$_fid" 2>/dev/null)"
+	after_crash "$_fs" "$_fid" yes
+	recover "$_fs" "$_fid"
+	stamp "$_fs"
 }
 
 # faults_end: the peer goes; the hook's sandbox denied nothing all along

@@ -10,8 +10,8 @@
 # Environment:
 #   CORECARVE_BIN  corecarve binary to test (default: <repo>/corecarve)
 #   E2E_CACHE      cache directory (default: <repo>/.cache/e2e)
-#   E2E_TIMEOUT    seconds per boot, host side (default: 300)
-#   E2E_SCENARIO_TIMEOUT  seconds per scenario in the guest (default: 150)
+#   E2E_TIMEOUT    seconds per boot, host side (default: 1500: a whole boot runs every scenario; CI has 2 cores)
+#   E2E_SCENARIO_TIMEOUT  seconds per scenario in the guest (default: 400)
 #   E2E_EXTRA_SCENARIOS   a directory of extra scenarios to run too
 #   CC_BENCH=1     pass cc.bench=1 (and cc.bench_pairs=$CC_BENCH_PAIRS): the
 #                  timing scenario 95-bench runs (make bench-qemu); without
@@ -27,8 +27,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${E2E_CACHE:-$repo/.cache/e2e}
-timeout_s=${E2E_TIMEOUT:-300}
-scenario_timeout=${E2E_SCENARIO_TIMEOUT:-150}
+timeout_s=${E2E_TIMEOUT:-1500}
+scenario_timeout=${E2E_SCENARIO_TIMEOUT:-400}
 qemu=${QEMU:-qemu-system-x86_64}
 
 kernels=all

@@ -1,31 +1,28 @@
 #!/bin/sh
-# 42-faults-late: the later crash points (see 40-faults and faultlib.sh).
-#  - createRuntime killed after journaling the IRQs it moves and after its
-#    first IRQ write: the next hook puts back what the dead one moved;
+# 43-faults-release: the crash points around a carve's end (see 40-faults
+# and faultlib.sh).
 #  - a dead container's id coming back: the runtime makes a new cgroup at
-#    the same path before the hook runs, and the dead carve must not pass
-#    for the new container's;
-#  - poststop killed before it undoes anything and after it undid the
+#    the same path before the hook runs, and the dead carve, journaled
+#    under that id, must not pass for the new container's;
+#  - poststop killed before it undoes anything, and after it undid the
 #    kernel side but before the ledger: the next hook finishes the job.
 set -eu
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . /e2e/lib.sh
 # shellcheck source-path=SCRIPTDIR/.. source=hooklib.sh
 . /e2e/hooklib.sh
-B=/run/b42 S=/run/s42
+B=/run/b43 S=/run/s43
 # shellcheck source-path=SCRIPTDIR/.. source=faultlib.sh
 . /e2e/faultlib.sh
 trap faults_cleanup EXIT
 
 faults_setup
-fault_create after-irq-journal
-fault_create mid-irq-write
-
 CC_HOOK_ENV="CORECARVE_FAULT=after-cgroup-write"
 mk_bundle $B/again again '{class: latency, cpus: 1}' $POD/again
 CC_HOOK_ENV=
 if ctr_run_detached again $B/again; then fail again-first-killed "crun run succeeded"; else pass again-first-killed; fi
 "$CC_CRUN" delete -f again >/dev/null 2>&1 || true
+after_crash again again yes
 mk_bundle $B/again again '{class: latency, cpus: 1}' $POD/again
 if ctr_run_detached again $B/again; then pass again-started; else fail again-started "$CRUN_ERR"; fi
 if carves $S/c; then
