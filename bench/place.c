@@ -22,7 +22,9 @@
  * the minimum possible at that moment (the fewest domains whose free CPUs
  * hold the request, a bound no strategy can beat); E-core cluster
  * alignment (throughput placements that are whole L2 clusters of the
- * class, plus at most one partial cluster when k is not a multiple).
+ * class, plus at most one partial cluster when k is not a multiple; and
+ * separately for k a multiple of the cluster size, where `align: l2`
+ * promises whole clusters when enough are free).
  *
  *   place [--events N] [--seed S] [--only HOST]
  */
@@ -67,6 +69,7 @@ struct metrics {
 	int creates, accepted, clean, split_place, split_cores, violations;
 	double numa_span, numa_min, l3_span, l3_min;
 	int ecl_eligible, ecl_aligned;
+	int ecl_whole_eligible, ecl_whole; /* k a multiple of the cluster: whole clusters only */
 	uint64_t ns;
 };
 
@@ -239,8 +242,14 @@ static void record(const struct hostinfo *hi, struct metrics *m, hwloc_const_bit
 	m->l3_span += span(t, set, true);
 	m->l3_min += min_span(t, free, r->cost, true);
 	if (r->cls == REQ_THROUGHPUT && hi->cluster[r->cls]) {
+		bool ok = cluster_aligned(hi, set, r);
+
 		m->ecl_eligible++;
-		m->ecl_aligned += cluster_aligned(hi, set, r);
+		m->ecl_aligned += ok;
+		if (r->k % hi->cluster[r->cls] == 0) {
+			m->ecl_whole_eligible++;
+			m->ecl_whole += ok;
+		}
 	}
 }
 
@@ -403,18 +412,19 @@ static void report(const struct bench_host *h, const struct hostinfo *hi, const 
 	printf("\n  %d events (%d creates), seed %llu; latency -> %s, throughput -> %s%s\n", st->nev, m[0].creates,
 	       (unsigned long long)seed, t->classes[hi->cls[0]].name, t->classes[hi->cls[1]].name,
 	       hi->cluster[1] ? " (L2 clusters)" : "");
-	printf("  %-24s %15s %15s %6s %5s %13s %13s %9s %6s\n", "strategy", "accepted", "clean", "splits", "viol",
-	       "NUMA span/min", "L3 span/min", "E-aligned", "us/req");
+	printf("  %-24s %15s %15s %6s %5s %13s %13s %15s %6s\n", "strategy", "accepted", "clean", "splits", "viol",
+	       "NUMA span/min", "L3 span/min", "E-aligned/whole", "us/req");
 	for (int s = 0; s < NSTRAT; s++) {
 		const struct metrics *x = &m[s];
 		double a = x->accepted ? x->accepted : 1;
 		char ecl[24];
 
 		if (x->ecl_eligible)
-			snprintf(ecl, sizeof(ecl), "%.1f%%", pct(x->ecl_aligned, x->ecl_eligible));
+			snprintf(ecl, sizeof(ecl), "%.1f%%/%.1f%%", pct(x->ecl_aligned, x->ecl_eligible),
+				 pct(x->ecl_whole, x->ecl_whole_eligible));
 		else
 			snprintf(ecl, sizeof(ecl), "n/a");
-		printf("  %-24s %6d %6.1f%% %6d %6.1f%% %6d %5d %6.3f/%5.3f %6.3f/%5.3f %9s %6.1f\n", strat_name[s], x->accepted,
+		printf("  %-24s %6d %6.1f%% %6d %6.1f%% %6d %5d %6.3f/%5.3f %6.3f/%5.3f %15s %6.1f\n", strat_name[s], x->accepted,
 		       pct(x->accepted, x->creates), x->clean, pct(x->clean, x->creates), x->split_place, x->violations,
 		       x->numa_span / a, x->numa_min / a, x->l3_span / a, x->l3_min / a, ecl,
 		       x->creates ? (double)x->ns / x->creates / 1e3 : 0);
@@ -425,9 +435,11 @@ static void report(const struct bench_host *h, const struct hostinfo *hi, const 
 		static const char *const key[NSTRAT] = { "corecarve", "corecarve-ms0", "first-fit", "kubelet" };
 
 		printf("BENCH place host=%s strategy=%s creates=%d accepted=%d clean=%d split_placements=%d split_cores=%d "
-		       "violations=%d numa_span=%.4f numa_min=%.4f l3_span=%.4f l3_min=%.4f ecl_eligible=%d ecl_aligned=%d\n",
+		       "violations=%d numa_span=%.4f numa_min=%.4f l3_span=%.4f l3_min=%.4f ecl_eligible=%d ecl_aligned=%d "
+		       "ecl_whole_eligible=%d ecl_whole=%d\n",
 		       h->name, key[s], x->creates, x->accepted, x->clean, x->split_place, x->split_cores, x->violations,
-		       x->numa_span / a, x->numa_min / a, x->l3_span / a, x->l3_min / a, x->ecl_eligible, x->ecl_aligned);
+		       x->numa_span / a, x->numa_min / a, x->l3_span / a, x->l3_min / a, x->ecl_eligible, x->ecl_aligned,
+		       x->ecl_whole_eligible, x->ecl_whole);
 	}
 	printf("  targets (corecarve minShared 0 vs kubelet): splits %s, class violations %s, acceptance %s "
 	       "(%d vs %d; clean %d vs %d), NUMA span %s, L3 span %s\n",
@@ -486,7 +498,6 @@ int main(int argc, char **argv)
 			printf("\n%s: skipped (the default policy's classes do not resolve)\n", hosts[i].name);
 			continue;
 		}
-		fprintf(stderr, "place: %s...\n", hosts[i].name);
 		make_stream(&hi, nev, seed, &st);
 		for (int s = 0; s < NSTRAT; s++)
 			replay(&hi, s == S_CORECARVE ? pol : pol0, (enum strat)s, &st, &m[s]);

@@ -22,6 +22,7 @@ const struct cc_doctor_check cc_doctor_checks[] = {
 	{ "policy", cc_doctor_check_policy },
 	{ "irqbalance", cc_doctor_check_irqbalance },
 	{ "governor", cc_doctor_check_governor },
+	{ "power", cc_doctor_check_power },
 	{ "thp", cc_doctor_check_thp },
 	{ "numa-balancing", cc_doctor_check_numa_balancing },
 	{ "cmdline", cc_doctor_check_cmdline },

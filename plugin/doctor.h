@@ -94,6 +94,7 @@ void cc_doctor_check_hybrid(const struct cc_doctor_ctx *ctx, struct cc_doctor_it
 void cc_doctor_check_policy(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);
 void cc_doctor_check_topology(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);
 void cc_doctor_check_governor(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);
+void cc_doctor_check_power(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);
 void cc_doctor_check_thp(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);
 void cc_doctor_check_numa_balancing(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);
 void cc_doctor_check_cmdline(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);

@@ -128,6 +128,10 @@ static const struct file_case {
 	{ "irqbalance", NULL, NULL, CC_DOCTOR_OK, "not running" },
 	{ "hybrid-pmu", "/sys/devices/cpu/cpus", "0-15\n", CC_DOCTOR_OK, "not hybrid: cpu 0-15" },
 	{ "governor", NULL, NULL, CC_DOCTOR_OK, "cpufreq not exposed" },
+	{ "power", NULL, NULL, CC_DOCTOR_OK,
+	  "idle states (driver none): none exposed; uncore frequency: 0 dies (not exposed); EPP: not exposed" },
+	{ "power", "/sys/devices/system/cpu/intel_uncore_frequency/package_01_die_00/max_freq_khz", "2400000\n",
+	  CC_DOCTOR_OK, "uncore frequency: 1 die;" },
 	{ "smt", "/sys/devices/system/cpu/smt/control", "off\n", CC_DOCTOR_OK, "(control=off), up to 2 threads" },
 };
 
@@ -342,6 +346,9 @@ START_TEST(test_fixture_alderlake)
 	it = run(root_path, (struct cc_doctor_ctx){ .topo = topo }, "governor");
 	expect(&it, CC_DOCTOR_WARN, "powersave on 16 CPUs (driver intel_pstate)");
 	ck_assert_ptr_nonnull(strstr(it.fix, "energy_performance_preference"));
+	it = run(root_path, (struct cc_doctor_ctx){ .topo = topo }, "power");
+	expect(&it, CC_DOCTOR_OK, "idle states (driver intel_idle): POLL 0us, C1E 2us, C6 170us, C8 200us, C10 230us; "
+				  "uncore frequency: 1 die; EPP: balance_performance");
 	it = run(root_path, (struct cc_doctor_ctx){ .topo = topo }, "smt");
 	expect(&it, CC_DOCTOR_OK, "SMT on (control=on), up to 2 threads per core");
 	it = run(root_path, (struct cc_doctor_ctx){ .topo = topo }, "topology");
@@ -372,7 +379,7 @@ START_TEST(test_fixture_xeon_report)
 	src.root = root;
 	ck_assert_msg((topo = cc_topo_load(&src, &err)) != NULL, "%s", err.msg);
 	cc_doctor_run(&(struct cc_doctor_ctx){ .root = root, .topo = topo, .state_dir = "/nonexistent-cc-state" }, &r);
-	ck_assert_int_eq(r.n, 14);
+	ck_assert_int_eq(r.n, 15);
 	for (int i = 0; i < r.n; i++) {
 		if ((int)r.items[i].status > worst)
 			worst = (int)r.items[i].status;
@@ -384,7 +391,7 @@ START_TEST(test_fixture_xeon_report)
 	ck_assert_int_eq(cc_doctor_exit_code(&r), worst);
 	ck_assert_ptr_nonnull(doc = cc_doctor_json(&r));
 	ck_assert_int_eq(json_integer_value(json_object_get(doc, "exit")), worst);
-	ck_assert_int_eq((int)json_array_size(json_object_get(doc, "checks")), 14);
+	ck_assert_int_eq((int)json_array_size(json_object_get(doc, "checks")), 15);
 	cc_topo_free(topo);
 }
 END_TEST

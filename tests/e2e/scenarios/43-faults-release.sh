@@ -17,9 +17,9 @@ B=/run/b43 S=/run/s43
 trap faults_cleanup EXIT
 
 faults_setup
-CC_HOOK_ENV="CORECARVE_FAULT=after-cgroup-write"
+CC_HOOK_ENV="CORECARVE_FAULT=after-cgroup-write" CC_HOOKS=createRuntime
 mk_bundle $B/again again '{class: latency, cpus: 1}' $POD/again
-CC_HOOK_ENV=
+CC_HOOK_ENV='' CC_HOOKS="createRuntime poststop"
 if ctr_run_detached again $B/again; then fail again-first-killed "crun run succeeded"; else pass again-first-killed; fi
 "$CC_CRUN" delete -f again >/dev/null 2>&1 || true
 after_crash again again yes

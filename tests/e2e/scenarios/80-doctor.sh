@@ -2,7 +2,7 @@
 # 80-doctor: `corecarve doctor` on a real kernel.  Partition support is
 # read from the files a non-root cpuset cgroup has: remote on 6.12
 # (cpuset.cpus.exclusive), local on 6.1.  Under TCG there is no cpufreq, so
-# the governor line is the probe-and-skip path.  The exit code is the worst
+# the governor and power lines are the probe path.  The exit code is the worst
 # line's status, and doctor changes nothing (the ledger stays as it was).
 set -eu
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
@@ -35,8 +35,11 @@ check_match cgroup 'ok cgroup cgroup v2 with cpuset and cpu*' "$(line cgroup)"
 check_match topology 'ok topology 2 packages, 2 NUMA nodes, 8 cores, 16 CPUs online (0-15)*' "$(line topology)"
 check_match policy "ok policy $CC_POLICY: 4 classes, reserved 0-1,8-9" "$(line policy)"
 check_match governor-probed 'ok governor cpufreq not exposed*' "$(line governor)"
+# TCG has no uncore or EPP files; the idle states are whatever the guest's
+# cpuidle driver offers (logged above).
+check_match power-probed 'ok power idle states (driver *uncore frequency: 0 dies (not exposed); EPP: not exposed' "$(line power)"
 check_match ledger 'ok ledger /run/corecarve readable: 0 carves*' "$(line ledger)"
-check_eq fourteen-lines 14 "$(printf '%s\n' "$out" | grep -cE '^(ok|warn|fail) ')"
+check_eq fifteen-lines 15 "$(printf '%s\n' "$out" | grep -cE '^(ok|warn|fail) ')"
 
 # The exit code is the worst status shown.
 if printf '%s\n' "$out" | grep -q '^fail '; then want=2
@@ -50,7 +53,7 @@ check_match usable '[01]' "$rc"
 jrc=0
 json=$("$CC_BIN" doctor --json 2>&1) || jrc=$?
 check_eq json-exit-same "$rc" "$jrc"
-check_eq json-checks 14 "$(printf '%s\n' "$json" | grep -c '"id": ')"
+check_eq json-checks 15 "$(printf '%s\n' "$json" | grep -c '"id": ')"
 check_match json-exit-field "*\"exit\": $rc*" "$json"
 
 brc=0
