@@ -419,9 +419,11 @@ static void report(const struct bench_host *h, const struct hostinfo *hi, const 
 		double a = x->accepted ? x->accepted : 1;
 		char ecl[24];
 
-		if (x->ecl_eligible)
+		if (x->ecl_eligible && x->ecl_whole_eligible)
 			snprintf(ecl, sizeof(ecl), "%.1f%%/%.1f%%", pct(x->ecl_aligned, x->ecl_eligible),
 				 pct(x->ecl_whole, x->ecl_whole_eligible));
+		else if (x->ecl_eligible)
+			snprintf(ecl, sizeof(ecl), "%.1f%%/-", pct(x->ecl_aligned, x->ecl_eligible));
 		else
 			snprintf(ecl, sizeof(ecl), "n/a");
 		printf("  %-24s %6d %6.1f%% %6d %6.1f%% %6d %5d %6.3f/%5.3f %6.3f/%5.3f %15s %6.1f\n", strat_name[s], x->accepted,

@@ -101,6 +101,10 @@ clean() {
 		fail "$1-irqs-restored" "$(diff $S/irq.orig $S/irq.now | grep '^[-+][^-+]' | head -n 4 | tr '\n' ' ')"
 	fi
 	check_eq "$1-no-irq-section" 0 "$(cat "$CC_LEDGER" 2>/dev/null | grep -c '"irq"' || true)"
+	# The project's own audit agrees (docs/audit.md).
+	if _out=$("$CC_BIN" audit --sample-ms 0 2>&1); then pass "$1-audit-clean"; else
+		fail "$1-audit-clean" "$_out"
+	fi
 }
 
 # hook_up ID: a cgroup in the pod with a process in it, carved by a direct

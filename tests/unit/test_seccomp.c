@@ -267,6 +267,7 @@ START_TEST(test_filter_mode_in_status)
 	int st, r = confined(run_status, NULL, &st);
 
 	ck_assert_int_eq(r, 3);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
 }
 END_TEST
 
@@ -334,6 +335,7 @@ START_TEST(test_hook_work_allowed)
 	r = confined(run_hook_work, dir, &st);
 	nftw(base, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	ck_assert_msg(r == 0, "step %d of the confined ledger cycle failed", r);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
 }
 END_TEST
 

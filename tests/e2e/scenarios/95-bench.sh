@@ -23,15 +23,22 @@
 #                        steered away from the carve and given back
 #  start:  process starts, interleaved: busybox `true` (static), `crun
 #          --version`, `corecarve --version` (what each hook stage pays
-#          before any work: exec and dynamic linking, emulated under TCG)
+#          before any work: exec and dynamic linking, emulated under TCG),
+#          and `corecarve plan --class latency --cpus 1` (a whole decision
+#          with discovery, no cgroup write)
 #  irq:    `corecarve irq reconcile` with two steer-away carves in place
-#  audit:  `corecarve audit`, when it exists
+#  audit:  `corecarve audit --sample-ms 0` with those carves and 10, 100 and
+#          1000 more cgroups in the tree (when the command exists)
 set -eu
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . /e2e/lib.sh
 # shellcheck source-path=SCRIPTDIR/.. source=hooklib.sh
 . /e2e/hooklib.sh
-trap ctr_cleanup_all EXIT
+cleanup() {
+	ctr_cleanup_all
+	cg_rmtree bench-audit >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
 
 karg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 if [ "$(karg cc.bench)" != 1 ]; then
@@ -128,9 +135,12 @@ while [ $i -lt "$pairs" ]; do
 	mark "start-corecarve $i begin"
 	"$CC_BIN" --version >/dev/null
 	mark "start-corecarve $i end"
+	mark "plan $i begin"
+	"$CC_BIN" plan --class latency --cpus 1 >/dev/null
+	mark "plan $i end"
 	i=$((i + 1))
 done
-for a in start-static start-crun start-corecarve; do
+for a in start-static start-crun start-corecarve plan; do
 	echo "BENCH process arm=$a median_ms=$(durations $a | median) n=$(durations $a | wc -l) kernel=$CC_KERNEL"
 done
 
@@ -152,20 +162,47 @@ done
 check_eq irq-reconcile-ok 0 "$rfail"
 [ "$rfail" = 0 ] || info "irq reconcile: $(_cc_oneline "$(cat $B/irq.err)")"
 echo "BENCH irq_reconcile median_ms=$(durations irq | median) irqs=$nirq carves=2 n=$(durations irq | wc -l) kernel=$CC_KERNEL"
-for c in i1 i2; do check "irq-$c-deleted" ctr_kill_delete "$c"; done
 
-# --- audit ------------------------------------------------------------------------------
+# --- audit, the two steer-away carves still in place -------------------------------
+# `corecarve audit` reads every cgroup of the tree once (O(carves + cgroups),
+# docs/audit.md).  A 16-CPU guest holds a handful of carves at most (each
+# owns whole cores), so what grows here is the tree: N more cgroups with
+# the cpuset and cpu controllers, as N containers would add.  --sample-ms 0:
+# the interrupt sample is a sleep, not work.
+A=/sys/fs/cgroup/bench-audit
 if "$CC_BIN" audit --help >/dev/null 2>&1; then
-	i=0
-	while [ $i -lt "$pairs" ]; do
-		mark "audit $i begin"
-		"$CC_BIN" audit >/dev/null 2>&1 || true
-		mark "audit $i end"
-		i=$((i + 1))
+	mkdir -p $A
+	echo "+cpuset +cpu" >$A/cgroup.subtree_control
+	have=0
+	for want in 10 100 1000; do
+		while [ $have -lt $want ]; do
+			mkdir $A/c$have
+			have=$((have + 1))
+		done
+		ncg=$(find /sys/fs/cgroup -type d | wc -l)
+		i=0
+		afail=0
+		while [ $i -lt "$pairs" ]; do
+			mark "audit-$want $i begin"
+			rc=0
+			"$CC_BIN" audit --sample-ms 0 >$B/audit.out 2>$B/audit.err || rc=$?
+			mark "audit-$want $i end"
+			[ $rc -le 1 ] || afail=$((afail + 1))
+			i=$((i + 1))
+		done
+		check_eq "audit-$want-ran" 0 "$afail"
+		info "audit with $want more cgroups: $(tail -n 1 $B/audit.out)"
+		echo "BENCH audit cgroups=$ncg added=$want carves=2 median_ms=$(durations "audit-$want" | median) n=$(durations "audit-$want" | wc -l) kernel=$CC_KERNEL"
 	done
-	echo "BENCH audit median_ms=$(durations audit | median) carves=0 n=$pairs kernel=$CC_KERNEL"
+	while [ $have -gt 0 ]; do
+		have=$((have - 1))
+		rmdir $A/c$have
+	done
+	rmdir $A
+	check audit-cgroups-removed test ! -d $A
 else
 	info "corecarve audit does not exist in this build: audit time not measurable yet"
 	echo "BENCH audit status=not-measurable reason=no-audit-command kernel=$CC_KERNEL"
 fi
+for c in i1 i2; do check "irq-$c-deleted" ctr_kill_delete "$c"; done
 check_eq ledger-empty-at-end 0 "$(ncarves)"
