@@ -11,6 +11,8 @@
 #include "audit.h"
 #include "cleanup.h"
 #include "commands.h"
+#include "container.h"
+#include "vm.h"
 
 #define SAMPLE_DEFAULT_MS 1000
 #define SAMPLE_MAX_MS 60000
@@ -227,6 +229,48 @@ static int fail(const struct opts *o, struct cc_err *err)
 	return cc_cli_fail(err);
 }
 
+/* The VMs' findings (vm status), and with --fix a vm reconcile.  The VM
+ * module takes the ledger lock itself, so the audit's own ledger (and its
+ * lock, held under --fix) is let go first: the VM part is a second,
+ * separately locked step. */
+static int vm_part(const struct opts *o, const struct cc_root *root, struct cc_ledger **lp,
+		   struct cc_audit_report *found, struct cc_audit_report *left, FILE *log, struct cc_err *err)
+{
+	struct cc_ctx ctx = { .root = (struct cc_root *)root, .policy_path = cc_cli_policy_path(&o->common),
+			      .state_dir = o->state, .log = log };
+	struct cc_vm_opts vo = { 0 };
+	struct cc_vm_result res;
+	struct cc_vm_finding *f = NULL;
+	int n = 0, rc;
+
+	cc_ledger_close(*lp);
+	*lp = NULL;
+	rc = cc_vm_status(&ctx, &vo, &res, &f, &n, err);
+	cc_vm_result_fini(&res);
+	if (rc < 0) {
+		free(f);
+		return cc_err_prefix(err, "VMs");
+	}
+	rc = cc_audit_add_vm(o->fix && n ? found : left, f, n, err);
+	free(f);
+	if (rc < 0 || !o->fix || !n)
+		return rc;
+	f = NULL;
+	n = 0;
+	rc = cc_vm_reconcile(&ctx, &vo, &res, err);
+	if (rc == 0)
+		fprintf(log, "vm reconcile: %d change%s made\n", res.applied, res.applied == 1 ? "" : "s");
+	cc_vm_result_fini(&res);
+	if (rc < 0)
+		return cc_err_prefix(err, "vm reconcile");
+	rc = cc_vm_status(&ctx, &vo, &res, &f, &n, err);
+	cc_vm_result_fini(&res);
+	if (rc == 0)
+		rc = cc_audit_add_vm(left, f, n, err);
+	free(f);
+	return rc;
+}
+
 int cc_cmd_audit(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -277,6 +321,8 @@ int cc_cmd_audit(int argc, char **argv)
 		left = found;
 		memset(&found, 0, sizeof(found));
 	}
+	if (vm_part(&o, root, &ledger, &found, &left, log, &err) < 0)
+		goto out;
 	if (o.common.json) {
 		if (print_json(&found, &left, &st, o.fix ? &fixed : NULL, &err) < 0)
 			goto out;

@@ -29,7 +29,7 @@ BENCH_PAIRS ?= 20
 BENCH_CG_N ?= 10
 BENCH_N_LARGE ?= 200
 # Seconds the guest scenario may take (TCG: a crun run is a second or so).
-BENCH_QEMU_TIMEOUT ?= 900
+BENCH_QEMU_TIMEOUT ?= 1500
 BENCH_CG_HOSTS ?= F03 F06 syn-224 syn-1024 syn-4096
 
 BENCH_DIR := $(BUILD)/bench

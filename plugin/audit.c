@@ -32,6 +32,8 @@ static const struct {
 	[CC_AUDIT_KUBELET_STATIC_CPU_MANAGER] = { "KUBELET_STATIC_CPU_MANAGER", CC_AUDIT_WARNING },
 	[CC_AUDIT_VM_MIXED_CLASSES] = { "VM_MIXED_CLASSES", CC_AUDIT_WARNING },
 	[CC_AUDIT_VM_SHARED_CPU] = { "VM_SHARED_CPU", CC_AUDIT_CRITICAL },
+	[CC_AUDIT_VM_DRIFT] = { "VM_DRIFT", CC_AUDIT_CRITICAL },
+	[CC_AUDIT_VM_GONE] = { "VM_GONE", CC_AUDIT_WARNING },
 };
 
 static const char *const repairs[] = {
@@ -42,6 +44,7 @@ static const char *const repairs[] = {
 	[CC_REPAIR_REPIN] = "repin",
 	[CC_REPAIR_STEER_IRQS] = "steer-irqs",
 	[CC_REPAIR_RELEASE] = "release",
+	[CC_REPAIR_VM_RECONCILE] = "vm-reconcile",
 };
 
 const char *cc_audit_code_name(enum cc_audit_code c)
@@ -129,7 +132,8 @@ const struct cc_audit_check cc_audit_checks[] = {
 	{ "tasks", cc_audit_check_tasks },
 	{ "irqs", cc_audit_check_irqs },
 	{ "kubelet", cc_audit_check_kubelet },
-	/* The VM checks (VM_MIXED_CLASSES, VM_SHARED_CPU) go here. */
+	/* VM findings come from `vm status` (cc_audit_add_vm), read by the
+	 * entry point under the VM module's own ledger lock. */
 	{ NULL, NULL },
 };
 

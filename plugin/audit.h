@@ -50,11 +50,13 @@ enum cc_audit_code {
 	CC_AUDIT_STALE_RECORD,
 	CC_AUDIT_UNKNOWN_CARVE,
 	CC_AUDIT_KUBELET_STATIC_CPU_MANAGER,
-	/* Reserved for the VM work: a VM's vCPUs drawn from several core
-	 * classes, and a vCPU on a CPU another carve or the host uses.  Their
-	 * check goes into cc_audit_checks[] next to the others. */
+	/* VMs (plugin/vm.h's findings, read by `vm status`): vCPUs drawn from
+	 * several core classes, a vCPU on a CPU another vCPU or carve holds, a
+	 * vCPU moved off its recorded CPU, a carve whose VM process is gone. */
 	CC_AUDIT_VM_MIXED_CLASSES,
 	CC_AUDIT_VM_SHARED_CPU,
+	CC_AUDIT_VM_DRIFT,
+	CC_AUDIT_VM_GONE,
 	CC_AUDIT_NCODES
 };
 
@@ -72,6 +74,7 @@ enum cc_audit_repair {
 	CC_REPAIR_REPIN,      /* sched_setaffinity a carve's task back onto the carve */
 	CC_REPAIR_STEER_IRQS, /* cc_irq_reconcile() */
 	CC_REPAIR_RELEASE,    /* undo a stale carve (cc_carve_undo) and drop its record */
+	CC_REPAIR_VM_RECONCILE, /* cc_vm_reconcile(): re-pin, release, carve VMs */
 };
 
 #define CC_AUDIT_TEXT_MAX 256
@@ -259,6 +262,10 @@ void cc_audit_stats_fill(struct cc_audit_stats *st, const struct cc_ledger *l,
 struct json_t *cc_audit_findings_json(const struct cc_audit_report *r, struct cc_err *err);
 /* The people's table, one finding per row; "no findings" when clean. */
 int cc_audit_print_table(FILE *out, const struct cc_audit_report *r);
+
+/* Report the VM module's findings (plugin/vm.h) as audit findings. */
+struct cc_vm_finding;
+int cc_audit_add_vm(struct cc_audit_report *r, const struct cc_vm_finding *f, int n, struct cc_err *err);
 
 /* node_exporter textfile: findings per code (every code, zeros too),
  * carves, carved CPUs, last audit time, duration and success; `ok` false

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "vm.h"
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
@@ -235,7 +236,7 @@ START_TEST(test_codes_stable)
 		"CARVE_DRIFT", "PARTITION_INVALID", "PARTITION_MISSING", "OVERLAP", "RESERVED_CARVED",
 		"SOFT_EXCLUSIVITY_LEAK", "SPLIT_CORE", "MEMS_MISALIGNED", "IRQ_ON_CARVE", "IRQ_COUNTS_ON_CARVE",
 		"QUOTA_ON_CARVE", "QUOTA_WITH_PINNING", "TASK_ESCAPED", "STALE_RECORD", "UNKNOWN_CARVE",
-		"KUBELET_STATIC_CPU_MANAGER", "VM_MIXED_CLASSES", "VM_SHARED_CPU",
+		"KUBELET_STATIC_CPU_MANAGER", "VM_MIXED_CLASSES", "VM_SHARED_CPU", "VM_DRIFT", "VM_GONE",
 	};
 
 	ck_assert_int_eq(CC_AUDIT_NCODES, (int)(sizeof(names) / sizeof(names[0])));
@@ -1053,6 +1054,37 @@ START_TEST(test_cli_bad_args)
 }
 END_TEST
 
+/* The VM module's findings keep their kind as a stable audit code. */
+START_TEST(test_vm_findings)
+{
+	struct cc_vm_finding vf[4] = {
+		{ CC_VM_MIXED_CLASSES, "a", "vCPUs may run on performance, efficient" },
+		{ CC_VM_SHARED_CPU, "b", "vCPU 0 shares CPU 3 with vm:c" },
+		{ CC_VM_DRIFT, "c", "vCPU 1 (tid 7) may run on 0-15; the ledger pins it to 3" },
+		{ CC_VM_GONE, "d", "process 9 is gone" },
+	};
+	static const char *const want[4] = { "VM_MIXED_CLASSES", "VM_SHARED_CPU", "VM_DRIFT", "VM_GONE" };
+	struct cc_audit_report r = { 0 };
+	struct cc_err err = CC_ERR_INIT;
+
+	ck_assert_int_eq(cc_audit_add_vm(&r, vf, 4, &err), 0);
+	ck_assert_int_eq(r.n, 4);
+	for (int i = 0; i < 4; i++) {
+		char carve[16];
+
+		snprintf(carve, sizeof(carve), "vm:%s", vf[i].vm);
+		ck_assert_str_eq(cc_audit_code_name(r.f[i].code), want[i]);
+		ck_assert_int_eq(cc_audit_code_parse(want[i]), (int)r.f[i].code);
+		ck_assert_str_eq(r.f[i].carve, carve);
+		ck_assert_str_eq(r.f[i].actual, vf[i].msg);
+		ck_assert_str_eq(cc_audit_repair_name(r.f[i].repair), "vm-reconcile");
+	}
+	ck_assert_int_eq(r.f[2].severity, CC_AUDIT_CRITICAL);
+	ck_assert_int_eq(r.f[3].severity, CC_AUDIT_WARNING);
+	cc_audit_report_fini(&r);
+}
+END_TEST
+
 static Suite *audit_suite(void)
 {
 	Suite *s = suite_create("audit");
@@ -1085,6 +1117,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_parse_cpu_max);
 	tcase_add_test(tc, test_index);
 	tcase_add_test(tc, test_prom);
+	tcase_add_test(tc, test_vm_findings);
 	tcase_add_test(tc, test_read_captured_tree);
 	tcase_add_test(tc, test_cli_captured_tree);
 	tcase_add_loop_test(tc, test_cli_bad_args, 0, (int)(sizeof(bad_args) / sizeof(bad_args[0])));

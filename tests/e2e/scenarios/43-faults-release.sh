@@ -5,9 +5,7 @@
 #    the same path before the hook runs, and the dead carve, journaled
 #    under that id, must not pass for the new container's;
 #  - poststop killed before it undoes anything, and after it undid the
-#    kernel side but before the ledger: the next hook finishes the job;
-#  - a crash repaired by `corecarve audit --fix` instead of a next hook:
-#    the audit names the dead carve (STALE_RECORD), --fix gives it back.
+#    kernel side but before the ledger: the next hook finishes the job.
 set -eu
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . /e2e/lib.sh
@@ -39,19 +37,4 @@ stamp again
 fault_release before-release
 fault_release before-release-commit
 
-# ---- corecarve audit --fix instead of a next hook -------------------------------
-CC_HOOK_ENV="CORECARVE_FAULT=after-cgroup-write" CC_HOOKS=createRuntime
-mk_bundle $B/fx fx '{class: latency, cpus: 1}' $POD/fx
-CC_HOOK_ENV='' CC_HOOKS="createRuntime poststop"
-if ctr_run_detached fx $B/fx; then fail fx-killed "crun run succeeded"; else pass fx-killed; fi
-"$CC_CRUN" delete -f fx >/dev/null 2>&1 || true
-after_crash fx fx yes
-out=$("$CC_BIN" audit --sample-ms 0 2>&1) && rc=0 || rc=$?
-check_eq fx-audit-finds 1 "$rc"
-check_match fx-audit-stale-record "*STALE_RECORD*fx*" "$out"
-out=$("$CC_BIN" audit --fix --sample-ms 0 2>&1) && rc=0 || rc=$?
-check_eq fx-audit-fixed 0 "$rc"
-[ "$rc" = 0 ] || info "audit --fix: $(_cc_oneline "$out")"
-clean fx-fixed
-stamp audit-fix
 faults_end

@@ -177,11 +177,20 @@ rc=0
 "$CC_BIN" vm status >"$B/status" 2>&1 || rc=$?
 check_eq drift-status-exit 1 "$rc"
 check_match drift-finding "*VM_DRIFT*vCPU 1 (tid $tid1) may run on 0-15; the ledger pins it to $cpu1*" "$(cat "$B/status")"
+# The node audit reports the same drift and repairs it with a vm reconcile.
 rc=0
-reconcile || rc=$?
-check_eq drift-fixed-exit 0 "$rc"
+"$CC_BIN" audit --sample-ms 0 >"$B/audit" 2>&1 || rc=$?
+info "audit: $(tr '\n' ' ' <"$B/audit" | cut -c1-600)"
+check_eq drift-audit-exit 1 "$rc"
+check_match drift-audit-finding "*VM_DRIFT*vm:t*" "$(cat "$B/audit")"
+rc=0
+"$CC_BIN" audit --fix --sample-ms 0 >"$B/out" 2>&1 || rc=$?
+info "audit --fix: $(tr '\n' ' ' <"$B/out" | cut -c1-600)"
+check_match drift-fix-one-change "*vm reconcile: 1 change made*" "$(cat "$B/out")"
 check_eq drift-same-cpu "$cpu1" "$(tcpus "$T" "$tid1")"
-check_eq drift-one-change "1 change made" "$(tail -n 1 "$B/out")"
+rc=0
+"$CC_BIN" audit --sample-ms 0 >"$B/audit" 2>&1 || rc=$?
+check_eq drift-audit-clean-after "" "$(grep -o 'VM_[A-Z_]*' "$B/audit")"
 check t-still-pinned pins_match t "$T"
 
 # --- a container beside the VM: one ledger, no overlap ------------------------
