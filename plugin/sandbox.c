@@ -41,6 +41,7 @@ static const struct {
 	{ "mkdir", ANY },        /* the state directory */
 	{ "mkdirat", ANY },      /* the parked-siblings cgroup */
 	{ "fchmod", ANY },       /* ledger files 0600, the directory 0700 */
+	{ "fchown", ANY },       /* the replaced irqbalance environment file keeps its owner */
 	{ "flock", ANY },        /* the ledger lock: one hook decides at a time */
 	{ "fsync", ANY },        /* ledger temp file and directory around the rename */
 	{ "renameat", ANY },     /* the atomic ledger replace */
