@@ -8,8 +8,10 @@ set -eu
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . /e2e/lib.sh
 
+# The whole kubepods chain goes: its cpuset.cpus.exclusive grants would
+# otherwise stay and collide with the carves of the scenarios after this one.
 cleanup() {
-	cg_rmtree kubepods/pod1/ctr1 || true
+	cg_rmtree kubepods || true
 	cg_rmtree e2e-local || true
 }
 trap cleanup EXIT
@@ -85,3 +87,5 @@ else
 	check_eq deep-invalid-keeps-root 0-15 "$(cg_read / cpuset.cpus.effective)"
 fi
 cg_rmtree kubepods/pod1/ctr1 || fail remote-rmdir "cannot remove kubepods/pod1/ctr1"
+cg_rmtree kubepods || fail remote-chain-rmdir "cannot remove the kubepods chain"
+check_eq root-whole-again 0-15 "$(cg_read / cpuset.cpus.effective)"
