@@ -600,10 +600,11 @@ static void print_tables(const struct bench_host *hosts, int nhosts, const struc
 
 		if (!have[i])
 			continue;
-		printf("BENCH decide host=%s pus=%d cores=%d carves=%d n=%d cold_median_ms=%.4f cold_p99_ms=%.4f "
+		printf("BENCH decide host=%s pus=%d cores=%d carves=%d carved_pus=%d n=%d cold_median_ms=%.4f cold_p99_ms=%.4f "
 		       "warm_median_ms=%.4f warm_p99_ms=%.4f empty_median_ms=%.4f empty_p99_ms=%.4f miss_median_ms=%.4f "
 		       "topo_cold_ms=%.4f topo_warm_ms=%.4f alloc_ms=%.4f ledger_ms=%.4f release_ms=%.4f\n",
-		       hosts[i].name, setups[i].npus, setups[i].ncores, setups[i].prefilled, r->n, ms(r->st[COLD].median),
+		       hosts[i].name, setups[i].npus, setups[i].ncores, setups[i].prefilled, setups[i].taken_pus, r->n,
+		       ms(r->st[COLD].median),
 		       ms(r->st[COLD].p99), ms(r->st[WARM].median), ms(r->st[WARM].p99), ms(r->st[EMPTY].median),
 		       ms(r->st[EMPTY].p99), ms(r->miss.median), ms(r->ph[COLD][PH_TOPO]), ms(r->ph[WARM][PH_TOPO]),
 		       ms(r->ph[WARM][PH_ALLOC]), ms(r->ph[WARM][PH_LOCK] + r->ph[WARM][PH_COMMIT]), ms(r->rel.median));

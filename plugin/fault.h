@@ -5,9 +5,9 @@
  * marks its named steps with cc_fault().  When the armed step is reached
  * the process kills itself with SIGKILL: no cleanup handler, atexit or
  * destructor runs, exactly like the OOM killer or a runtime's hook timeout.
- * tests/e2e/scenarios/40-faults.sh and 42-faults-late.sh crash the hook at
- * every step and check that the next hook brings the node back to a
- * consistent state.
+ * tests/e2e/scenarios/40-faults.sh, 42-faults-apply.sh and
+ * 43-faults-release.sh crash the hook at every step and check that the
+ * next hook brings the node back to a consistent state.
  *
  * Steps (in the order the hook reaches them):
  *   after-lock            create: ledger locked, nothing decided

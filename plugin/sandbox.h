@@ -17,8 +17,9 @@
  * auditd): the e2e tests check the hook caused none.
  *
  * The list was taken from the hook itself: a build whose default action
- * was SCMP_ACT_LOG ran every e2e scenario on 6.1 and 6.12 and the audit
- * lines named what it called; sandbox.c gives each one's reason.
+ * was SCMP_ACT_LOG ran the e2e hook scenarios and the audit lines named
+ * what it called; sandbox.c gives each one's reason.  The e2e crash and
+ * concurrency scenarios check that the kernel logged no denial.
  *
  * The filter is inherited by nothing (the hook never forks) and applies
  * only to the host: with --root the hook reads a captured tree and writes
