@@ -117,7 +117,7 @@ if t=$(tree F03-intel-alderlake-p-4P8E test-data-sample1.tar.xz sample1); then
 	echo "cpuset cpu memory" >"$t/sys/fs/cgroup/cgroup.controllers"
 	mkdir -p "$work/bundle"
 	echo '{"linux": {"cgroupsPath": "/kubepods/pod1/c9"}}' >"$work/bundle/config.json"
-	printf '{"id":"c9","pid":4242,"bundle":"%s","annotations":{"corecarve.io/placement":"{class: latency, cpus: 1}"}}' \
+	printf '{"id":"c9","pid":4242,"bundle":"%s","annotations":{"corecarve.io/placement":"{class: batch, cpus: 2}"}}' \
 		"$work/bundle" >"$work/state-c9.json"
 	VG_STDIN=$work/state-c9.json vg hook-F03-to-first-write 2 hook createRuntime --root "$t" --policy "$policy" --state "$state"
 	grep -q 'only changed on the real host' "$work/hook-F03-to-first-write.err" ||

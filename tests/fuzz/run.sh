@@ -39,12 +39,12 @@ for bin in "$@"; do
 		"$work" ${seeds:+"$seeds"} >"$log" 2>&1
 	rc=$?
 	n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-	cov=$(grep -E '^#[0-9]+' "$log" | tail -n 1 | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
+	cov=$(grep -aE '^#[0-9]+' "$log" | tail -n 1 | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
 	runs=$((runs + ${n:-0}))
 	if [ $rc -ne 0 ]; then
 		failed=$((failed + 1))
 		echo "fuzz: $name: FAILED (exit $rc) after ${n:-?} runs; input in $out/crash/, log $log"
-		grep -E 'ERROR|SUMMARY|==[0-9]+==|Test unit written' "$log" | head -n 8
+		grep -aE 'ERROR|SUMMARY|==[0-9]+==|Test unit written' "$log" | head -n 8
 	else
 		printf 'fuzz: %-20s %8s runs in %ss, coverage %s, corpus %s files\n' "$name" "${n:-?}" "$secs" \
 			"${cov:-?}" "$(ls "$work" | wc -l)"

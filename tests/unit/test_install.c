@@ -84,6 +84,7 @@ START_TEST(test_install_tree)
 	}
 	ck_assert_int_eq(cc_test_sh(&list, "cd '%s' && find . -type f | sed 's/^\\.//' | LC_ALL=C sort", d), 0);
 	ck_assert_str_eq(list, want);
+	reset(&list);
 	assert_mode(d, "/usr/bin/corecarve", 0755);
 	assert_mode(d, "/etc/corecarve/policy.yaml", 0644);
 	assert_mode(d, "/usr/share/containers/oci/hooks.d/corecarve-poststop.json", 0644);
@@ -136,6 +137,7 @@ START_TEST(test_install_tree)
 	reset(&list);
 	ck_assert_int_eq(cc_test_sh(&list, "find '%s' -type f | wc -l; test ! -e '%s/etc/corecarve'", d, d), 0);
 	ck_assert_str_eq(list, "0\n");
+	reset(&list);
 	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", d), 0);
 }
 END_TEST

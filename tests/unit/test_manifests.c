@@ -179,6 +179,7 @@ static int check_configmap(const struct cc_ynode *root, struct cc_policy **polic
 	if (cc_ynode_string(file, &text, err) < 0)
 		return -1;
 	snprintf(name, sizeof(name), "%s: data.policy.yaml", root->doc->source);
+	cc_policy_free(*policy); /* the one a caller passed in (SANITIZE=1 saw the leak) */
 	*policy = cc_policy_parse(text, strlen(text), name, err);
 	return *policy ? 0 : -1;
 }
