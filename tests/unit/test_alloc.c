@@ -697,39 +697,11 @@ END_TEST
 
 /* ---- corecarve plan --------------------------------------------------- */
 
-static const char *bin_path(void)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("CORECARVE_BIN");
-
-	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
-	if (access(path, X_OK) != 0) {
-		printf("SKIPPED: plan CLI tests: no corecarve binary at %s (make first)\n", path);
-		return NULL;
-	}
-	return path;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-
-	ck_assert_ptr_nonnull(f);
-	if (getdelim(&buf, &len, '\0', f) < 0) {
-		free(buf);
-		buf = strdup("");
-	}
-	fclose(f);
-	return buf;
-}
-
 /* Run `corecarve plan ARGS` with the embedded default policy and no state
  * directory from the environment; stdout and stderr apart.  -1: skipped. */
 static int run_plan(const char *args, char **out, char **errout)
 {
-	const char *bin = bin_path();
+	const char *bin = cc_test_bin("plan CLI tests");
 	char dir[] = "/tmp/cc-plan-XXXXXX", o[64], e[64];
 	_cleanup_free_ char *cmd = NULL;
 	int st;
@@ -741,8 +713,8 @@ static int run_plan(const char *args, char **out, char **errout)
 	snprintf(e, sizeof(e), "%s/err", dir);
 	ck_assert_int_ge(asprintf(&cmd, "CORECARVE_POLICY= CORECARVE_STATE_DIR= '%s' plan %s >'%s' 2>'%s'", bin, args, o, e), 0);
 	st = system(cmd);
-	*out = slurp(o);
-	*errout = slurp(e);
+	*out = cc_test_slurp(o);
+	*errout = cc_test_slurp(e);
 	unlink(o);
 	unlink(e);
 	rmdir(dir);

@@ -843,38 +843,10 @@ END_TEST
 
 /* ---- the command ------------------------------------------------------ */
 
-static const char *bin_path(void)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("CORECARVE_BIN");
-
-	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
-	if (access(path, X_OK) != 0) {
-		printf("SKIPPED: topology CLI tests: no corecarve binary at %s (make first)\n", path);
-		return NULL;
-	}
-	return path;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-
-	ck_assert_ptr_nonnull(f);
-	if (getdelim(&buf, &len, '\0', f) < 0) {
-		free(buf);
-		buf = strdup("");
-	}
-	fclose(f);
-	return buf;
-}
-
 /* Run `corecarve topology ARGS`; stdout and stderr apart. */
 static int run_topology(const char *args, char **out, char **errout)
 {
-	const char *bin = bin_path();
+	const char *bin = cc_test_bin("topology CLI tests");
 	_cleanup_free_ char *dir = NULL, *cmd = NULL;
 	char o[PATH_MAX], e[PATH_MAX];
 	int st;
@@ -886,8 +858,8 @@ static int run_topology(const char *args, char **out, char **errout)
 	snprintf(e, sizeof(e), "%s/err", dir);
 	ck_assert_int_ge(asprintf(&cmd, "CORECARVE_POLICY= '%s' topology %s >'%s' 2>'%s'", bin, args, o, e), 0);
 	st = system(cmd);
-	*out = slurp(o);
-	*errout = slurp(e);
+	*out = cc_test_slurp(o);
+	*errout = cc_test_slurp(e);
 	unlink(o);
 	unlink(e);
 	rmdir(dir);

@@ -135,3 +135,16 @@ char *cc_test_slurp(const char *path)
 	fclose(f);
 	return buf;
 }
+
+const char *cc_test_bin(const char *what)
+{
+	static char path[PATH_MAX];
+	const char *env = getenv("CORECARVE_BIN");
+
+	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
+	if (access(path, X_OK) != 0) {
+		printf("SKIPPED: %s: no corecarve binary at %s (make first)\n", what, path);
+		return NULL;
+	}
+	return path;
+}

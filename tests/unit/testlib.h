@@ -32,6 +32,10 @@ int cc_test_sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2
 /* A whole file, NUL-terminated (caller frees); fails the test when unreadable. */
 char *cc_test_slurp(const char *path);
 
+/* The corecarve binary under test ($CORECARVE_BIN, else ./corecarve), or
+ * NULL with a loud "SKIPPED: <what>: ..." line when it is not built. */
+const char *cc_test_bin(const char *what);
+
 /* Run the suite in fork mode and exit with its status. */
 #define CC_TEST_MAIN(suite_fn)                                                 \
 	int main(void)                                                         \
