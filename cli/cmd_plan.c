@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "cpulist.h"
 #include "ledger.h"
+#include "power.h"
 
 static void usage(FILE *out)
 {
@@ -82,12 +83,46 @@ struct context {
 	hwloc_bitmap_t reserved, taken;
 	int cores, free_cores, reserved_cores, taken_cores, pool;
 	char free_list[512];
+	bool has_power;             /* the class has power settings and the node's sysfs was probed */
+	struct cc_power_plan power; /* what the hook would write, and its warnings */
 };
 
 static void context_fini(struct context *c)
 {
 	hwloc_bitmap_free(c->reserved);
 	hwloc_bitmap_free(c->taken);
+	if (c->has_power)
+		cc_power_plan_fini(&c->power);
+}
+
+/* The class's power settings as the hook would apply them now: probed on
+ * the node's sysfs and planned against the ledger's records (read only). */
+static int plan_power(const struct cc_root *root, const struct cc_ledger *l, const struct cc_policy *p,
+		      const struct cc_decision *d, struct context *cx, struct cc_err *err)
+{
+	const struct cc_pclass *pc = cc_policy_class(p, d->class_name);
+	_cleanup_bitmap_ hwloc_bitmap_t cores = hwloc_bitmap_dup(d->cpus);
+	struct cc_power_state st;
+	struct cc_power_targets t;
+	int rc;
+
+	if (!pc || cc_power_spec_empty(&pc->power) || !d->exclusive)
+		return 0;
+	if (!cores)
+		return cc_err_sys(err, ENOMEM, "plan");
+	hwloc_bitmap_or(cores, cores, d->parked);
+	cc_power_state_init(&st);
+	if (l && cc_power_state_load(l, &st, err) < 0)
+		return -1;
+	if (cc_power_probe(root, &pc->power, d->cpus, cores, &t, err) < 0) {
+		cc_power_state_fini(&st);
+		return cc_err_prefix(err, "plan: power settings");
+	}
+	rc = cc_power_plan(&st, &t, "(plan)", &cx->power, err);
+	cx->has_power = rc == 0;
+	cc_power_targets_fini(&t);
+	cc_power_state_fini(&st);
+	return rc;
 }
 
 static int context_fill(const struct cc_topo *t, const struct cc_decision *d, struct context *cx, struct cc_err *err)
@@ -162,6 +197,19 @@ static int print_json(const struct cc_decision *d, const struct context *cx, con
 	json_object_set_new(o, "reserved", json_string(res));
 	json_object_set_new(o, "taken", json_string(taken));
 	json_object_set_new(o, "min_shared", json_integer(p->min_shared));
+	if (cx->has_power) {
+		json_t *pw = json_array();
+
+		for (int i = 0; pw && i < cx->power.n; i++) {
+			const struct cc_power_step *st = &cx->power.steps[i];
+
+			json_array_append_new(pw, json_pack("{s:s,s:s,s:s,s:s}", "path", st->path, "setting",
+							    cc_power_kind_name(st->kind), "from", st->from, "to", st->to));
+		}
+		json_object_set_new(o, "power", pw ? pw : json_null());
+		for (int i = 0; i < cx->power.msgs.nwarnings; i++)
+			json_array_append_new(w, json_string(cx->power.msgs.warnings[i]));
+	}
 	json_object_set(o, "warnings", w);
 	if (json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
 		return -1;
@@ -198,8 +246,17 @@ static void print_text(const struct cc_decision *d, const struct context *cx, co
 	printf("  reserved  %s\n", *res ? res : "(none)");
 	printf("  taken     %s%s%s%s\n", *taken ? taken : "(none)", ledger_dir ? " (ledger " : " (no ledger read)",
 	       ledger_dir ? ledger_dir : "", ledger_dir ? ")" : "");
+	for (int i = 0; cx->has_power && i < cx->power.n; i++)
+		printf("  power     %s: %s -> %s\n", cx->power.steps[i].path, cx->power.steps[i].from,
+		       cx->power.steps[i].to);
+	if (cx->has_power && !cx->power.n)
+		printf("  power     nothing to write\n");
+	for (int i = 0; cx->has_power && i < cx->power.msgs.nnotes; i++)
+		printf("  note      %s\n", cx->power.msgs.notes[i]);
 	for (int i = 0; i < d->nwarnings; i++)
 		printf("  warning   %s\n", d->warnings[i]);
+	for (int i = 0; cx->has_power && i < cx->power.msgs.nwarnings; i++)
+		printf("  warning   %s\n", cx->power.msgs.warnings[i]);
 	printf("nothing was changed\n");
 }
 
@@ -341,6 +398,9 @@ int cc_cmd_plan(int argc, char **argv)
 		return refuse(&err, common.json);
 	}
 	rc = context_fill(topo, &d, &cx, &err);
+	/* Power files exist only in a real sysfs: the host or a --root tree. */
+	if (rc == 0 && !common.xml && !common.synthetic)
+		rc = plan_power(root, ledger, policy, &d, &cx, &err);
 	if (rc == 0) {
 		if (common.json)
 			rc = print_json(&d, &cx, policy);

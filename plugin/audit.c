@@ -34,6 +34,8 @@ static const struct {
 	[CC_AUDIT_VM_SHARED_CPU] = { "VM_SHARED_CPU", CC_AUDIT_CRITICAL },
 	[CC_AUDIT_VM_DRIFT] = { "VM_DRIFT", CC_AUDIT_CRITICAL },
 	[CC_AUDIT_VM_GONE] = { "VM_GONE", CC_AUDIT_WARNING },
+	[CC_AUDIT_POWER_DRIFT] = { "POWER_DRIFT", CC_AUDIT_WARNING },
+	[CC_AUDIT_POWER_NOT_RESTORED] = { "POWER_NOT_RESTORED", CC_AUDIT_WARNING },
 };
 
 static const char *const repairs[] = {
@@ -45,6 +47,7 @@ static const char *const repairs[] = {
 	[CC_REPAIR_STEER_IRQS] = "steer-irqs",
 	[CC_REPAIR_RELEASE] = "release",
 	[CC_REPAIR_VM_RECONCILE] = "vm-reconcile",
+	[CC_REPAIR_POWER] = "power",
 };
 
 const char *cc_audit_code_name(enum cc_audit_code c)
@@ -131,6 +134,7 @@ const struct cc_audit_check cc_audit_checks[] = {
 	{ "quota", cc_audit_check_quota },
 	{ "tasks", cc_audit_check_tasks },
 	{ "irqs", cc_audit_check_irqs },
+	{ "power", cc_audit_check_power },
 	{ "kubelet", cc_audit_check_kubelet },
 	/* VM findings come from `vm status` (cc_audit_add_vm), read by the
 	 * entry point under the VM module's own ledger lock. */

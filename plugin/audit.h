@@ -29,6 +29,7 @@
 #include "irq.h"
 #include "ledger.h"
 #include "policy.h"
+#include "power.h"
 #include "root.h"
 #include "topo.h"
 
@@ -57,6 +58,11 @@ enum cc_audit_code {
 	CC_AUDIT_VM_SHARED_CPU,
 	CC_AUDIT_VM_DRIFT,
 	CC_AUDIT_VM_GONE,
+	/* Power settings (plugin/power.h): a recorded file that no longer
+	 * holds what corecarve set while a carve needs it; a recorded file no
+	 * carve needs any more whose original was not put back. */
+	CC_AUDIT_POWER_DRIFT,
+	CC_AUDIT_POWER_NOT_RESTORED,
 	CC_AUDIT_NCODES
 };
 
@@ -75,6 +81,7 @@ enum cc_audit_repair {
 	CC_REPAIR_STEER_IRQS, /* cc_irq_reconcile() */
 	CC_REPAIR_RELEASE,    /* undo a stale carve (cc_carve_undo) and drop its record */
 	CC_REPAIR_VM_RECONCILE, /* cc_vm_reconcile(): re-pin, release, carve VMs */
+	CC_REPAIR_POWER,      /* power: write the recorded value back, restore what no carve needs */
 };
 
 #define CC_AUDIT_TEXT_MAX 256
@@ -161,6 +168,8 @@ struct cc_audit_snap {
 	int ngrowth;
 	struct cc_audit_irq_growth *growth;
 	char kubelet_policy[64];         /* policyName of kubelet's cpu_manager_state, "" when absent */
+	struct cc_power_state power;     /* the ledger's power records */
+	struct cc_power_now power_now;   /* what each recorded file holds now */
 	/* Private: path -> index (a jansson object used as a hash table), capacities. */
 	struct json_t *index;
 	int cap_cgroups, cap_tasks;
@@ -231,6 +240,8 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
 /* IRQ_ON_CARVE, IRQ_COUNTS_ON_CARVE */
 int cc_audit_check_irqs(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
+/* POWER_DRIFT, POWER_NOT_RESTORED */
+int cc_audit_check_power(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
 /* KUBELET_STATIC_CPU_MANAGER */
 int cc_audit_check_kubelet(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
 

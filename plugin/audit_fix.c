@@ -292,6 +292,39 @@ static int steer(struct fixer *x, struct cc_err *err)
 	return rc;
 }
 
+/* ---- power -------------------------------------------------------------- */
+
+/* A drifted file gets the recorded value back; records no carve owns are
+ * restored by the release path (the same code as a poststop). */
+static void fix_power(struct fixer *x)
+{
+	struct cc_power_report rep;
+	struct cc_err e = CC_ERR_INIT;
+	char what[PATH_MAX + 128];
+	bool orphans = false;
+
+	for (int i = 0; i < x->r->n; i++) {
+		const struct cc_finding *f = &x->r->f[i];
+
+		if (f->repair != CC_REPAIR_POWER)
+			continue;
+		if (f->code == CC_AUDIT_POWER_NOT_RESTORED) {
+			orphans = true;
+			continue;
+		}
+		e = (struct cc_err)CC_ERR_INIT;
+		cc_audit_text(what, sizeof(what), "POWER_DRIFT %s: \"%s\" written back", f->target, f->expected);
+		outcome(x, what, cc_root_write(x->fx->root, f->target, f->expected, &e), &e);
+	}
+	if (!orphans)
+		return;
+	e = (struct cc_err)CC_ERR_INIT;
+	outcome(x, "POWER_NOT_RESTORED: originals written back",
+		cc_power_release(x->fx->root, x->fx->ledger, NULL, x->fx->out, &rep, &e), &e);
+	for (int i = 0; i < rep.msgs.nwarnings; i++)
+		fprintf(x->fx->out, "power: %s\n", rep.msgs.warnings[i]);
+}
+
 int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report *r,
 		 struct cc_audit_fix_result *res, struct cc_err *err)
 {
@@ -354,6 +387,7 @@ int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report
 
 		outcome(&x, "IRQ_ON_CARVE: IRQs steered off the carves", steer(&x, &e), &e);
 	}
+	fix_power(&x);
 	if (cc_err_isset(&x.first)) {
 		*err = x.first;
 		return -1;

@@ -11,6 +11,7 @@
 #include "cpulist.h"
 #include "fault.h"
 #include "irq.h"
+#include "power.h"
 #include "topo_cache.h"
 
 void cc_fault_point(const struct cc_ctx *ctx, const char *step)
@@ -43,12 +44,37 @@ static int release_irqs(const struct cc_ctx *ctx, struct cc_ledger *l, const str
 	return rc < 0 ? cc_err_prefix(err, "carve %s: giving IRQs back", c->id) : 0;
 }
 
+static void log_power(const struct cc_ctx *ctx, const char *id, const struct cc_power_report *rep)
+{
+	if (!ctx->log)
+		return;
+	for (int i = 0; i < rep->msgs.nwarnings; i++)
+		fprintf(ctx->log, "corecarve: %s: warning: %s\n", id, rep->msgs.warnings[i]);
+	for (int i = 0; ctx->verbose && i < rep->msgs.nnotes; i++)
+		fprintf(ctx->log, "corecarve: %s: %s\n", id, rep->msgs.notes[i]);
+}
+
+/* Give back the power settings no other carve still needs: every carve's
+ * release runs it, so a file shared with a carve that went earlier (or
+ * was never seen again after a crash) is restored by whoever goes last. */
+static int release_power(const struct cc_ctx *ctx, struct cc_ledger *l, const struct cc_carve *c,
+			 struct cc_err *err)
+{
+	struct cc_power_report rep;
+	int rc = cc_power_release(ctx->root, l, c->id, ctx->verbose ? ctx->log : NULL, &rep, err);
+
+	log_power(ctx, c->id, &rep);
+	if (ctx->verbose && ctx->log && rep.restored)
+		fprintf(ctx->log, "corecarve: %s: power: %d settings restored\n", c->id, rep.restored);
+	return rc < 0 ? cc_err_prefix(err, "carve %s: giving power settings back", c->id) : 0;
+}
+
 int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l,
 		  const struct cc_carve *c, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t still = hwloc_bitmap_alloc();
 	_cleanup_free_ const char **others = calloc((size_t)l->ncarves + 1, sizeof(*others));
-	struct cc_err irq_err = CC_ERR_INIT;
+	struct cc_err irq_err = CC_ERR_INIT, power_err = CC_ERR_INIT;
 	enum cc_cg_mode mode;
 	int n = 0, rc = 0;
 
@@ -71,10 +97,27 @@ int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *
 			rc = cc_cg_release(cg, c->cgroup, mode, c->cpus, c->parked, c->changes, still,
 					   others, n, err);
 	}
-	/* Both are tried; the first failure is reported. */
+	/* All are tried; the first failure is reported. */
 	if (c->steer_irqs && release_irqs(ctx, l, c, rc < 0 ? &irq_err : err) < 0 && rc == 0)
 		rc = -1;
+	if (release_power(ctx, l, c, rc < 0 ? &power_err : err) < 0 && rc == 0)
+		rc = -1;
 	return rc;
+}
+
+/* A step after the cgroup apply failed: undo everything the carve `id`
+ * changed (power, IRQs, cgroup) and drop it from the ledger, best effort;
+ * the journal on disk lets gc finish should any of it fail. */
+static void undo_refused(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id)
+{
+	struct cc_err ignored = CC_ERR_INIT;
+	struct cc_carve *c = cc_ledger_find(l, id);
+
+	if (!c)
+		return;
+	cc_carve_undo(ctx, cg, l, c, &ignored);
+	cc_ledger_remove(l, id);
+	cc_ledger_commit(l, &ignored);
 }
 
 /* After the cgroup apply, before the final commit: move every IRQ off the
@@ -90,8 +133,6 @@ static int steer_irqs(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledg
 	struct cc_irq_fallback fb = { 0 };
 	struct cc_irq_opts o = { .root = ctx->root, .fb = &fb, .trace = ctx->verbose ? ctx->log : NULL };
 	struct cc_irq_report rep;
-	struct cc_carve *c;
-	struct cc_err ignored = CC_ERR_INIT;
 
 	if (!reserved || !cpus)
 		return cc_err_sys(err, ENOMEM, "IRQ steering");
@@ -112,12 +153,26 @@ static int steer_irqs(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledg
 	}
 	cc_irq_fallback_fini(&fb);
 	cc_err_prefix(err, "%s %s: steering IRQs off CPUs %s", carve->kind, carve->id, cpus);
-	c = cc_ledger_find(l, carve->id);
-	if (c) {
-		cc_carve_undo(ctx, cg, l, c, &ignored);
-		cc_ledger_remove(l, carve->id);
-		cc_ledger_commit(l, &ignored);
+	undo_refused(ctx, cg, l, carve->id);
+	return -1;
+}
+
+/* After the cgroup apply and the IRQs: the class's power settings (power.h).
+ * Only a journal that cannot be committed fails; then the carve goes back
+ * like a failed IRQ steer. */
+static int apply_power(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l,
+		       const struct cc_power_spec *spec, const struct cc_carve *carve, struct cc_power_report *rep,
+		       struct cc_err *err)
+{
+	if (cc_power_apply(ctx->root, l, spec, carve->id, carve->cpus, carve->parked, ctx->verbose ? ctx->log : NULL,
+			   rep, err) == 0) {
+		log_power(ctx, carve->id, rep);
+		if (ctx->verbose && ctx->log)
+			fprintf(ctx->log, "corecarve: %s: power: %d settings written\n", carve->id, rep->written);
+		return 0;
 	}
+	cc_err_prefix(err, "%s %s: power settings", carve->kind, carve->id);
+	undo_refused(ctx, cg, l, carve->id);
 	return -1;
 }
 
@@ -261,6 +316,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	int rc = -1;
 
 	memset(&res->decision, 0, sizeof(res->decision));
+	memset(&res->power, 0, sizeof(res->power));
 	if (spec->cgroup != res->cgroup)
 		snprintf(res->cgroup, sizeof(res->cgroup), "%s", spec->cgroup);
 	cc_carve_init(&carve);
@@ -368,15 +424,20 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	}
 	/* The journal's last commit already holds the finished carve. */
 	cc_fault_point(ctx, "after-cgroup-write");
-	if (res->decision.exclusive && carve.steer_irqs) {
-		if (steer_irqs(ctx, &cg, ledger, policy, topo, &carve, err) < 0)
+	if (res->decision.exclusive) {
+		const struct cc_pclass *pc = cc_policy_class(policy, res->decision.class_name);
+
+		if (carve.steer_irqs && steer_irqs(ctx, &cg, ledger, policy, topo, &carve, err) < 0)
+			goto out;
+		if (pc && !cc_power_spec_empty(&pc->power) &&
+		    apply_power(ctx, &cg, ledger, &pc->power, &carve, &res->power, err) < 0)
 			goto out;
 		if (cc_ledger_commit(ledger, err) < 0) {
 			struct cc_err ignored = CC_ERR_INIT;
 			struct cc_carve *c = cc_ledger_find(ledger, carve.id);
 
-			/* The IRQs, then the cgroup, back; the journal on disk
-			 * lets gc finish should this fail too. */
+			/* Power, IRQs, then the cgroup, back; the journal on
+			 * disk lets gc finish should this fail too. */
 			if (c && cc_carve_undo(ctx, &cg, ledger, c, &ignored) == 0 && cc_ledger_remove(ledger, carve.id))
 				cc_ledger_commit(ledger, &ignored);
 			goto out;

@@ -15,6 +15,7 @@
 #include "ledger.h"
 #include "oci.h"
 #include "policy.h"
+#include "power.h"
 #include "root.h"
 
 /* Everything an entry point resolved from argv and the environment. */
@@ -33,6 +34,7 @@ struct cc_create_result {
 	char cgroup[PATH_MAX];
 	char mode[32];
 	struct cc_decision decision;
+	struct cc_power_report power; /* the class's power settings: what was written, warnings */
 };
 
 /* createRuntime / prestart. */
@@ -60,7 +62,8 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 /* Undo one recorded carve's kernel changes (not the ledger entry): its
  * cgroup changes, then, for a steer-away carve, the IRQs (back to their
  * originals minus the CPUs of the remaining steer-away carves; the "irq"
- * section of `l` is updated and journaled, see irq.h). */
+ * section of `l` is updated and journaled, see irq.h), then the power
+ * settings no other carve owns (the "power" section, power.h). */
 int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l,
 		  const struct cc_carve *c, struct cc_err *err);
 

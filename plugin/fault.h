@@ -18,6 +18,8 @@
  *   after-cgroup-write    create: cgroup fully applied (the journal holds the carve)
  *   after-irq-journal     any IRQ reconcile: records with pending writes committed, no IRQ written
  *   mid-irq-write         any IRQ reconcile: the first IRQ (or default_smp_affinity) written
+ *   after-power-journal   create: power records with pending writes committed, nothing written
+ *   mid-power-write       create: the first power setting written
  *   before-release        poststop: ledger locked, nothing undone
  *   before-release-commit poststop: kernel undone, ledger still holds the carve
  */

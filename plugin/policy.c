@@ -108,7 +108,7 @@ const struct cc_pclass *cc_policy_class(const struct cc_policy *p, const char *n
 /* `vms` is the VM list (vmconfig.h), allowed here so a VM host keeps one file. */
 static const char *const top_keys[] = { "reserved", "minShared", "coreClasses", "classes", "vms", NULL };
 static const char *const class_keys[] = { "coreType", "fallback", "smt", "exclusive", "memory", "irq",
-					  "partition", "quota", "align", "strictClusters", NULL };
+					  "partition", "quota", "align", "strictClusters", "power", NULL };
 
 static int parse_reserved(struct cc_policy *p, const struct cc_ynode *n, struct cc_err *err)
 {
@@ -245,7 +245,16 @@ static int parse_class(const struct cc_policy *p, const struct cc_ynode *n, stru
 		return cc_ynode_err(n, err, EINVAL, "class names are 1 to %zu characters of a-z, 0-9 and '-'",
 				    sizeof(c->name) - 1);
 	snprintf(c->name, sizeof(c->name), "%s", n->key);
-	if (cc_ynode_mapping(n, err) < 0 || cc_ynode_check_keys(n, class_keys, err) < 0)
+	if (cc_ynode_mapping(n, err) < 0)
+		return -1;
+	/* The issue's words are "governor: performance" on a class: say
+	 * where such a key belongs rather than only that it is unknown. */
+	for (const struct cc_ynode *k = n->first; k; k = k->next)
+		if (!strcmp(k->key, "governor") || !strcmp(k->key, "cstates") || !strcmp(k->key, "uncore") ||
+		    !strcmp(k->key, "minFreqKHz") || !strcmp(k->key, "maxFreqKHz") ||
+		    !strcmp(k->key, "energyPerformancePreference"))
+			return cc_ynode_err(k, err, EINVAL, "unknown key (power settings go under power:)");
+	if (cc_ynode_check_keys(n, class_keys, err) < 0)
 		return -1;
 
 	v = cc_ynode_get(n, "coreType");
@@ -286,6 +295,13 @@ static int parse_class(const struct cc_policy *p, const struct cc_ynode *n, stru
 	if (c->strict_clusters && c->align != CC_ALIGN_L2)
 		return cc_ynode_err(cc_ynode_get(n, "strictClusters"), err, EINVAL,
 				    "true requires align: l2");
+	v = cc_ynode_get(n, "power");
+	if (v && cc_policy_parse_power(v, &c->power, err) < 0)
+		return -1;
+	/* A shared pool's CPUs belong to every container of the class and
+	 * to the node: nobody's to retune. */
+	if (v && !c->exclusive && !cc_power_spec_empty(&c->power))
+		return cc_ynode_err(v, err, EINVAL, "power settings need exclusive: true");
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "power_spec.h"
 #include "topo.h"
 
 #define CC_POLICY_PATH "/etc/corecarve/policy.yaml"
@@ -41,6 +42,7 @@ struct cc_pclass {
 	enum cc_quota quota;
 	enum cc_align align;
 	bool strict_clusters;
+	struct cc_power_spec power; /* `power:`; all empty when absent */
 };
 
 struct cc_policy {

@@ -19,4 +19,8 @@ extern const struct cc_yenum cc_align_values[];
 /* [a-z0-9-]{1,max}: names that are safe in paths, logs and JSON keys. */
 bool cc_policy_name_ok(const char *s, size_t max);
 
+/* A class's `power:` mapping (policy_power.c).  Zeroed when absent. */
+struct cc_power_spec;
+int cc_policy_parse_power(const struct cc_ynode *n, struct cc_power_spec *out, struct cc_err *err);
+
 #endif

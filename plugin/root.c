@@ -177,7 +177,9 @@ int cc_root_write(const struct cc_root *root, const char *path,
 	size_t len = strlen(value);
 	ssize_t n;
 
-	fd = cc_root_openat(root, path, O_WRONLY, 0, err);
+	/* A captured tree holds regular files, which keep the tail of a
+	 * longer old value unless truncated; kernel files ignore it. */
+	fd = cc_root_openat(root, path, root->is_host ? O_WRONLY : O_WRONLY | O_TRUNC, 0, err);
 	if (fd < 0)
 		return -1;
 	do

@@ -179,7 +179,7 @@ static const struct {
 	{ CLS "reservd: \"0\"\n",
 	  "p.yaml:4:1: reservd: unknown key (expected one of reserved, minShared, coreClasses, classes, vms)" },
 	{ CLS "    smtt: full\n",
-	  "p.yaml:4:5: classes.latency.smtt: unknown key (expected one of coreType, fallback, smt, exclusive, memory, irq, partition, quota, align, strictClusters)" },
+	  "p.yaml:4:5: classes.latency.smtt: unknown key (expected one of coreType, fallback, smt, exclusive, memory, irq, partition, quota, align, strictClusters, power)" },
 	/* enums, booleans, integers */
 	{ CLS "    smt: half\n", "p.yaml:4:5: classes.latency.smt: expected isolate or full, got \"half\"" },
 	{ CLS "    memory: nearby\n", "p.yaml:4:5: classes.latency.memory: expected local, spread or any, got \"nearby\"" },

@@ -1,0 +1,205 @@
+/* corecarve: per-class CPU power settings — the frequency governor, the
+ * energy-performance preference, frequency bounds, idle states and the
+ * uncore frequency of the carved CPUs, applied on carve and restored when
+ * the last carve that needed them goes.
+ *
+ * Same three layers as the IRQ module, so the decisions stay pure:
+ *   read    cc_power_probe(): which sysfs files a class's settings map to
+ *           for a carve's CPUs, each with its current value, and a warning
+ *           for every setting the kernel does not expose (power_probe.c);
+ *   decide  cc_power_plan() / cc_power_release_plan(): from those targets
+ *           and the records of the ledger section "power", which files to
+ *           write and which records change (power_plan.c);
+ *   apply   write, read back, record (power_apply.c).
+ *
+ * Records: one per sysfs file, with the value before the first write
+ * (`orig`), the value corecarve set (`set`, as read back) and the carves
+ * that rely on it (`owners`: the reference count, by id, so adding the same
+ * carve twice after a crash counts once).  Files shared by several carves
+ * (a package's uncore, a cpufreq policy spanning more than one core) are
+ * written by the first and referenced by the others; a later carve whose
+ * class wants another value is told so and gets what is there.  When the
+ * last owner goes the original is written back — unless the file no longer
+ * holds what corecarve set: someone else changed it since, and theirs
+ * stays.  Every setting is optional and probed: a missing file is a
+ * warning, never a refused container. */
+#ifndef CC_POWER_H
+#define CC_POWER_H
+
+#include <hwloc.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "ledger.h"
+#include "power_spec.h"
+#include "root.h"
+
+#define CC_POWER_SECTION "power"
+#define CC_POWER_VALUE_MAX 64
+#define CC_POWER_PATH_MAX 160
+#define CC_POWER_MSG_MAX 8
+
+/* ---- the world: what a spec maps to on this host ------------------------ */
+
+/* Which setting a file holds; the order is the order of the writes on
+ * carve (the reverse on release): the governor before the preference
+ * (intel_pstate refuses a preference under `performance`). */
+enum cc_power_kind {
+	CC_POWER_GOVERNOR,
+	CC_POWER_EPP,
+	CC_POWER_MIN_FREQ,
+	CC_POWER_MAX_FREQ,
+	CC_POWER_CSTATE,
+	CC_POWER_UNCORE_MIN,
+	CC_POWER_UNCORE_MAX,
+};
+
+const char *cc_power_kind_name(enum cc_power_kind k);
+int cc_power_kind_parse(const char *s, enum cc_power_kind *out);
+
+struct cc_power_target {
+	char path[CC_POWER_PATH_MAX];    /* absolute sysfs path, under the root */
+	enum cc_power_kind kind;
+	char want[CC_POWER_VALUE_MAX];   /* value the class asks for */
+	char cur[CC_POWER_VALUE_MAX];    /* value now */
+};
+
+/* Free-form lines for the decision: what could not be applied and why
+ * (warnings) and what the operator should know (notes: shared files). */
+struct cc_power_msgs {
+	int nwarnings, nnotes;
+	char warnings[CC_POWER_MSG_MAX][256];
+	char notes[CC_POWER_MSG_MAX][256];
+};
+
+/* In write order: the order of enum cc_power_kind, except that a minimum
+ * raised above the current maximum goes after the maximum (the uncore
+ * driver refuses min > max). */
+struct cc_power_targets {
+	int n;
+	struct cc_power_target *t;
+	struct cc_power_msgs msgs;
+};
+
+/* Map `spec` to files for a carve: frequency settings on the cpufreq
+ * policies of `cores` (the carve's CPUs and parked siblings: a core's
+ * threads share its clock), idle states on `cpus` only (a parked sibling
+ * should sleep deep, not poll next to the carved thread), the uncore of
+ * the packages of `cores`.  Reads only.  A setting the host does not offer
+ * (no cpufreq, a governor not in scaling_available_governors, no cpuidle
+ * states, no intel_uncore_frequency) is a warning in t->msgs.  -1 only for
+ * out of memory or a malformed file (named in err). */
+int cc_power_probe(const struct cc_root *root, const struct cc_power_spec *spec, hwloc_const_bitmap_t cpus,
+		   hwloc_const_bitmap_t cores, struct cc_power_targets *t, struct cc_err *err);
+void cc_power_targets_fini(struct cc_power_targets *t);
+
+/* ---- the records: ledger section "power" -------------------------------- */
+
+struct cc_power_rec {
+	char path[CC_POWER_PATH_MAX];
+	enum cc_power_kind kind;
+	char orig[CC_POWER_VALUE_MAX];
+	char set[CC_POWER_VALUE_MAX];
+	bool pending;       /* journal: the write may or may not have happened */
+	long long seq;      /* order of the first write; restores run in reverse */
+	int nowners;
+	char **owners;      /* carve ids */
+};
+
+struct cc_power_state {
+	long long next_seq;
+	int n;
+	struct cc_power_rec *recs;
+};
+
+void cc_power_state_init(struct cc_power_state *st);
+void cc_power_state_fini(struct cc_power_state *st);
+/* Parse the ledger's section (NULL: empty).  Strict; errors name the
+ * field: "sections.power.files.2.owners: expected an array of strings". */
+int cc_power_state_parse(const json_t *section, struct cc_power_state *st, struct cc_err *err);
+int cc_power_state_load(const struct cc_ledger *l, struct cc_power_state *st, struct cc_err *err);
+/* Replace the ledger's section (removed when empty). */
+int cc_power_state_store(struct cc_ledger *l, const struct cc_power_state *st, struct cc_err *err);
+struct cc_power_rec *cc_power_state_find(struct cc_power_state *st, const char *path);
+bool cc_power_rec_owned_by(const struct cc_power_rec *r, const char *id);
+int cc_power_rec_add_owner(struct cc_power_rec *r, const char *id);
+void cc_power_rec_del_owner(struct cc_power_rec *r, const char *id);
+/* Append a copy of `r` (owners copied). */
+int cc_power_state_put(struct cc_power_state *st, const struct cc_power_rec *r);
+void cc_power_state_del(struct cc_power_state *st, const char *path);
+
+/* ---- decisions (pure) --------------------------------------------------- */
+
+struct cc_power_step {
+	char path[CC_POWER_PATH_MAX];
+	enum cc_power_kind kind;
+	char from[CC_POWER_VALUE_MAX];
+	char to[CC_POWER_VALUE_MAX];
+};
+
+struct cc_power_plan {
+	int n;
+	struct cc_power_step *steps;  /* in write order */
+	struct cc_power_state next;   /* records once the steps are written (pending set on new writes) */
+	struct cc_power_msgs msgs;
+};
+
+/* Carve `id` needs `t`: a file already recorded with the value wanted gains
+ * `id` as owner; recorded with another value, it is left and a warning
+ * says who holds it; not recorded, it is recorded (orig = its value now)
+ * and written when it differs.  Messages of t->msgs are carried over. */
+int cc_power_plan(const struct cc_power_state *st, const struct cc_power_targets *t, const char *id,
+		  struct cc_power_plan *plan, struct cc_err *err);
+
+/* Current value of every recorded file, in the order of st->recs; NULL
+ * entries for files that are gone. */
+struct cc_power_now {
+	int n;
+	char **value;
+};
+
+/* The owners left are those in `live` (NULL-terminated carve ids); a
+ * record with none is restored (orig written) when the file holds what
+ * corecarve set or the write was pending, dropped without a write when it
+ * already holds orig, and dropped with a warning when someone else changed
+ * it.  Steps go in reverse order of the first writes. */
+int cc_power_release_plan(const struct cc_power_state *st, const struct cc_power_now *now,
+			  const char *const *live, struct cc_power_plan *plan, struct cc_err *err);
+void cc_power_plan_fini(struct cc_power_plan *plan);
+
+/* ---- apply -------------------------------------------------------------- */
+
+struct cc_power_report {
+	int written, restored, kept;  /* files written, put back, left to someone else's change */
+	struct cc_power_msgs msgs;
+};
+
+/* Apply a class's settings for the carve `id` (already in the ledger,
+ * which is open for writing): probe, plan, commit the journal (records
+ * with `pending`) before the first write, write, read back, store the
+ * final records in the section (the caller commits).  A write the kernel
+ * refuses is a warning, not a failure, and its record goes (the file still
+ * holds its original).  -1 only when the journal cannot be committed or
+ * memory runs out; then nothing was written.  Fault steps:
+ * "after-power-journal", "mid-power-write". */
+int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct cc_power_spec *spec,
+		   const char *id, hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t parked, FILE *trace,
+		   struct cc_power_report *rep, struct cc_err *err);
+
+/* Give back what no carve of the ledger other than `except` (NULL: none)
+ * still owns.  Best effort: every restore is tried; a failed one keeps its
+ * record without owners (the audit reports it, `audit --fix` retries) and
+ * the first failure is returned.  Updates the section; the caller
+ * commits. */
+int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char *except, FILE *trace,
+		     struct cc_power_report *rep, struct cc_err *err);
+
+/* Current values of every record (cc_power_now), for the release and the
+ * audit. */
+int cc_power_read_now(const struct cc_root *root, const struct cc_power_state *st, struct cc_power_now *now,
+		      struct cc_err *err);
+void cc_power_now_fini(struct cc_power_now *now);
+
+#endif

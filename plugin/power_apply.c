@@ -1,0 +1,229 @@
+/* Power settings into sysfs and back: probe, plan, journal, write, read
+ * back, record.  Power settings make a carve better, never possible: a
+ * refused write or a missing file is a warning; only a journal that
+ * cannot be committed fails (nothing is written then). */
+#define _GNU_SOURCE
+#include "power.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "fault.h"
+
+void cc_power_now_fini(struct cc_power_now *now)
+{
+	for (int i = 0; i < now->n; i++)
+		free(now->value[i]);
+	free(now->value);
+	memset(now, 0, sizeof(*now));
+}
+
+static int read_now(const struct cc_root *root, const char *path, char **out, struct cc_err *err)
+{
+	struct cc_err e = CC_ERR_INIT;
+	char *s = cc_root_read(root, path, 4096, &e);
+
+	*out = s;
+	if (s || e.code == ENOENT || e.code == ENOTDIR)
+		return 0;
+	*err = e;
+	return -1;
+}
+
+int cc_power_read_now(const struct cc_root *root, const struct cc_power_state *st, struct cc_power_now *now,
+		      struct cc_err *err)
+{
+	memset(now, 0, sizeof(*now));
+	now->value = calloc((size_t)st->n + 1, sizeof(*now->value));
+	if (!now->value)
+		return cc_err_sys(err, ENOMEM, "power");
+	now->n = st->n;
+	for (int i = 0; i < st->n; i++)
+		if (read_now(root, st->recs[i].path, &now->value[i], err) < 0) {
+			cc_power_now_fini(now);
+			return -1;
+		}
+	return 0;
+}
+
+static void report_msgs(struct cc_power_msgs *dst, const struct cc_power_msgs *src)
+{
+	for (int i = 0; i < src->nwarnings && dst->nwarnings < CC_POWER_MSG_MAX; i++)
+		snprintf(dst->warnings[dst->nwarnings++], sizeof(dst->warnings[0]), "%s", src->warnings[i]);
+	for (int i = 0; i < src->nnotes && dst->nnotes < CC_POWER_MSG_MAX; i++)
+		snprintf(dst->notes[dst->nnotes++], sizeof(dst->notes[0]), "%s", src->notes[i]);
+}
+
+static void report_warn(struct cc_power_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void report_warn(struct cc_power_report *rep, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (rep->msgs.nwarnings >= CC_POWER_MSG_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(rep->msgs.warnings[rep->msgs.nwarnings++], sizeof(rep->msgs.warnings[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* Write one value and read it back into `back` ("" when unreadable). */
+static int write_step(const struct cc_root *root, const struct cc_power_step *s, FILE *trace, char *back,
+		      size_t size, struct cc_err *err)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_free_ char *v = NULL;
+	int rc;
+
+	if (trace)
+		fprintf(trace, "corecarve: power: %s: %s -> %s\n", s->path, s->from, s->to);
+	rc = cc_root_write(root, s->path, s->to, err);
+	v = cc_root_read(root, s->path, 4096, &e);
+	snprintf(back, size, "%s", v ? v : "");
+	return rc;
+}
+
+int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct cc_power_spec *spec,
+		   const char *id, hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t parked, FILE *trace,
+		   struct cc_power_report *rep, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t cores = hwloc_bitmap_dup(cpus);
+	struct cc_power_targets t = { 0 };
+	struct cc_power_state st;
+	struct cc_power_plan plan = { 0 };
+	struct cc_err e = CC_ERR_INIT;
+	int rc = -1;
+
+	memset(rep, 0, sizeof(*rep));
+	cc_power_state_init(&st);
+	if (!cores)
+		return cc_err_sys(err, ENOMEM, "power");
+	if (parked)
+		hwloc_bitmap_or(cores, cores, parked);
+	if (cc_power_state_load(l, &st, err) < 0)
+		return -1;
+	/* A host whose sysfs cannot be read as expected keeps its settings:
+	 * the carve itself is sound. */
+	if (cc_power_probe(root, spec, cpus, cores, &t, &e) < 0) {
+		report_warn(rep, "power: %s; settings left as they are", e.msg);
+		rc = 0;
+		goto out;
+	}
+	if (cc_power_plan(&st, &t, id, &plan, err) < 0)
+		goto out;
+	report_msgs(&rep->msgs, &plan.msgs);
+	if (cc_power_state_store(l, &plan.next, err) < 0)
+		goto out;
+	if (plan.n) {
+		/* Write-ahead: the originals are on disk before the first
+		 * write, so a crash leaves records the next hook restores. */
+		if (cc_ledger_commit(l, err) < 0)
+			goto out;
+		cc_fault(l->fault, "after-power-journal");
+	}
+	for (int i = 0; i < plan.n; i++) {
+		const struct cc_power_step *s = &plan.steps[i];
+		struct cc_power_rec *r = cc_power_state_find(&plan.next, s->path);
+		char back[CC_POWER_VALUE_MAX];
+
+		e = (struct cc_err)CC_ERR_INIT;
+		if (write_step(root, s, trace, back, sizeof(back), &e) < 0) {
+			report_warn(rep, "power.%s: %s; left as it is", cc_power_kind_name(s->kind), e.msg);
+			if (!r)
+				continue;
+			cc_power_rec_del_owner(r, id);
+			if (!r->nowners && !strcmp(back, r->orig)) {
+				cc_power_state_del(&plan.next, s->path);
+			} else if (!r->nowners) {
+				/* Neither ours nor the original: kept, without an
+				 * owner, for the audit to report and put back. */
+				snprintf(r->set, sizeof(r->set), "%s", back);
+				r->pending = false;
+			}
+			continue;
+		}
+		if (i == 0)
+			cc_fault(l->fault, "mid-power-write");
+		rep->written++;
+		if (!r)
+			continue;
+		if (back[0] && strcmp(back, s->to) != 0)
+			report_warn(rep, "power.%s: %s reads back \"%s\" after writing \"%s\"",
+				    cc_power_kind_name(s->kind), s->path, back, s->to);
+		if (back[0])
+			snprintf(r->set, sizeof(r->set), "%s", back);
+		r->pending = false;
+	}
+	if (cc_power_state_store(l, &plan.next, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	cc_power_plan_fini(&plan);
+	cc_power_targets_fini(&t);
+	cc_power_state_fini(&st);
+	return rc;
+}
+
+int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char *except, FILE *trace,
+		     struct cc_power_report *rep, struct cc_err *err)
+{
+	_cleanup_free_ const char **live = NULL;
+	struct cc_power_state st;
+	struct cc_power_now now = { 0 };
+	struct cc_power_plan plan = { 0 };
+	int n = 0, rc = -1;
+
+	memset(rep, 0, sizeof(*rep));
+	if (!json_object_get(l->sections, CC_POWER_SECTION))
+		return 0;
+	cc_power_state_init(&st);
+	live = calloc((size_t)l->ncarves + 1, sizeof(*live));
+	if (!live)
+		return cc_err_sys(err, ENOMEM, "power");
+	for (int i = 0; i < l->ncarves; i++)
+		if (!except || strcmp(l->carves[i].id, except) != 0)
+			live[n++] = l->carves[i].id;
+	if (cc_power_state_load(l, &st, err) < 0 || cc_power_read_now(root, &st, &now, err) < 0 ||
+	    cc_power_release_plan(&st, &now, live, &plan, err) < 0)
+		goto out;
+	report_msgs(&rep->msgs, &plan.msgs);
+	rep->kept = plan.msgs.nwarnings;
+	rc = 0;
+	for (int i = 0; i < plan.n; i++) {
+		const struct cc_power_step *s = &plan.steps[i];
+		struct cc_err e = CC_ERR_INIT;
+		char back[CC_POWER_VALUE_MAX];
+
+		if (write_step(root, s, trace, back, sizeof(back), &e) == 0) {
+			rep->restored++;
+			continue;
+		}
+		/* Kept without owners: the audit reports it and --fix tries
+		 * again. */
+		{
+			struct cc_power_rec r = *cc_power_state_find(&st, s->path);
+
+			r.owners = NULL;
+			r.nowners = 0;
+			if (cc_power_state_put(&plan.next, &r) < 0) {
+				cc_err_sys(err, ENOMEM, "power");
+				rc = -1;
+				goto out;
+			}
+		}
+		if (rc == 0) {
+			*err = e;
+			cc_err_prefix(err, "power: restoring %s", cc_power_kind_name(s->kind));
+			rc = -1;
+		}
+	}
+	if (cc_power_state_store(l, &plan.next, rc < 0 ? &(struct cc_err)CC_ERR_INIT : err) < 0 && rc == 0)
+		rc = -1;
+out:
+	cc_power_plan_fini(&plan);
+	cc_power_now_fini(&now);
+	cc_power_state_fini(&st);
+	return rc;
+}
