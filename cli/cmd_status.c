@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "cpulist.h"
 #include "ledger.h"
+#include "power.h"
 #include "svg.h"
 
 #define SHORT_ID 12
@@ -121,6 +122,13 @@ static int print_json(const struct status *s, struct cc_err *err)
 		    json_object_set_new(o, "role", json_string(role_names[r->role])) < 0)
 			return cc_err_sys(err, ENOMEM, "status");
 	}
+	/* The power records as the ledger holds them (docs/power.md). */
+	{
+		json_t *power = json_object_get(json_object_get(s->ledger->sections, CC_POWER_SECTION), "files");
+
+		if (json_object_set_new(doc, "power", power ? json_deep_copy(power) : json_array()) < 0)
+			return cc_err_sys(err, ENOMEM, "status");
+	}
 	if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
 		return cc_err_sys(err, EIO, "status: write");
 	fputc('\n', stdout);
@@ -128,6 +136,42 @@ static int print_json(const struct status *s, struct cc_err *err)
 }
 
 /* ---- text ---------------------------------------------------------------- */
+
+/* One line per power setting held: how many files, the values set, who
+ * relies on them. */
+static int print_power(const struct status *s, struct cc_err *err)
+{
+	struct cc_power_state st;
+
+	if (cc_power_state_load(s->ledger, &st, err) < 0)
+		return -1;
+	if (st.n)
+		printf("\npower settings held (originals are restored by the last carve that needs them):\n");
+	for (int k = CC_POWER_GOVERNOR; k <= CC_POWER_UNCORE_MAX; k++) {
+		char values[128] = "", owners[256] = "";
+		size_t vl = 0, ol = 0;
+		int n = 0;
+
+		for (int i = 0; i < st.n; i++) {
+			const struct cc_power_rec *r = &st.recs[i];
+
+			if ((int)r->kind != k)
+				continue;
+			n++;
+			if (!strstr(values, r->set) && vl < sizeof(values))
+				vl += (size_t)snprintf(values + vl, sizeof(values) - vl, "%s%s", vl ? "," : "", r->set);
+			for (int o = 0; o < r->nowners; o++)
+				if (!strstr(owners, r->owners[o]) && ol < sizeof(owners))
+					ol += (size_t)snprintf(owners + ol, sizeof(owners) - ol, "%s%.12s", ol ? "," : "",
+							       r->owners[o]);
+		}
+		if (n)
+			printf("  %-10s %s on %d file%s, for %s\n", cc_power_kind_name((enum cc_power_kind)k), values, n,
+			       n == 1 ? "" : "s", ol ? owners : "(no carve: not restored, see corecarve audit)");
+	}
+	cc_power_state_fini(&st);
+	return 0;
+}
 
 #define NCOLS 8
 
@@ -435,6 +479,8 @@ int cc_cmd_status(int argc, char **argv)
 			printf("\n");
 			rc = print_map(&s, &err);
 		}
+		if (rc == 0)
+			rc = print_power(&s, &err);
 	}
 	free(s.rows);
 	if (rc < 0)

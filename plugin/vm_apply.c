@@ -13,6 +13,7 @@
 #include "cleanup.h"
 #include "cpulist.h"
 #include "irq.h"
+#include "power.h"
 
 void cc_vm_result_fini(struct cc_vm_result *res)
 {
@@ -224,6 +225,33 @@ static void keep_first(struct cc_err *err, const struct cc_err *step)
 		*err = *step;
 }
 
+static void power_warnings(const struct cc_ctx *ctx, struct cc_vm_entry *e, const struct cc_power_report *rep)
+{
+	for (int i = 0; i < rep->msgs.nwarnings; i++) {
+		if (e && e->nwarnings < CC_WARN_MAX)
+			snprintf(e->warnings[e->nwarnings++], sizeof(e->warnings[0]), "%s", rep->msgs.warnings[i]);
+		else if (ctx->log)
+			fprintf(ctx->log, "corecarve: %s: warning: %s\n", e ? e->id : "vm", rep->msgs.warnings[i]);
+	}
+}
+
+/* A new VM carve gets its class's power settings, as a container's does
+ * (power.h); only a journal that cannot be written fails. */
+static int vm_power(const struct cc_ctx *ctx, struct cc_ledger *l, const struct cc_vm_result *res, struct cc_vm_entry *e,
+		    struct cc_err *err)
+{
+	const struct cc_pclass *pc = cc_policy_class(res->policy, e->carve.class_name);
+	struct cc_power_report rep;
+
+	if (!pc || cc_power_spec_empty(&pc->power) || !e->carve.exclusive)
+		return 0;
+	if (cc_power_apply(ctx->root, l, &pc->power, e->id, e->carve.cpus, e->carve.parked,
+			   ctx->verbose ? ctx->log : NULL, &rep, err) < 0)
+		return cc_err_prefix(err, "VM %s: power settings", e->name);
+	power_warnings(ctx, e, &rep);
+	return 0;
+}
+
 static int apply(const struct cc_ctx *ctx, struct cc_ledger *l, struct cc_vm_result *res, struct cc_err *err)
 {
 	struct writer wr = { .ctx = ctx };
@@ -283,6 +311,8 @@ static int apply(const struct cc_ctx *ctx, struct cc_ledger *l, struct cc_vm_res
 				cc_ledger_commit(l, &ignored);
 			continue;
 		}
+		if (e->state == CC_VM_NEW && vm_power(ctx, l, res, &res->plan.e[i], &step) < 0)
+			keep_first(err, &step), rc = -1;
 		if (e->state == CC_VM_NEW)
 			irqs |= e->carve.steer_irqs;
 		res->applied += (e->state == CC_VM_NEW) + e->npins + e->ncg;
@@ -292,6 +322,16 @@ static int apply(const struct cc_ctx *ctx, struct cc_ledger *l, struct cc_vm_res
 
 		if (steer(ctx, l, res, res, &step) < 0 || cc_ledger_commit(l, &step) < 0)
 			keep_first(err, &step), rc = -1;
+	}
+	/* Power settings no carve owns any more (released VMs') go back. */
+	{
+		struct cc_err step = CC_ERR_INIT;
+		struct cc_power_report rep;
+
+		if (cc_power_release(ctx->root, l, NULL, ctx->verbose ? ctx->log : NULL, &rep, &step) < 0 ||
+		    cc_ledger_commit(l, &step) < 0)
+			keep_first(err, &step), rc = -1;
+		power_warnings(ctx, NULL, &rep);
 	}
 	return rc;
 }

@@ -678,6 +678,27 @@ START_TEST(test_apply_release_f03)
 		cc_power_state_fini(&st);
 	}
 
+	/* `corecarve status` shows what is held, for whom (the ledger lock is
+	 * let go meanwhile: status takes a shared one). */
+	{
+		const char *bin = cc_test_bin("status with power");
+		_cleanup_free_ char *out = NULL;
+
+		cc_ledger_close(l);
+		l = NULL;
+		if (bin) {
+			ck_assert_int_eq(cc_test_sh(&out, "'%s' status --root '%s' --state '%s'", bin, dir, state), 0);
+			ck_assert_msg(strstr(out, "  governor   performance on 2 files, for a\n"), "%s", out);
+			ck_assert_msg(strstr(out, "  uncore-min 4000000 on 1 file, for a,b\n"), "%s", out);
+			free(out);
+			out = NULL;
+			ck_assert_int_eq(cc_test_sh(&out, "'%s' status --json --root '%s' --state '%s'", bin, dir, state), 0);
+			ck_assert_msg(strstr(out, "\"power\": [") && strstr(out, "\"path\": \"" GOV2 "\""), "%s", out);
+		}
+		l = cc_ledger_open(state, &err);
+		ck_assert_msg(l != NULL, "%s", err.msg);
+	}
+
 	/* Someone raises CPU 2's min frequency by hand after the carve. */
 	put(dir, CPU "/cpufreq/policy2/scaling_min_freq", "2500000");
 
