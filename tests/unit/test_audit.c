@@ -938,25 +938,13 @@ START_TEST(test_read_captured_tree)
 }
 END_TEST
 
-static const char *bin_path(void)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("CORECARVE_BIN");
-
-	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
-	if (access(path, X_OK) != 0) {
-		printf("SKIPPED: audit CLI tests: no corecarve binary at %s (make first)\n", path);
-		return NULL;
-	}
-	return path;
-}
 
 /* `corecarve audit --root` on a captured tree: a real machine's sysfs
  * (fixture F03, CPUs 0-15) with the cgroupfs capture above, and a
  * ledger written by the ledger module. */
 START_TEST(test_cli_captured_tree)
 {
-	const char *bin = bin_path();
+	const char *bin = cc_test_bin("audit CLI tests");
 	const char *sys = cc_test_fixture_tree("F03-intel-alderlake-p-4P8E", "test-data-sample1.tar.xz");
 	char dir[] = "/tmp/cc-audit-cli-XXXXXX", cmd[2048], state[64], out[64];
 	struct cc_err err = CC_ERR_INIT;
@@ -1036,7 +1024,7 @@ static const struct {
 
 START_TEST(test_cli_bad_args)
 {
-	const char *bin = bin_path();
+	const char *bin = cc_test_bin("audit CLI tests");
 	char cmd[512], line[512] = "";
 	FILE *p;
 	int st;

@@ -578,36 +578,6 @@ static const struct row rows[] = {
 
 /* ---- running the binary -------------------------------------------------- */
 
-static const char *bin_path(void)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("CORECARVE_BIN");
-
-	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
-	return access(path, X_OK) == 0 ? path : NULL;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-
-	if (!f) {
-		*len = 0;
-		return NULL;
-	}
-	n = getdelim(&buf, &cap, '\0', f);
-	fclose(f);
-	if (n < 0) {
-		free(buf);
-		buf = strdup("");
-		n = 0;
-	}
-	*len = (size_t)n;
-	return buf;
-}
 
 /* A digest of a whole tree, links and file contents included, never
  * following a link: what "the kernel state is unchanged" means here. */
@@ -680,8 +650,8 @@ static int run(const char *const argv[], const struct env *e, char **out, size_t
 	ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, envp), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	*out = slurp(o, outlen);
-	*errout = slurp(er, errlen);
+	*out = cc_test_slurp_len(o, outlen);
+	*errout = cc_test_slurp_len(er, errlen);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -714,7 +684,7 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 START_TEST(test_bad_input)
 {
 	const struct row *r = &rows[_i];
-	const char *bin = bin_path();
+	const char *bin = cc_test_bin("bad input through the binary");
 	_cleanup_free_ char *gen = NULL, *policy_text = NULL, *stdin_text = NULL;
 	_cleanup_free_ char *out = NULL, *errout = NULL, *ledger_before = NULL, *ledger_after = NULL;
 	const char *input = r->text;
@@ -790,7 +760,7 @@ START_TEST(test_bad_input)
 	if (r->setup)
 		r->setup(&e);
 
-	ledger_before = slurp(lpath, &lb);
+	ledger_before = cc_test_slurp_len(lpath, &lb);
 	before = tree_digest(e.tree);
 	if (r->cmd == TOPOLOGY) {
 		const char *argv[] = { bin, "topology", "--root", e.tree, "--policy", e.policy, NULL };
@@ -803,7 +773,7 @@ START_TEST(test_bad_input)
 		status = run(argv, &e, &out, &outlen, &errout, &errlen);
 	}
 	after = tree_digest(e.tree);
-	ledger_after = slurp(lpath, &la);
+	ledger_after = cc_test_slurp_len(lpath, &la);
 
 	ck_assert_msg(status == 2, "%s: exit status %d, stderr: %s", r->name, status, errout);
 	ck_assert_msg(outlen == 0, "%s: stdout not empty: %s", r->name, out);

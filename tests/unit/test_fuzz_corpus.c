@@ -63,19 +63,6 @@ static const struct {
 	{ "fuzz_interrupts", cc_fuzz_interrupts },   { "fuzz_vmconfig", cc_fuzz_vmconfig },
 };
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-
-	ck_assert_msg(f != NULL, "%s", path);
-	n = getdelim(&buf, &cap, EOF, f);
-	fclose(f);
-	*len = n < 0 ? 0 : (size_t)n;
-	return buf ? buf : strdup("");
-}
 
 START_TEST(test_corpus)
 {
@@ -95,7 +82,8 @@ START_TEST(test_corpus)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		data = slurp(path, &len);
+		data = cc_test_slurp_len(path, &len);
+		ck_assert_msg(data != NULL, "%s", path);
 		targets[_i].fn((const uint8_t *)data, len);
 		n++;
 	}

@@ -121,18 +121,39 @@ int cc_test_sh(char **out, const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+char *cc_test_slurp_len(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, n = 0, got;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	/* fread, not getdelim: seeds and outputs may hold any byte. */
+	do {
+		if (cap - n < 4096) {
+			char *g = realloc(buf, cap + 65536);
+
+			ck_assert_ptr_nonnull(g);
+			buf = g;
+			cap += 65536;
+		}
+		got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+	} while (got > 0);
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
 char *cc_test_slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
+	size_t len;
+	char *buf = cc_test_slurp_len(path, &len);
 
-	ck_assert_msg(f != NULL, "%s: cannot open", path);
-	if (getdelim(&buf, &len, '\0', f) < 0) {
-		free(buf);
-		buf = strdup("");
-	}
-	fclose(f);
+	ck_assert_msg(buf != NULL, "%s: cannot open", path);
 	return buf;
 }
 

@@ -32,6 +32,10 @@ int cc_test_sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2
 /* A whole file, NUL-terminated (caller frees); fails the test when unreadable. */
 char *cc_test_slurp(const char *path);
 
+/* Every byte of a file (NULs included) in *len, NUL-terminated, or NULL
+ * when it cannot be opened. */
+char *cc_test_slurp_len(const char *path, size_t *len);
+
 /* The corecarve binary under test ($CORECARVE_BIN, else ./corecarve), or
  * NULL with a loud "SKIPPED: <what>: ..." line when it is not built. */
 const char *cc_test_bin(const char *what);
