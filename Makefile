@@ -15,7 +15,32 @@ SAN_FLAGS :=
 endif
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
+# STATIC_DEPS=1 (the default): hwloc, libyaml, libcgroup, libnuma, jansson
+# and libseccomp are linked from their archives; libc, libm and libudev
+# (Debian ships no libudev.a) stay shared.  A registered hook costs every
+# container two process starts, and every shared object is mapped and
+# relocated at each (-z now): 3 shared libraries instead of 10
+# (docs/performance.md, section 4).  Where an archive is missing the build
+# links everything dynamically, as STATIC_DEPS=0 does.
+STATIC_DEPS ?= 1
+STATIC_LIBS := hwloc yaml cgroup numa jansson seccomp
+ifeq ($(STATIC_DEPS),1)
+static_found = $(filter /%,$(shell $(CC) -print-file-name=$(1) 2>/dev/null))
+STATIC_MISSING := $(strip $(foreach l,$(STATIC_LIBS) udev,$(if $(call static_found,lib$(l).$(if $(filter udev,$(l)),so,a)),,lib$(l))))
+ifneq ($(STATIC_MISSING),)
+$(info note: $(STATIC_MISSING) not found for the static link: linking the libraries dynamically (STATIC_DEPS=0))
+override STATIC_DEPS := 0
+endif
+endif
+ifeq ($(STATIC_DEPS),1)
+# The archives' own dependencies (pkg-config --static: -lm -ludev
+# -lpthread) stay shared.
+PKG_LIBS = -Wl,-Bstatic $(addprefix -l,$(STATIC_LIBS)) -Wl,-Bdynamic \
+	$(filter-out $(addprefix -l,$(STATIC_LIBS)),$(shell pkg-config --static --libs $(PKGS) 2>/dev/null))
+else
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+endif
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
@@ -37,6 +62,9 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIB := $(BUILD)/libcorecarve.a
+# Present only for the link mode of the last link: switching STATIC_DEPS
+# relinks what links $(PKG_LIBS).
+LINK_STAMP := $(BUILD)/.link-static-$(STATIC_DEPS)
 
 ifeq ($(SANITIZE),1)
 BIN := $(BUILD)/corecarve
@@ -58,14 +86,19 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(CLI_OBJ) $(LIB)
+$(LINK_STAMP):
+	@mkdir -p $(dir $@)
+	@rm -f $(BUILD)/.link-static-*
+	@touch $@
+
+$(BIN): $(CLI_OBJ) $(LIB) $(LINK_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(PKG_LIBS)
 
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(LIB)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(LIB) $(LINK_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $< $(TESTLIB_OBJ) $(LIB) $(PKG_LIBS) $(CHECK_LIBS)
 
 # Unit tests: each suite is its own binary (Check, fork mode).  The runner

@@ -38,10 +38,10 @@ BENCH_PROGS := $(BENCH_DIR)/decide $(BENCH_DIR)/place
 
 .PHONY: bench bench-build bench-host bench-qemu bench-callgrind
 
-$(BENCH_DIR)/decide: $(BUILD)/bench/decide.o $(BENCH_LIB_OBJ) $(LIB)
+$(BENCH_DIR)/decide: $(BUILD)/bench/decide.o $(BENCH_LIB_OBJ) $(LIB) $(LINK_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $< $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
 
-$(BENCH_DIR)/place: $(BUILD)/bench/place.o $(BUILD)/bench/baselines.o $(BENCH_LIB_OBJ) $(LIB)
+$(BENCH_DIR)/place: $(BUILD)/bench/place.o $(BUILD)/bench/baselines.o $(BENCH_LIB_OBJ) $(LIB) $(LINK_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/bench/baselines.o $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
 
 bench-build: $(BENCH_PROGS) $(BIN)

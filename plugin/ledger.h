@@ -54,7 +54,7 @@ struct cc_ledger {
 	/* Private to ledger.c. */
 	int dirfd;        /* the state directory, -1 when it does not exist (read only) */
 	bool readonly;    /* from cc_ledger_read: commit refuses */
-	char *snapshot;   /* serialised form of what is on disk, NULL when no file */
+	char *snapshot;   /* ledger.json's bytes as read or last written, NULL when no file */
 };
 
 /* Directory from $CORECARVE_STATE_DIR is resolved by entry points; pass

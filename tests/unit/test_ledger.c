@@ -1114,6 +1114,296 @@ START_TEST(test_status_cli)
 }
 END_TEST
 
+/* ---- the file's bytes ----------------------------------------------------- */
+
+/* Commit compares the new text with the file's bytes: the text must stay
+ * what json_dumps(JSON_INDENT(2)) prints for the same document (the form
+ * every build wrote), or an unchanged ledger would be rewritten on every
+ * commit.  Escapes, non-ASCII, extreme CPU numbers and nested changes
+ * included, and everything reads back. */
+static void assert_jansson_format(const char *path)
+{
+	_cleanup_free_ char *text = slurp(path), *again = NULL, *want = NULL;
+	_cleanup_json_ json_t *doc = NULL;
+	json_error_t je;
+
+	ck_assert_ptr_nonnull(text);
+	doc = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	ck_assert_msg(doc != NULL, "%s: %s", je.text, text);
+	again = json_dumps(doc, JSON_INDENT(2));
+	ck_assert_ptr_nonnull(again);
+	ck_assert_int_ge(asprintf(&want, "%s\n", again), 0);
+	ck_assert_str_eq(text, want);
+}
+
+START_TEST(test_format_is_janssons)
+{
+	/* Sets whose list form has singles, pairs, long runs, CPU 0 and the
+	 * highest CPU the ledger takes. */
+	static const char *const sets[][2] = {
+		{ "0", "8191" }, { "1-2", "5,7,9" }, { "3,10-11,13-40", "" }, { "100-101,103", "8000-8190" },
+	};
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_ledger *l;
+	json_t *sec;
+
+	setup();
+	l = cc_ledger_open(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	/* Empty, then with carves. */
+	sec = cc_ledger_section(l, "empty", true);
+	ck_assert_ptr_nonnull(sec);
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	assert_jansson_format(lpath);
+	for (int i = 0; i < (int)(sizeof(sets) / sizeof(sets[0])); i++) {
+		struct cc_carve c;
+		char id[64];
+
+		/* Escapes and non-ASCII go through jansson's own string writer. */
+		snprintf(id, sizeof(id), i == 1 ? "q\"uo\\te/%d" : i == 2 ? "caf\xc3\xa9-%d" : "plain-%d", i);
+		mk_carve(&c, id, sets[i][0], sets[i][1]);
+		c.exclusive = i % 2;
+		c.created = i == 3 ? 0 : 1700000000 + i;
+		if (i == 2) {
+			json_decref(c.changes);
+			c.changes = json_pack("[{s:s, s:s, s:{s:[i,i], s:{}}}, {s:s, s:[]}]", "type", "cpu.max", "old",
+					      "50000 100000", "nested", "list", 1, 2, "obj", "type", "x\ny", "more");
+			ck_assert_ptr_nonnull(c.changes);
+		}
+		ck_assert_msg(cc_ledger_add(l, &c, &err) == 0, "%s", err.msg);
+		cc_carve_fini(&c);
+	}
+	sec = cc_ledger_section(l, "irq", true);
+	json_object_set_new(sec, "24", json_string("ff"));
+	json_object_set_new(sec, "deep", json_pack("{s:[{s:b}], s:f}", "a", "b", 1, "r", 0.5));
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	cc_ledger_close(l);
+	assert_jansson_format(lpath);
+
+	/* Read back: the lists are cc_cpulist_format's, the sets the same. */
+	l = cc_ledger_read(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	ck_assert_int_eq(l->ncarves, 4);
+	for (int i = 0; i < 4; i++) {
+		_cleanup_free_ char *c = list_of(l->carves[i].cpus), *p = list_of(l->carves[i].parked);
+		_cleanup_bitmap_ hwloc_bitmap_t want = hwloc_bitmap_alloc();
+		_cleanup_free_ char *w = NULL;
+
+		set_list(want, sets[i][0]);
+		w = list_of(want);
+		ck_assert_str_eq(c, w);
+		ck_assert_str_eq(p, sets[i][1]);
+	}
+	ck_assert_str_eq(l->carves[2].id, "caf\xc3\xa9-2");
+	ck_assert_str_eq(l->carves[1].id, "q\"uo\\te/1");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l->carves[2].changes, 1), "type")), "x\ny");
+	ck_assert_int_eq(json_array_size(json_object_get(json_object_get(json_array_get(l->carves[2].changes, 0),
+									   "nested"), "list")), 2);
+	cc_ledger_close(l);
+	teardown();
+}
+END_TEST
+
+/* A ledger another build formatted differently (here: by hand) is
+ * rewritten by the first commit, even an unchanged one, and then no more. */
+START_TEST(test_foreign_format_rewritten_once)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_ledger *l;
+	struct stat st1, st2, st3;
+
+	setup();
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	write_file(lpath, valid_doc, 0600);
+	ck_assert_int_eq(stat(lpath, &st1), 0);
+	l = cc_ledger_open(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	cc_ledger_close(l);
+	ck_assert_int_eq(stat(lpath, &st2), 0);
+	ck_assert_int_ne(st1.st_ino, st2.st_ino);
+	assert_jansson_format(lpath);
+	l = cc_ledger_open(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	ck_assert_int_eq(l->ncarves, 2);
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	/* An in-place edit of a carve's changes is seen, as of a section. */
+	ck_assert_int_eq(stat(lpath, &st3), 0);
+	ck_assert_int_eq(st2.st_ino, st3.st_ino);
+	json_array_append_new(l->carves[0].changes, json_pack("{s:s}", "type", "peer-cpuset"));
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	cc_ledger_close(l);
+	ck_assert_int_eq(stat(lpath, &st3), 0);
+	ck_assert_int_ne(st2.st_ino, st3.st_ino);
+	teardown();
+}
+END_TEST
+
+/* The loader tests each carve against the union of those before it and
+ * searches pairwise only to name the owner: the message names the carve
+ * that holds the CPUs, not the first one, and counts parked CPUs. */
+START_TEST(test_overlap_names_owner)
+{
+	static const char doc[] =
+		"{\"version\": 1, \"carves\": ["
+		"{\"id\": \"a\", \"kind\": \"exec\", \"cgroup\": \"\", \"class\": \"c\", \"core_class\": \"p\","
+		" \"mode\": \"affinity\", \"cpus\": \"0-1\", \"parked\": \"\", \"mems\": \"\", \"exclusive\": false,"
+		" \"steer_irqs\": false, \"created\": 1, \"changes\": []},"
+		"{\"id\": \"b\", \"kind\": \"exec\", \"cgroup\": \"\", \"class\": \"c\", \"core_class\": \"p\","
+		" \"mode\": \"affinity\", \"cpus\": \"4-5\", \"parked\": \"8-9\", \"mems\": \"\", \"exclusive\": false,"
+		" \"steer_irqs\": false, \"created\": 1, \"changes\": []},"
+		"{\"id\": \"c\", \"kind\": \"exec\", \"cgroup\": \"\", \"class\": \"c\", \"core_class\": \"p\","
+		" \"mode\": \"affinity\", \"cpus\": \"2-3\", \"parked\": \"\", \"mems\": \"\", \"exclusive\": false,"
+		" \"steer_irqs\": false, \"created\": 1, \"changes\": []},"
+		"{\"id\": \"d\", \"kind\": \"exec\", \"cgroup\": \"\", \"class\": \"c\", \"core_class\": \"p\","
+		" \"mode\": \"affinity\", \"cpus\": \"6,9\", \"parked\": \"7\", \"mems\": \"\", \"exclusive\": false,"
+		" \"steer_irqs\": false, \"created\": 1, \"changes\": []}"
+		"], \"sections\": {}}\n";
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *want = NULL;
+
+	setup();
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	write_file(lpath, doc, 0600);
+	ck_assert_int_ge(asprintf(&want, "%s: carves[3]: CPUs 9 already belong to carve \"b\"", lpath), 0);
+	ck_assert_ptr_null(cc_ledger_open(state, &err));
+	ck_assert_str_eq(err.msg, want);
+	teardown();
+}
+END_TEST
+
+/* A ledger as the ledger writes it, damaged one value at a time: each
+ * damage is refused with the message naming the field (by the open and
+ * the read-only load alike), and what is only another spelling of the
+ * same document (escapes, spacing) still loads. */
+static void write_canonical(void)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_ledger *l;
+	struct cc_carve a, b, c;
+
+	l = cc_ledger_open(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	mk_carve(&a, "c1", "0-1", "");
+	mk_carve(&b, "c2", "2-3", "10");
+	mk_carve(&c, "c3", "4-5", "");
+	json_decref(b.changes);
+	b.changes = json_pack("[{s:s, s:s}]", "type", "cpu.max", "old", "max 100000");
+	ck_assert_int_eq(cc_ledger_add(l, &a, &err), 0);
+	ck_assert_int_eq(cc_ledger_add(l, &b, &err), 0);
+	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
+	json_object_set_new(cc_ledger_section(l, "irq", true), "24", json_string("ff"));
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	cc_ledger_close(l);
+	cc_carve_fini(&a);
+	cc_carve_fini(&b);
+	cc_carve_fini(&c);
+}
+
+static const struct {
+	const char *needle, *with;
+	const char *why; /* after "<dir>/ledger.json"; NULL: it loads */
+} canonical_cases[] = {
+	{ "\"id\": \"c2\"", "\"id\": \"c1\"", ": carves[1].id: duplicate id \"c1\" (also carves[0])" },
+	{ "\"cpus\": \"4-5\"", "\"cpus\": \"3-5\"", ": carves[2]: CPUs 3 already belong to carve \"c2\"" },
+	{ "\"cpus\": \"4-5\"", "\"cpus\": \"5,10\"", ": carves[2]: CPUs 10 already belong to carve \"c2\"" },
+	{ "\"cpus\": \"0-1\"", "\"cpus\": \"1-0\"", ": carves[0].cpus: invalid cpu list \"1-0\": range 1-0 is reversed" },
+	{ "\"kind\": \"container\"", "\"kind\": \"pod\"", ": carves[0].kind: expected container, vm or exec, got \"pod\"" },
+	{ "\"created\": 1700000000", "\"created\": 01700000000", ":16:18: invalid token near '0'" },
+	{ "\"created\": 1700000000", "\"created\": 99999999999999999999", ":16:37: too big integer near" },
+	{ "\"type\": \"cpu.max\"", "\"type\": \"cpu.max\", \"type\": \"x\"", ":34:35: duplicate object key near '\"type\"'" },
+	{ "\"changes\": []", "\"changes\": {}", ": carves[0].changes: expected an array, got an object" },
+	{ "\"irq\": {\n      \"24\": \"ff\"\n    }", "\"irq\": 5", ": sections.irq: expected an object, got an integer" },
+	{ "\"version\": 1", "\"version\": 2", ": version: unsupported ledger version 2" },
+	{ "\"mode\": \"remote-partition\"", "\"mode\": \"remote-partitio\\u00f1\"",
+	  ": carves[0].mode: expected remote-partition, local-partition, cpuset-only or affinity, got \"remote-partitio\xc3\xb1\"" },
+	/* Another spelling of a valid document: it loads. */
+	{ "\"mode\": \"remote-partition\"", "\"mode\": \"remote\\u002dpartition\"", NULL },
+	{ "\"cgroup\": \"/kubepods/c3\"", "\"cgroup\": \"/kubepods/c\\u0033\"", NULL },
+	{ "\"steer_irqs\": true", "\"steer_irqs\" : true", NULL },
+	{ "\n}\n", "\n}\n\n", NULL },
+};
+
+START_TEST(test_canonical_layout_table)
+{
+	_cleanup_free_ char *text = NULL, *doc = NULL, *want = NULL;
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_ledger *l;
+
+	setup();
+	write_canonical();
+	text = slurp(lpath);
+	doc = replace(text, canonical_cases[_i].needle, canonical_cases[_i].with);
+	write_file(lpath, doc, 0600);
+	if (!canonical_cases[_i].why) {
+		l = cc_ledger_read(state, &err);
+		ck_assert_msg(l != NULL, "case %d: %s", _i, err.msg);
+		ck_assert_int_eq(l->ncarves, 3);
+		ck_assert_str_eq(l->carves[0].mode, "remote-partition");
+		ck_assert_str_eq(l->carves[2].cgroup, "/kubepods/c3");
+		cc_ledger_close(l);
+		teardown();
+		return;
+	}
+	ck_assert_int_ge(asprintf(&want, "%s%s", lpath, canonical_cases[_i].why), 0);
+	ck_assert_ptr_null(cc_ledger_open(state, &err));
+	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "case %d: want \"%s\", got \"%s\"", _i, want, err.msg);
+	err = (struct cc_err)CC_ERR_INIT;
+	ck_assert_ptr_null(cc_ledger_read(state, &err));
+	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "case %d (read): got \"%s\"", _i, err.msg);
+	teardown();
+}
+END_TEST
+
+static void assert_same_ledger(const struct cc_ledger *a, const struct cc_ledger *b)
+{
+	ck_assert_int_eq(a->ncarves, b->ncarves);
+	for (int i = 0; i < a->ncarves; i++) {
+		const struct cc_carve *x = &a->carves[i], *y = &b->carves[i];
+
+		ck_assert_str_eq(x->id, y->id);
+		ck_assert_str_eq(x->kind, y->kind);
+		ck_assert_str_eq(x->cgroup, y->cgroup);
+		ck_assert_str_eq(x->class_name, y->class_name);
+		ck_assert_str_eq(x->core_class, y->core_class);
+		ck_assert_str_eq(x->mode, y->mode);
+		ck_assert(hwloc_bitmap_isequal(x->cpus, y->cpus));
+		ck_assert(hwloc_bitmap_isequal(x->parked, y->parked));
+		ck_assert(hwloc_bitmap_isequal(x->mems, y->mems));
+		ck_assert(x->exclusive == y->exclusive && x->steer_irqs == y->steer_irqs);
+		ck_assert_int_eq(x->created, y->created);
+		ck_assert(json_equal(x->changes, y->changes));
+	}
+	ck_assert(json_equal(a->sections, b->sections));
+}
+
+/* The same document, compact or indented, is the same ledger. */
+START_TEST(test_layouts_read_the_same)
+{
+	_cleanup_free_ char *text = NULL, *compact = NULL;
+	_cleanup_json_ json_t *doc = NULL;
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_ledger *fast, *slow;
+
+	setup();
+	write_canonical();
+	fast = cc_ledger_read(state, &err);
+	ck_assert_msg(fast != NULL, "%s", err.msg);
+	text = slurp(lpath);
+	doc = json_loads(text, 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	compact = json_dumps(doc, JSON_COMPACT);
+	write_file(lpath, compact, 0600);
+	slow = cc_ledger_read(state, &err);
+	ck_assert_msg(slow != NULL, "%s", err.msg);
+	assert_same_ledger(fast, slow);
+	ck_assert_int_eq(fast->ncarves, 3);
+	cc_ledger_close(fast);
+	cc_ledger_close(slow);
+	teardown();
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
 	Suite *s = suite_create("ledger");
@@ -1136,6 +1426,12 @@ static Suite *ledger_suite(void)
 	tcase_add_test(tc, test_parallel_40);
 	tcase_add_test(tc, test_killed_writer);
 	tcase_add_test(tc, test_gc);
+	tcase_add_test(tc, test_format_is_janssons);
+	tcase_add_test(tc, test_foreign_format_rewritten_once);
+	tcase_add_test(tc, test_overlap_names_owner);
+	tcase_add_loop_test(tc, test_canonical_layout_table, 0,
+			    (int)(sizeof(canonical_cases) / sizeof(canonical_cases[0])));
+	tcase_add_test(tc, test_layouts_read_the_same);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(cli, 30);
 	tcase_add_test(cli, test_status_cli);

@@ -14,6 +14,8 @@
 #            plain       no hook registered
 #            hook        corecarve registered (createRuntime + poststop), no
 #                        annotation: what every container on the node pays
+#            hook-floor  static busybox `true` registered the same way: the
+#                        least any hook binary can cost in this harness
 #            carve       {class: latency, cpus: 1, irq: leave}: carve (remote
 #                        partition or cpuset), released by poststop; the
 #                        topology from the cache
@@ -67,7 +69,7 @@ median() {
 }
 
 # --- crun with and without the hook -----------------------------------------------
-arms="plain hook carve carve-cold carve-irq"
+arms="plain hook hook-floor carve carve-cold carve-irq"
 CC_CMD=true
 for a in $arms; do
 	ann='{class: latency, cpus: 1, irq: leave}'
@@ -77,7 +79,15 @@ for a in $arms; do
 	hook) ann='' ;;
 	carve-irq) ann='{class: latency, cpus: 1}' ;;
 	esac
+	[ "$a" != hook-floor ] || ann=''
 	mk_bundle "$B/$a" "$a" "$ann" "/kubepods/podb/$a"
+	if [ "$a" = hook-floor ]; then
+		# The same two stages, but the hook is busybox's `true` (argv[0]
+		# picks the applet; the other arguments are ignored).
+		sed -i -e "s|\"path\": \"$CC_BIN\"|\"path\": \"$(command -v busybox)\"|g" \
+			-e 's|"args": \["corecarve", |"args": ["true", |g' "$B/$a/config.json"
+		check_match hook-floor-bundle "*\"args\": \[\"true\", \"hook\"*" "$(cat "$B/$a/config.json")"
+	fi
 done
 unset CC_CMD CC_HOOKS
 info "$pairs rounds of $arms, rotating"
@@ -87,7 +97,7 @@ while [ $i -lt "$pairs" ]; do
 	# shellcheck disable=SC2086 # a word list
 	set -- $arms
 	r=0
-	while [ $r -lt $((i % 5)) ]; do
+	while [ $r -lt $((i % 6)) ]; do
 		x=$1
 		shift
 		set -- "$@" "$x"
