@@ -12,6 +12,7 @@
 # BENCH_EVENTS (placement stream length, default 10000), BENCH_SEED (1),
 # BENCH_ONLY (one host, e.g. F06), BENCH_QEMU=0 (skip the guest),
 # BENCH_KERNEL (6.12), BENCH_PAIRS (A/B pairs in the guest, default 20),
+# BENCH_NATIVE_ROUNDS (crun rounds on this host, default 100; root only),
 # BENCH_CG_N (invocations under callgrind, default 10).
 #
 # Every figure is a median (or a count) from one run in which the things
@@ -26,6 +27,7 @@ BENCH_ONLY ?=
 BENCH_QEMU ?= 1
 BENCH_KERNEL ?= 6.12
 BENCH_PAIRS ?= 20
+BENCH_NATIVE_ROUNDS ?= 100
 BENCH_CG_N ?= 10
 BENCH_N_LARGE ?= 200
 # Seconds the guest scenario may take (TCG: a crun run is a second or so).
@@ -58,6 +60,9 @@ bench-host: bench-build
 	@echo
 	@echo "== placement quality (bench/place.c)"
 	@$(BENCH_DIR)/place --events $(BENCH_EVENTS) --seed $(BENCH_SEED) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+	@echo
+	@echo "== crun with and without the hook, natively (bench/crun-native.sh)"
+	@bash bench/crun-native.sh $(abspath $(BIN)) $(BENCH_NATIVE_ROUNDS)
 
 # Instructions per decision, from callgrind (exact where wall time on a
 # shared machine is not): valgrind counts only inside decide_once().
