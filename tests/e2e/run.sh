@@ -12,6 +12,13 @@
 #   E2E_CACHE      cache directory (default: <repo>/.cache/e2e)
 #   E2E_TIMEOUT    seconds per boot, host side (default: 1500: a whole boot runs every scenario; CI has 2 cores)
 #   E2E_SCENARIO_TIMEOUT  seconds per scenario in the guest (default: 400)
+#   E2E_BOOT_TIMEOUT  seconds for the guest's /init to print E2E-BEGIN (default:
+#                  300); a boot that has not by then hung in the kernel or
+#                  firmware under TCG, before any test ran: it is killed.
+#                  A boot that hung, or whose QEMU died (TCG has asserted in
+#                  iotlb_to_section here), before /init is booted again,
+#                  E2E_BOOT_RETRIES times (default: 2); every retry is
+#                  reported on stderr and in the summary
 #   E2E_EXTRA_SCENARIOS   a directory of extra scenarios to run too
 #   CC_BENCH=1     pass cc.bench=1 (and cc.bench_pairs=$CC_BENCH_PAIRS): the
 #                  timing scenario 95-bench runs (make bench-qemu); without
@@ -29,6 +36,8 @@ repo=$(cd "$here/../.." && pwd)
 cache=${E2E_CACHE:-$repo/.cache/e2e}
 timeout_s=${E2E_TIMEOUT:-1500}
 scenario_timeout=${E2E_SCENARIO_TIMEOUT:-400}
+boot_timeout=${E2E_BOOT_TIMEOUT:-300}
+boot_retries=${E2E_BOOT_RETRIES:-2}
 qemu=${QEMU:-qemu-system-x86_64}
 
 kernels=all
@@ -91,6 +100,7 @@ disk=$cache/disk.raw
 total_pass=0
 total_fail=0
 summary=
+retried=
 for k in $kernels; do
 	kdir=$cache/kernels/$k
 	vmlinuz=
@@ -118,27 +128,62 @@ for k in $kernels; do
 	echo "e2e: booting $k ($(basename "$vmlinuz")), timeout ${timeout_s}s, log $log" >&2
 	start=$(date +%s)
 	rcfile=$cache/.qemu-rc-$k
-	rm -f "$rcfile"
-	# -netdev user,restrict=on: the guest NIC exists (virtio-net IRQs) but
-	# reaches nothing. virtio-blk with 4 queues gives managed multi-queue IRQs.
-	{
-		set +e
-		timeout -k 10 "$timeout_s" "$qemu" \
-			-accel tcg,thread=multi -cpu Skylake-Client-v4 -m 2G \
-			-smp 16,sockets=2,cores=4,threads=2 \
-			-object memory-backend-ram,id=m0,size=1G \
-			-object memory-backend-ram,id=m1,size=1G \
-			-numa node,nodeid=0,cpus=0-7,memdev=m0 \
-			-numa node,nodeid=1,cpus=8-15,memdev=m1 \
-			-kernel "$vmlinuz" -initrd "$initrd" \
-			-append "$append" \
-			-nographic -no-reboot \
-			-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
-			-drive file="$disk",if=none,id=d0,format=raw \
-			-device virtio-blk-pci,drive=d0,num-queues=4 \
-			</dev/null 2>&1
-		echo $? >"$rcfile"
-	} | if [ "$demo" = 1 ]; then tee "$log"; else cat >"$log"; fi
+	pidfile=$cache/.qemu-pid-$k
+	attempt=1
+	while :; do
+		rm -f "$rcfile" "$pidfile" "$log"
+		# -netdev user,restrict=on: the guest NIC exists (virtio-net IRQs) but
+		# reaches nothing. virtio-blk with 4 queues gives managed multi-queue IRQs.
+		{
+			set +e
+			timeout -k 10 "$timeout_s" "$qemu" \
+				-accel tcg,thread=multi -cpu Skylake-Client-v4 -m 2G \
+				-smp 16,sockets=2,cores=4,threads=2 \
+				-object memory-backend-ram,id=m0,size=1G \
+				-object memory-backend-ram,id=m1,size=1G \
+				-numa node,nodeid=0,cpus=0-7,memdev=m0 \
+				-numa node,nodeid=1,cpus=8-15,memdev=m1 \
+				-kernel "$vmlinuz" -initrd "$initrd" \
+				-append "$append" \
+				-nographic -no-reboot -pidfile "$pidfile" \
+				-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
+				-drive file="$disk",if=none,id=d0,format=raw \
+				-device virtio-blk-pci,drive=d0,num-queues=4 \
+				</dev/null 2>&1
+			echo $? >"$rcfile"
+		} | if [ "$demo" = 1 ]; then tee "$log"; else cat >"$log"; fi &
+		bootpid=$!
+		# Boot watchdog: /init prints E2E-BEGIN within seconds of the
+		# kernel starting; a boot that has not after $boot_timeout s hung
+		# before any test ran (seen under TCG with Linux 6.1: the console
+		# stopped after the early mitigation messages, QEMU idle).
+		waited=0
+		hung=0
+		while kill -0 "$bootpid" 2>/dev/null; do
+			grep -q '^E2E-BEGIN' "$log" 2>/dev/null && break
+			if [ "$waited" -ge "$boot_timeout" ]; then
+				hung=1
+				kill -KILL "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null || true
+				break
+			fi
+			sleep 5
+			waited=$((waited + 5))
+		done
+		wait "$bootpid" || true
+		# Only a boot that never reached /init is tried again: nothing of
+		# corecarve ran in it.
+		if grep -q '^E2E-BEGIN' "$log" || [ "$attempt" -gt "$boot_retries" ]; then
+			break
+		fi
+		if [ "$hung" = 1 ]; then
+			how="hung: no E2E-BEGIN after ${boot_timeout}s"
+		else
+			how="ended before /init: qemu exited with status $(cat "$rcfile" 2>/dev/null || echo '?')"
+		fi
+		echo "e2e: [$k] INFO boot attempt $attempt $how (last console line: $(grep -v '^qemu-system-x86_64: warning\|^Killed' "$log" | tr -d '\r' | tail -n 1 | cut -c1-160)); booting again" >&2
+		retried="$retried $k"
+		attempt=$((attempt + 1))
+	done
 	rc=$(cat "$rcfile" 2>/dev/null || echo '?')
 	rm -f "$rcfile"
 	secs=$(($(date +%s) - start))
@@ -153,12 +198,14 @@ for k in $kernels; do
 	s=$(grep -c '^SKIP ' "$log" || true)
 	grep '^FAIL ' "$log" | sed "s/^/[$k] /" || true
 	if ! grep -q '^E2E-DONE' "$log"; then
-		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		if [ "$hung" = 1 ]; then
+			why="the boot hung: no E2E-BEGIN after ${boot_timeout}s, $attempt attempts"
+		elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 			why="killed after ${timeout_s}s (host timeout)"
 		else
 			why="qemu exited with status $rc"
 		fi
-		grep -q '^E2E-BEGIN' "$log" || why="$why; /init never started"
+		grep -q '^E2E-BEGIN' "$log" || [ "$hung" = 1 ] || why="$why; /init never started"
 		if grep -q 'Kernel panic' "$log"; then
 			why="$why; $(grep -m1 'Kernel panic' "$log")"
 		fi
@@ -179,5 +226,6 @@ e2e[$k]: $p passed, $f failed, $s skipped in ${secs}s ($(sed -n 's/^E2E-BEGIN //
 done
 
 printf '%s\n' "$summary" | sed '/^$/d'
+[ -z "$retried" ] || echo "e2e: booted again after a boot that never reached /init:$retried"
 echo "e2e: $total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
