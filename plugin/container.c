@@ -426,13 +426,16 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	cc_fault_point(ctx, "after-cgroup-write");
 	if (res->decision.exclusive) {
 		const struct cc_pclass *pc = cc_policy_class(policy, res->decision.class_name);
+		bool power = pc && !cc_power_spec_empty(&pc->power);
 
 		if (carve.steer_irqs && steer_irqs(ctx, &cg, ledger, policy, topo, &carve, err) < 0)
 			goto out;
-		if (pc && !cc_power_spec_empty(&pc->power) &&
-		    apply_power(ctx, &cg, ledger, &pc->power, &carve, &res->power, err) < 0)
+		if (power && apply_power(ctx, &cg, ledger, &pc->power, &carve, &res->power, err) < 0)
 			goto out;
-		if (cc_ledger_commit(ledger, err) < 0) {
+		/* Only those two change the ledger after the journal: a commit
+		 * serialises the whole ledger, which no plain carve should pay
+		 * twice. */
+		if ((carve.steer_irqs || power) && cc_ledger_commit(ledger, err) < 0) {
 			struct cc_err ignored = CC_ERR_INIT;
 			struct cc_carve *c = cc_ledger_find(ledger, carve.id);
 
