@@ -137,6 +137,18 @@ static int print_json(const struct status *s, struct cc_err *err)
 
 /* ---- text ---------------------------------------------------------------- */
 
+/* Append `item` to the comma-separated `list` unless it is one of its
+ * items already (whole items: "a" is not in "ab"). */
+static void list_add(char *list, size_t size, const char *item)
+{
+	size_t n = strlen(item), len = strlen(list);
+
+	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',')
+		if (!strncmp(p, item, n) && (p[n] == ',' || p[n] == '\0'))
+			return;
+	snprintf(list + len, size - len, "%s%s", len ? "," : "", item);
+}
+
 /* One line per power setting held: how many files, the values set, who
  * relies on them. */
 static int print_power(const struct status *s, struct cc_err *err)
@@ -148,8 +160,7 @@ static int print_power(const struct status *s, struct cc_err *err)
 	if (st.n)
 		printf("\npower settings held (originals are restored by the last carve that needs them):\n");
 	for (int k = CC_POWER_GOVERNOR; k <= CC_POWER_UNCORE_MAX; k++) {
-		char values[128] = "", owners[256] = "";
-		size_t vl = 0, ol = 0;
+		char values[128] = "", owners[256] = "", id[16];
 		int n = 0;
 
 		for (int i = 0; i < st.n; i++) {
@@ -158,16 +169,15 @@ static int print_power(const struct status *s, struct cc_err *err)
 			if ((int)r->kind != k)
 				continue;
 			n++;
-			if (!strstr(values, r->set) && vl < sizeof(values))
-				vl += (size_t)snprintf(values + vl, sizeof(values) - vl, "%s%s", vl ? "," : "", r->set);
-			for (int o = 0; o < r->nowners; o++)
-				if (!strstr(owners, r->owners[o]) && ol < sizeof(owners))
-					ol += (size_t)snprintf(owners + ol, sizeof(owners) - ol, "%s%.12s", ol ? "," : "",
-							       r->owners[o]);
+			list_add(values, sizeof(values), r->set);
+			for (int o = 0; o < r->nowners; o++) {
+				snprintf(id, sizeof(id), "%.12s", r->owners[o]);
+				list_add(owners, sizeof(owners), id);
+			}
 		}
 		if (n)
 			printf("  %-10s %s on %d file%s, for %s\n", cc_power_kind_name((enum cc_power_kind)k), values, n,
-			       n == 1 ? "" : "s", ol ? owners : "(no carve: not restored, see corecarve audit)");
+			       n == 1 ? "" : "s", owners[0] ? owners : "(no carve: not restored, see corecarve audit)");
 	}
 	cc_power_state_fini(&st);
 	return 0;

@@ -985,6 +985,48 @@ START_TEST(test_cli_plan_power)
 }
 END_TEST
 
+/* `status` lists each owner once, by whole id: "a" is not taken for part
+ * of "ab", nor the value 1000000 for part of 10000000. */
+START_TEST(test_cli_status_whole_names)
+{
+	const char *bin = cc_test_bin("status owner names");
+	char state[] = "/tmp/cc-power-status-XXXXXX";
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_power_state st;
+	struct cc_power_rec r = { .kind = CC_POWER_MIN_FREQ, .seq = 1 };
+	_cleanup_free_ char *out = NULL;
+	struct cc_ledger *l;
+
+	if (!bin)
+		return;
+	ck_assert_ptr_nonnull(mkdtemp(state));
+	l = cc_ledger_open(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	add_carve(l, "ab", "2", "3");
+	add_carve(l, "a", "4", "5");
+	cc_power_state_init(&st);
+	snprintf(r.orig, sizeof(r.orig), "400000");
+	snprintf(r.path, sizeof(r.path), CPU "/cpufreq/policy2/scaling_min_freq");
+	snprintf(r.set, sizeof(r.set), "10000000");
+	ck_assert_int_eq(cc_power_rec_add_owner(&r, "ab"), 0);
+	ck_assert_int_eq(cc_power_state_put(&st, &r), 0);
+	r.seq = 2;
+	snprintf(r.path, sizeof(r.path), CPU "/cpufreq/policy4/scaling_min_freq");
+	snprintf(r.set, sizeof(r.set), "1000000");
+	free(r.owners[0]);
+	r.owners[0] = strdup("a");
+	ck_assert_int_eq(cc_power_state_put(&st, &r), 0);
+	ck_assert_int_eq(cc_power_state_store(l, &st, &err), 0);
+	ck_assert_msg(cc_ledger_commit(l, &err) == 0, "%s", err.msg);
+	cc_ledger_close(l);
+	cc_power_state_fini(&st);
+	free(r.owners[0]);
+	free(r.owners);
+	ck_assert_int_eq(cc_test_sh(&out, "'%s' status --state '%s' --synthetic 'pack:2 core:8 pu:2'", bin, state), 0);
+	ck_assert_msg(strstr(out, "  min-freq   10000000,1000000 on 2 files, for ab,a\n"), "%s", out);
+}
+END_TEST
+
 /* ---- this host's real cpuidle files ---- */
 
 /* The kernel's own cpuidle `disable` files on this machine, where they
@@ -1104,6 +1146,7 @@ static Suite *power_suite(void)
 	tcase_add_loop_test(tc, test_crash_then_release, 0, 2);
 	tcase_add_test(tc, test_audit_power);
 	tcase_add_test(tc, test_cli_plan_power);
+	tcase_add_test(tc, test_cli_status_whole_names);
 	tcase_add_test(tc, test_host_cpuidle);
 	suite_add_tcase(s, tc);
 	return s;
