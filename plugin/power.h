@@ -74,6 +74,13 @@ struct cc_power_msgs {
 	char notes[CC_POWER_MSG_MAX][256];
 };
 
+/* Append a line to the warnings or the notes; a line already there is
+ * not repeated, and lines past CC_POWER_MSG_MAX are dropped. */
+void cc_power_warn(struct cc_power_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cc_power_note(struct cc_power_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Every line of `src` appended to `dst`, as above. */
+void cc_power_msgs_add(struct cc_power_msgs *dst, const struct cc_power_msgs *src);
+
 /* In write order: the order of enum cc_power_kind, except that a minimum
  * raised above the current maximum goes after the maximum (the uncore
  * driver refuses min > max). */

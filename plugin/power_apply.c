@@ -48,27 +48,6 @@ int cc_power_read_now(const struct cc_root *root, const struct cc_power_state *s
 	return 0;
 }
 
-static void report_msgs(struct cc_power_msgs *dst, const struct cc_power_msgs *src)
-{
-	for (int i = 0; i < src->nwarnings && dst->nwarnings < CC_POWER_MSG_MAX; i++)
-		snprintf(dst->warnings[dst->nwarnings++], sizeof(dst->warnings[0]), "%s", src->warnings[i]);
-	for (int i = 0; i < src->nnotes && dst->nnotes < CC_POWER_MSG_MAX; i++)
-		snprintf(dst->notes[dst->nnotes++], sizeof(dst->notes[0]), "%s", src->notes[i]);
-}
-
-static void report_warn(struct cc_power_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void report_warn(struct cc_power_report *rep, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (rep->msgs.nwarnings >= CC_POWER_MSG_MAX)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(rep->msgs.warnings[rep->msgs.nwarnings++], sizeof(rep->msgs.warnings[0]), fmt, ap);
-	va_end(ap);
-}
-
 /* Write one value and read it back into `back` ("" when unreadable). */
 static int write_step(const struct cc_root *root, const struct cc_power_step *s, FILE *trace, char *back,
 		      size_t size, struct cc_err *err)
@@ -107,13 +86,13 @@ int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct
 	/* A host whose sysfs cannot be read as expected keeps its settings:
 	 * the carve itself is sound. */
 	if (cc_power_probe(root, spec, cpus, cores, &t, &e) < 0) {
-		report_warn(rep, "power: %s; settings left as they are", e.msg);
+		cc_power_warn(&rep->msgs, "power: %s; settings left as they are", e.msg);
 		rc = 0;
 		goto out;
 	}
 	if (cc_power_plan(&st, &t, id, &plan, err) < 0)
 		goto out;
-	report_msgs(&rep->msgs, &plan.msgs);
+	cc_power_msgs_add(&rep->msgs, &plan.msgs);
 	if (cc_power_state_store(l, &plan.next, err) < 0)
 		goto out;
 	if (plan.n) {
@@ -130,7 +109,7 @@ int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct
 
 		e = (struct cc_err)CC_ERR_INIT;
 		if (write_step(root, s, trace, back, sizeof(back), &e) < 0) {
-			report_warn(rep, "power.%s: %s; left as it is", cc_power_kind_name(s->kind), e.msg);
+			cc_power_warn(&rep->msgs, "power.%s: %s; left as it is", cc_power_kind_name(s->kind), e.msg);
 			if (!r)
 				continue;
 			cc_power_rec_del_owner(r, id);
@@ -150,7 +129,7 @@ int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct
 		if (!r)
 			continue;
 		if (back[0] && strcmp(back, s->to) != 0)
-			report_warn(rep, "power.%s: %s reads back \"%s\" after writing \"%s\"",
+			cc_power_warn(&rep->msgs, "power.%s: %s reads back \"%s\" after writing \"%s\"",
 				    cc_power_kind_name(s->kind), s->path, back, s->to);
 		if (back[0])
 			snprintf(r->set, sizeof(r->set), "%s", back);
@@ -188,7 +167,7 @@ int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char
 	if (cc_power_state_load(l, &st, err) < 0 || cc_power_read_now(root, &st, &now, err) < 0 ||
 	    cc_power_release_plan(&st, &now, live, &plan, err) < 0)
 		goto out;
-	report_msgs(&rep->msgs, &plan.msgs);
+	cc_power_msgs_add(&rep->msgs, &plan.msgs);
 	rep->kept = plan.msgs.nwarnings;
 	rc = 0;
 	for (int i = 0; i < plan.n; i++) {

@@ -5,7 +5,6 @@
 #include "power.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,19 +13,6 @@ void cc_power_plan_fini(struct cc_power_plan *plan)
 	free(plan->steps);
 	cc_power_state_fini(&plan->next);
 	memset(plan, 0, sizeof(*plan));
-}
-
-static void add_msg(char (*lines)[256], int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void add_msg(char (*lines)[256], int *n, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (*n >= CC_POWER_MSG_MAX)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(lines[(*n)++], sizeof(lines[0]), fmt, ap);
-	va_end(ap);
 }
 
 static int add_step(struct cc_power_plan *plan, const char *path, enum cc_power_kind kind, const char *from,
@@ -73,9 +59,9 @@ int cc_power_plan(const struct cc_power_state *st, const struct cc_power_targets
 			/* Shared with a carve whose class wants another
 			 * value: the first one keeps it (a write now would
 			 * change a running neighbour). */
-			add_msg(plan->msgs.warnings, &plan->msgs.nwarnings,
-				"power.%s: %s is held at \"%s\" for %s%s; \"%s\" not applied", cc_power_kind_name(tg->kind),
-				tg->path, r->set, r->owners[0], r->nowners > 1 ? " and others" : "", tg->want);
+			cc_power_warn(&plan->msgs, "power.%s: %s is held at \"%s\" for %s%s; \"%s\" not applied",
+				      cc_power_kind_name(tg->kind), tg->path, r->set, r->owners[0],
+				      r->nowners > 1 ? " and others" : "", tg->want);
 			continue;
 		}
 		if (r) {
@@ -163,8 +149,8 @@ int cc_power_release_plan(const struct cc_power_state *st, const struct cc_power
 		const char *cur = now->value[r - st->recs];
 
 		if (!cur) {
-			add_msg(plan->msgs.warnings, &plan->msgs.nwarnings,
-				"power.%s: %s is gone; nothing to restore", cc_power_kind_name(r->kind), r->path);
+			cc_power_warn(&plan->msgs, "power.%s: %s is gone; nothing to restore", cc_power_kind_name(r->kind),
+				      r->path);
 		} else if (!strcmp(cur, r->orig)) {
 			/* Back already (a crash after the write, before the
 			 * commit; or never written). */
@@ -172,10 +158,10 @@ int cc_power_release_plan(const struct cc_power_state *st, const struct cc_power
 			if (add_step(plan, r->path, r->kind, cur, r->orig) < 0)
 				goto nomem;
 		} else {
-			add_msg(plan->msgs.warnings, &plan->msgs.nwarnings,
-				"power.%s: %s was changed to \"%s\" since corecarve set \"%s\"; left as it is "
-				"(it was \"%s\" before)",
-				cc_power_kind_name(r->kind), r->path, cur, r->set, r->orig);
+			cc_power_warn(&plan->msgs,
+				      "power.%s: %s was changed to \"%s\" since corecarve set \"%s\"; left as it is "
+				      "(it was \"%s\" before)",
+				      cc_power_kind_name(r->kind), r->path, cur, r->set, r->orig);
 		}
 	}
 	/* What remains once the steps are written: the records still owned. */

@@ -35,39 +35,6 @@ void cc_power_targets_fini(struct cc_power_targets *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static void msg(char (*lines)[256], int *n, const char *fmt, va_list ap)
-{
-	char line[256];
-
-	vsnprintf(line, sizeof(line), fmt, ap);
-	for (int i = 0; i < *n; i++)
-		if (!strcmp(lines[i], line))
-			return;
-	if (*n < CC_POWER_MSG_MAX)
-		snprintf(lines[(*n)++], sizeof(lines[0]), "%s", line);
-}
-
-static void warn(struct cc_power_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(struct cc_power_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void warn(struct cc_power_msgs *m, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	msg(m->warnings, &m->nwarnings, fmt, ap);
-	va_end(ap);
-}
-
-static void note(struct cc_power_msgs *m, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	msg(m->notes, &m->nnotes, fmt, ap);
-	va_end(ap);
-}
-
 /* A sysfs value: 0, 1 when the file is absent, -1 for anything else. */
 static int read_value(const struct cc_root *root, const char *path, char *buf, size_t size,
 		      struct cc_err *err)
@@ -186,7 +153,7 @@ static void problem_warn(struct cc_power_msgs *m, const struct problem *p, const
 	if (hwloc_bitmap_iszero(p->cpus))
 		return;
 	list = cc_cpulist_format(p->cpus);
-	warn(m, "power.%s: %s on CPUs %s; left as it is", setting, p->why, list ? list : "?");
+	cc_power_warn(m, "power.%s: %s on CPUs %s; left as it is", setting, p->why, list ? list : "?");
 }
 
 static int probe_policy(const struct cc_root *root, const struct cc_power_spec *spec, const char *dir,
@@ -345,7 +312,7 @@ static int probe_cpufreq(const struct cc_root *root, const struct cc_power_spec 
 			if (others)
 				hwloc_bitmap_andnot(others, others, cores);
 			ol = others ? cc_cpulist_format(others) : NULL;
-			note(&t->msgs, "power: cpufreq %s also drives CPUs %s outside this carve: its settings are "
+			cc_power_note(&t->msgs, "power: cpufreq %s also drives CPUs %s outside this carve: its settings are "
 				       "shared with them and reference-counted", name, ol ? ol : "?");
 		}
 	}
@@ -359,7 +326,7 @@ static int probe_cpufreq(const struct cc_root *root, const struct cc_power_spec 
 		snprintf(what, sizeof(what), "%s%s%s%s", spec->governor[0] ? ", governor" : "",
 			 spec->epp[0] ? ", energyPerformancePreference" : "", spec->min_khz ? ", minFreqKHz" : "",
 			 spec->max_khz ? ", maxFreqKHz" : "");
-		warn(&t->msgs, "power: cpufreq is not exposed for CPUs %s (a VM, or no cpufreq driver); %s left as %s",
+		cc_power_warn(&t->msgs, "power: cpufreq is not exposed for CPUs %s (a VM, or no cpufreq driver); %s left as %s",
 		     list ? list : "?", what + 2, strchr(what + 2, ',') ? "they are" : "it is");
 	}
 	for (int i = 0; i < 4; i++)
@@ -421,7 +388,7 @@ static int probe_cstates(const struct cc_root *root, const struct cc_power_spec 
 	if (!hwloc_bitmap_iszero(none)) {
 		_cleanup_free_ char *list = cc_cpulist_format(none);
 
-		warn(&t->msgs, "power.cstates: no cpuidle states on CPUs %s (cpuidle driver: %s); left as it is",
+		cc_power_warn(&t->msgs, "power.cstates: no cpuidle states on CPUs %s (cpuidle driver: %s); left as it is",
 		     list ? list : "?", driver[0] ? driver : "none");
 	}
 	return 0;
@@ -479,11 +446,11 @@ static int probe_uncore_dir(const struct cc_root *root, const struct cc_power_sp
 		return r < 0 ? -1 : cc_err_set(err, ENOENT, "%s: missing min_freq_khz or max_freq_khz", dir);
 	want = spec->uncore_khz ? clamp(spec->uncore_khz, lo, hi) : hi;
 	if (spec->uncore_khz && want != spec->uncore_khz)
-		warn(&t->msgs, "power.uncoreFreqKHz: %lld clamped to %s's range %lld-%lld kHz", spec->uncore_khz, name,
+		cc_power_warn(&t->msgs, "power.uncoreFreqKHz: %lld clamped to %s's range %lld-%lld kHz", spec->uncore_khz, name,
 		     lo, hi);
 	if (push_pair(t, CC_POWER_UNCORE_MIN, CC_POWER_UNCORE_MAX, pmin, pmax, want, want, cmin, cmax) < 0)
 		return cc_err_sys(err, ENOMEM, "power");
-	note(&t->msgs, "power: uncore %s fixed at %lld kHz: shared by every tenant of the package, kept while "
+	cc_power_note(&t->msgs, "power: uncore %s fixed at %lld kHz: shared by every tenant of the package, kept while "
 		       "any carve there asks for it (reference-counted)", name, want);
 	return 0;
 }
@@ -504,7 +471,7 @@ static int probe_uncore(const struct cc_root *root, const struct cc_power_spec *
 	if (!d) {
 		if (e.code != ENOENT)
 			return *err = e, -1;
-		warn(&t->msgs, "power.uncore: intel_uncore_frequency is not exposed (not an Intel server, or the "
+		cc_power_warn(&t->msgs, "power.uncore: intel_uncore_frequency is not exposed (not an Intel server, or the "
 			       "module is not loaded); left as it is");
 		return 0;
 	}
@@ -535,7 +502,7 @@ static int probe_uncore(const struct cc_root *root, const struct cc_power_spec *
 		found++;
 	}
 	if (!found)
-		warn(&t->msgs, "power.uncore: no intel_uncore_frequency domain for this carve's packages; left as it is");
+		cc_power_warn(&t->msgs, "power.uncore: no intel_uncore_frequency domain for this carve's packages; left as it is");
 	return 0;
 }
 

@@ -19,6 +19,8 @@
 #include "power.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +55,48 @@ bool cc_power_spec_empty(const struct cc_power_spec *s)
 	return !s->governor[0] && !s->epp[0] && !s->min_khz && !s->max_khz && !s->cstates_shallow &&
 	       !s->uncore_fixed;
 }
+
+/* ---- messages ---- */
+
+static void msg_add(char (*lines)[256], int *n, const char *fmt, va_list ap)
+{
+	char line[256];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(lines[i], line))
+			return;
+	if (*n < CC_POWER_MSG_MAX)
+		snprintf(lines[(*n)++], sizeof(lines[0]), "%s", line);
+}
+
+void cc_power_warn(struct cc_power_msgs *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg_add(m->warnings, &m->nwarnings, fmt, ap);
+	va_end(ap);
+}
+
+void cc_power_note(struct cc_power_msgs *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg_add(m->notes, &m->nnotes, fmt, ap);
+	va_end(ap);
+}
+
+void cc_power_msgs_add(struct cc_power_msgs *dst, const struct cc_power_msgs *src)
+{
+	for (int i = 0; i < src->nwarnings; i++)
+		cc_power_warn(dst, "%s", src->warnings[i]);
+	for (int i = 0; i < src->nnotes; i++)
+		cc_power_note(dst, "%s", src->notes[i]);
+}
+
+/* ---- records ---- */
 
 void cc_power_state_init(struct cc_power_state *st)
 {
