@@ -247,13 +247,12 @@ static int parse_class(const struct cc_policy *p, const struct cc_ynode *n, stru
 	snprintf(c->name, sizeof(c->name), "%s", n->key);
 	if (cc_ynode_mapping(n, err) < 0)
 		return -1;
-	/* The issue's words are "governor: performance" on a class: say
-	 * where such a key belongs rather than only that it is unknown. */
+	/* A power key written on the class itself ("governor: performance"):
+	 * say where it belongs rather than only that it is unknown. */
 	for (const struct cc_ynode *k = n->first; k; k = k->next)
-		if (!strcmp(k->key, "governor") || !strcmp(k->key, "cstates") || !strcmp(k->key, "uncore") ||
-		    !strcmp(k->key, "minFreqKHz") || !strcmp(k->key, "maxFreqKHz") ||
-		    !strcmp(k->key, "energyPerformancePreference"))
-			return cc_ynode_err(k, err, EINVAL, "unknown key (power settings go under power:)");
+		for (const char *const *pk = cc_policy_power_keys; *pk; pk++)
+			if (!strcmp(k->key, *pk))
+				return cc_ynode_err(k, err, EINVAL, "unknown key (power settings go under power:)");
 	if (cc_ynode_check_keys(n, class_keys, err) < 0)
 		return -1;
 

@@ -20,8 +20,8 @@
 #include "policy_schema.h"
 #include "power_spec.h"
 
-static const char *const power_keys[] = { "governor", "energyPerformancePreference", "minFreqKHz", "maxFreqKHz",
-					  "cstates", "cstateMaxLatencyUs", "uncore", "uncoreFreqKHz", NULL };
+const char *const cc_policy_power_keys[] = { "governor", "energyPerformancePreference", "minFreqKHz", "maxFreqKHz",
+					     "cstates", "cstateMaxLatencyUs", "uncore", "uncoreFreqKHz", NULL };
 
 /* 100 GHz: anything above is a typo in the unit (Hz for kHz). */
 #define FREQ_MAX_KHZ 100000000LL
@@ -61,7 +61,7 @@ int cc_policy_parse_power(const struct cc_ynode *n, struct cc_power_spec *out, s
 
 	memset(out, 0, sizeof(*out));
 	out->cstate_latency_us = CC_POWER_CSTATE_LATENCY_DEFAULT;
-	if (cc_ynode_mapping(n, err) < 0 || cc_ynode_check_keys(n, power_keys, err) < 0)
+	if (cc_ynode_mapping(n, err) < 0 || cc_ynode_check_keys(n, cc_policy_power_keys, err) < 0)
 		return -1;
 	if (parse_name(n, "governor", out->governor, sizeof(out->governor), err) < 0 ||
 	    parse_name(n, "energyPerformancePreference", out->epp, sizeof(out->epp), err) < 0 ||

@@ -20,6 +20,7 @@ extern const struct cc_yenum cc_align_values[];
 bool cc_policy_name_ok(const char *s, size_t max);
 
 /* A class's `power:` mapping (policy_power.c).  Zeroed when absent. */
+extern const char *const cc_policy_power_keys[]; /* NULL-terminated */
 struct cc_power_spec;
 int cc_policy_parse_power(const struct cc_ynode *n, struct cc_power_spec *out, struct cc_err *err);
 
