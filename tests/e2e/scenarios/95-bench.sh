@@ -76,10 +76,9 @@ for a in $arms; do
 	CC_HOOKS='createRuntime poststop'
 	case $a in
 	plain) ann='' CC_HOOKS='' ;;
-	hook) ann='' ;;
+	hook | hook-floor) ann='' ;;
 	carve-irq) ann='{class: latency, cpus: 1}' ;;
 	esac
-	[ "$a" != hook-floor ] || ann=''
 	mk_bundle "$B/$a" "$a" "$ann" "/kubepods/podb/$a"
 	if [ "$a" = hook-floor ]; then
 		# The same two stages, but the hook is busybox's `true` (argv[0]
