@@ -53,6 +53,8 @@ struct setup {
 	const struct bench_host *h;
 	struct cc_topo_source src;
 	struct cc_root *root;
+	struct cc_root *host;   /* gc looks for the prefill's cgroups under <dir>/cg, as on a host */
+	char cgmount[PATH_MAX];
 	char *dir;
 	char state_dir[PATH_MAX], empty_dir[PATH_MAX], bundle[PATH_MAX + 8], policy[PATH_MAX + 16];
 	char state_json[PATH_MAX + 128];
@@ -111,16 +113,41 @@ static bool parse_request(const char *yaml, struct cc_request *req)
 	return cc_request_parse(yaml, strlen(yaml), req, &err) == 0;
 }
 
-/* Carve `req` into the ledger as a finished container carve without a
- * cgroup (gc keeps those), as the prefill; false when refused. */
-static bool prefill_one(struct cc_ledger *l, const struct cc_topo *t, const struct cc_policy *p, const char *yaml,
-			int n)
+/* A container id as runtimes make them (64 hex digits), from `n`. */
+static void container_id(int n, char *out, size_t len)
+{
+	unsigned long long h = 0x9e3779b97f4a7c15ULL * (unsigned long long)(n + 1);
+
+	snprintf(out, len, "%016llx%016llx%016llx%016llx", h, h ^ 0x5555555555555555ULL, ~h,
+		 h ^ 0xaaaaaaaaaaaaaaaaULL);
+}
+
+static void mkdir_p(char *path)
+{
+	for (char *p = path + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(path, 0755) < 0 && errno != EEXIST)
+				bench_die("%s: %s", path, strerror(errno));
+			*p = '/';
+		}
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		bench_die("%s: %s", path, strerror(errno));
+}
+
+/* Carve `req` into the ledger as a finished container carve, with a
+ * container id and a cgroup that exists under the scratch directory's cg/
+ * (each decision's gc looks for every one, as the hook's does in
+ * /sys/fs/cgroup); false when refused. */
+static bool prefill_one(const struct setup *s, struct cc_ledger *l, const struct cc_topo *t,
+			const struct cc_policy *p, const char *yaml, int n)
 {
 	struct cc_err err = CC_ERR_INIT;
 	struct cc_request req;
 	struct cc_decision d;
 	struct cc_carve c;
 	_cleanup_bitmap_ hwloc_bitmap_t taken = cc_ledger_taken(l);
+	char dir[PATH_MAX + 512];
 	bool ok;
 
 	if (!taken || !parse_request(yaml, &req) || cc_allocate(t, p, taken, &req, &d, &err) < 0)
@@ -128,7 +155,10 @@ static bool prefill_one(struct cc_ledger *l, const struct cc_topo *t, const stru
 	ok = d.exclusive;
 	if (ok) {
 		cc_carve_init(&c);
-		snprintf(c.id, sizeof(c.id), "prefill-%d", n);
+		container_id(n, c.id, sizeof(c.id));
+		snprintf(c.cgroup, sizeof(c.cgroup), "/kubepods/pod%d/%s", n, c.id);
+		snprintf(dir, sizeof(dir), "%s/cg%s", s->dir, c.cgroup);
+		mkdir_p(dir);
 		snprintf(c.kind, sizeof(c.kind), "container");
 		snprintf(c.class_name, sizeof(c.class_name), "%s", d.class_name);
 		snprintf(c.core_class, sizeof(c.core_class), "%s", d.core_class);
@@ -166,6 +196,10 @@ static bool prepare(struct setup *s, const struct bench_host *h)
 	if (!bench_source(h, &s->src, &s->root))
 		return false;
 	s->dir = bench_tmpdir("decide");
+	s->host = cc_root_open("/", &err);
+	if (!s->host)
+		bench_die("%s", err.msg);
+	snprintf(s->cgmount, sizeof(s->cgmount), "%s/cg", s->dir);
 	snprintf(s->state_dir, sizeof(s->state_dir), "%s/state", s->dir);
 	snprintf(s->empty_dir, sizeof(s->empty_dir), "%s/state-empty", s->dir);
 	snprintf(s->bundle, sizeof(s->bundle), "%s/bundle", s->dir);
@@ -204,8 +238,8 @@ static bool prepare(struct setup *s, const struct bench_host *h)
 
 		if (!taken || 2 * hwloc_bitmap_weight(taken) >= t->npus)
 			break;
-		if (!prefill_one(l, t, p, fill[n % 4], n)) {
-			if (!prefill_one(l, t, p, fill[0], n))
+		if (!prefill_one(s, l, t, p, fill[n % 4], n)) {
+			if (!prefill_one(s, l, t, p, fill[0], n))
 				break;
 		}
 		/* Keep room for the measured request. */
@@ -217,9 +251,9 @@ static bool prepare(struct setup *s, const struct bench_host *h)
 		if (fits)
 			cc_decision_fini(&d);
 		if (!fits) {
-			char id[32];
+			char id[sizeof(((struct cc_carve *)0)->id)];
 
-			snprintf(id, sizeof(id), "prefill-%d", n);
+			container_id(n, id, sizeof(id));
 			cc_ledger_remove(l, id);
 			break;
 		}
@@ -252,6 +286,7 @@ static void teardown(struct setup *s)
 	bench_rmdir(s->dir);
 	free(s->dir);
 	cc_root_free(s->root);
+	cc_root_free(s->host);
 }
 
 static const char *state_of(const struct setup *s, enum mode m)
@@ -297,8 +332,10 @@ static int decide_once(struct setup *s, enum mode m, uint64_t *ph)
 	if (warm && !info.hit)
 		s->misses++;
 	t3 = bench_now();
-	l = cc_ledger_open(dir, &err);
-	if (!l || cc_ledger_gc(l, s->root, NULL, NULL, NULL, &err) < 0)
+	/* As the hook's create path: the ledger's index, gc of every carve's
+	 * cgroup. */
+	l = cc_ledger_open_index(dir, &err);
+	if (!l || cc_ledger_gc(l, s->host, s->cgmount, NULL, NULL, &err) < 0)
 		bench_die("%s", err.msg);
 	if (cc_ledger_find(l, st.id))
 		bench_die("%s: left in the ledger", st.id);

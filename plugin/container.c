@@ -72,24 +72,18 @@ static int release_power(const struct cc_ctx *ctx, struct cc_ledger *l, const st
 int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l,
 		  const struct cc_carve *c, struct cc_err *err)
 {
-	_cleanup_bitmap_ hwloc_bitmap_t still = hwloc_bitmap_alloc();
-	_cleanup_free_ const char **others = calloc((size_t)l->ncarves + 1, sizeof(*others));
+	_cleanup_bitmap_ hwloc_bitmap_t still = cc_ledger_held(l, c->id, false);
+	_cleanup_free_ const char **ids = NULL, **others = NULL;
 	struct cc_err irq_err = CC_ERR_INIT, power_err = CC_ERR_INIT;
 	enum cc_cg_mode mode;
-	int n = 0, rc = 0;
+	int n = 0, nrefs = 0, rc = 0;
 
-	if (!still || !others)
-		return cc_err_sys(err, ENOMEM, "release");
-	for (int i = 0; i < l->ncarves; i++) {
-		const struct cc_carve *o = &l->carves[i];
-
-		if (o == c || !strcmp(o->id, c->id))
-			continue;
-		hwloc_bitmap_or(still, still, o->cpus);
-		hwloc_bitmap_or(still, still, o->parked);
-		if (o->cgroup[0])
-			others[n++] = o->cgroup;
-	}
+	if (!still || cc_ledger_refs(l, c->id, &ids, &others, &nrefs) < 0)
+		return cc_err_sys(err, errno, "carve %s: release", c->id);
+	/* The cgroups of the other carves, those that have one. */
+	for (int i = 0; i < nrefs; i++)
+		if (others[i][0])
+			others[n++] = others[i];
 	if (c->cgroup[0]) {
 		if (cc_cg_mode_parse(c->mode, &mode) < 0)
 			rc = cc_err_set(err, EINVAL, "carve %s: unknown mode \"%s\"", c->id, c->mode);
@@ -346,7 +340,9 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	if (ctx->verbose && ctx->log && !tci.hit)
 		fprintf(ctx->log, "corecarve: topology discovered (cache %s)\n", tci.why);
 
-	ledger = cc_ledger_open(ctx->state_dir, err);
+	/* The index only: the carves already there are not parsed unless one
+	 * of them is needed (docs/performance.md, the busy ledger). */
+	ledger = cc_ledger_open_index(ctx->state_dir, err);
 	if (!ledger)
 		goto out;
 	ledger->fault = ctx->fault;

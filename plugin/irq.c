@@ -13,22 +13,7 @@
 
 hwloc_bitmap_t cc_irq_avoid(const struct cc_ledger *l, const char *except)
 {
-	hwloc_bitmap_t avoid = hwloc_bitmap_alloc();
-
-	if (!avoid)
-		return NULL;
-	for (int i = 0; i < l->ncarves; i++) {
-		const struct cc_carve *c = &l->carves[i];
-
-		if (!c->steer_irqs || (except && !strcmp(c->id, except)))
-			continue;
-		if ((c->cpus && hwloc_bitmap_or(avoid, avoid, c->cpus) < 0) ||
-		    (c->parked && hwloc_bitmap_or(avoid, avoid, c->parked) < 0)) {
-			hwloc_bitmap_free(avoid);
-			return NULL;
-		}
-	}
-	return avoid;
+	return cc_ledger_held(l, except, true);
 }
 
 bool cc_irq_same_device(const char *recorded, const char *now)

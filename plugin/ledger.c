@@ -1,5 +1,7 @@
+/* corecarve: the ledger's state directory, its lock, and the operations
+ * on it (ledger_int.h says which file does what). */
 #define _GNU_SOURCE
-#include "ledger.h"
+#include "ledger_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,467 +22,10 @@
 #define TMP_PREFIX CC_LEDGER_FILE ".tmp."
 #define FILE_PATH_MAX (PATH_MAX + 32)
 
-static const char *const carve_kinds[] = { "container", "vm", "exec", NULL };
-static const char *const carve_modes[] = { "remote-partition", "local-partition",
-					   "cpuset-only", "affinity", NULL };
-static const char *const carve_fields[] = { "id", "kind", "cgroup", "class", "core_class",
-					    "mode", "cpus", "parked", "mems", "exclusive",
-					    "steer_irqs", "created", "changes", NULL };
-static const char *const top_fields[] = { "version", "carves", "sections", NULL };
-
-static bool in_list(const char *const *list, const char *s)
-{
-	for (; *list; list++)
-		if (strcmp(*list, s) == 0)
-			return true;
-	return false;
-}
-
-static const char *json_type_name(const json_t *j)
-{
-	switch (json_typeof(j)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-		return "an integer";
-	case JSON_REAL:
-		return "a real number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "an unknown value";
-}
-
 static void file_path(const struct cc_ledger *l, const char *name, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s", l->dir, name);
 }
-
-/* ---- carves ---------------------------------------------------------- */
-
-void cc_carve_init(struct cc_carve *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->cpus = hwloc_bitmap_alloc();
-	c->parked = hwloc_bitmap_alloc();
-	c->mems = hwloc_bitmap_alloc();
-	/* Modules append their changes to it while applying a carve. */
-	c->changes = json_array();
-}
-
-void cc_carve_fini(struct cc_carve *c)
-{
-	if (!c)
-		return;
-	if (c->cpus)
-		hwloc_bitmap_free(c->cpus);
-	if (c->parked)
-		hwloc_bitmap_free(c->parked);
-	if (c->mems)
-		hwloc_bitmap_free(c->mems);
-	if (c->changes)
-		json_decref(c->changes);
-	c->cpus = c->parked = c->mems = NULL;
-	c->changes = NULL;
-}
-
-/* `parsed`: the text came out of a JSON string jansson parsed, which is
- * valid UTF-8 without NUL already; probing it again costs an allocation
- * per field, six per carve on every load. */
-static int check_text(const char *s, size_t cap, bool parsed, const char *what, const char *field,
-		      struct cc_err *err)
-{
-	size_t n = strnlen(s, cap);
-	json_t *probe;
-
-	if (n == cap)
-		return cc_err_set(err, ENAMETOOLONG, "%s.%s: longer than %zu bytes", what, field, cap - 1);
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return cc_err_set(err, EINVAL, "%s.%s: contains a control character", what, field);
-	if (parsed)
-		return 0;
-	/* Only valid UTF-8 can be written as JSON and read back. */
-	probe = json_string(s);
-	if (!probe)
-		return cc_err_set(err, EILSEQ, "%s.%s: not valid UTF-8", what, field);
-	json_decref(probe);
-	return 0;
-}
-
-static int check_set(hwloc_const_bitmap_t b, const char *what, const char *field,
-		     struct cc_err *err)
-{
-	if (!b)
-		return 0;
-	if (hwloc_bitmap_weight(b) < 0 || hwloc_bitmap_last(b) >= CC_CPU_LIMIT)
-		return cc_err_set(err, ERANGE, "%s.%s: set reaches beyond %d", what, field, CC_CPU_LIMIT - 1);
-	return 0;
-}
-
-/* The cgroup is joined to the cgroup2 mount by gc; "." and ".." components
- * would name some other cgroup (the mount itself always exists). */
-static int check_cgroup(const char *cg, const char *what, struct cc_err *err)
-{
-	const char *p = cg;
-
-	while (*p) {
-		size_t n;
-
-		while (*p == '/')
-			p++;
-		n = strcspn(p, "/");
-		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return cc_err_set(err, EINVAL, "%s.cgroup: \"%.200s\" has a \".\" or \"..\" component", what, cg);
-		p += n;
-	}
-	return 0;
-}
-
-/* Everything a carve must satisfy on its own; `what` names it in errors.
- * `parsed`: its strings came from the ledger file (check_text). */
-static int validate_carve(const struct cc_carve *c, bool parsed, const char *what, struct cc_err *err)
-{
-	if (check_text(c->id, sizeof(c->id), parsed, what, "id", err) < 0 ||
-	    check_text(c->kind, sizeof(c->kind), parsed, what, "kind", err) < 0 ||
-	    check_text(c->cgroup, sizeof(c->cgroup), parsed, what, "cgroup", err) < 0 ||
-	    check_text(c->class_name, sizeof(c->class_name), parsed, what, "class", err) < 0 ||
-	    check_text(c->core_class, sizeof(c->core_class), parsed, what, "core_class", err) < 0 ||
-	    check_text(c->mode, sizeof(c->mode), parsed, what, "mode", err) < 0)
-		return -1;
-	if (!c->id[0])
-		return cc_err_set(err, EINVAL, "%s.id: empty", what);
-	if (!in_list(carve_kinds, c->kind))
-		return cc_err_set(err, EINVAL, "%s.kind: expected container, vm or exec, got \"%s\"", what, c->kind);
-	if (!in_list(carve_modes, c->mode))
-		return cc_err_set(err, EINVAL,
-				  "%s.mode: expected remote-partition, local-partition, cpuset-only or affinity, got \"%s\"",
-				  what, c->mode);
-	if (check_cgroup(c->cgroup, what, err) < 0)
-		return -1;
-	if (check_set(c->cpus, what, "cpus", err) < 0 || check_set(c->parked, what, "parked", err) < 0 ||
-	    check_set(c->mems, what, "mems", err) < 0)
-		return -1;
-	if (c->created < 0)
-		return cc_err_set(err, EINVAL, "%s.created: negative", what);
-	if (c->cpus && c->parked && hwloc_bitmap_intersects(c->cpus, c->parked)) {
-		_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
-		_cleanup_free_ char *s = NULL;
-
-		if (both)
-			hwloc_bitmap_and(both, c->cpus, c->parked);
-		s = both ? cc_cpulist_format(both) : NULL;
-		return cc_err_set(err, EINVAL, "%s: parked CPUs %s are also in its cpus", what, s ? s : "?");
-	}
-	if (c->changes) {
-		size_t i;
-		json_t *v;
-
-		if (!json_is_array(c->changes))
-			return cc_err_set(err, EINVAL, "%s.changes: expected an array, got %s", what,
-					  json_type_name(c->changes));
-		json_array_foreach(c->changes, i, v)
-			if (!json_is_object(v))
-				return cc_err_set(err, EINVAL, "%s.changes[%zu]: expected an object, got %s", what,
-						  i, json_type_name(v));
-	}
-	return 0;
-}
-
-/* Both sets of a carve together: what it takes from the node. */
-static int carve_union(const struct cc_carve *c, hwloc_bitmap_t out)
-{
-	hwloc_bitmap_zero(out);
-	if (c->cpus && hwloc_bitmap_or(out, out, c->cpus) < 0)
-		return -1;
-	if (c->parked && hwloc_bitmap_or(out, out, c->parked) < 0)
-		return -1;
-	return 0;
-}
-
-/* Refuse `c` if its CPUs meet those of carves[0..n).  Linear in n; the
- * loader, which would call it once per carve, keeps a running union
- * instead and comes here only to name the carve an overlap is with. */
-static int check_disjoint(const struct cc_carve *carves, int n, const struct cc_carve *c,
-			  const char *what, struct cc_err *err)
-{
-	_cleanup_bitmap_ hwloc_bitmap_t mine = hwloc_bitmap_alloc();
-	_cleanup_bitmap_ hwloc_bitmap_t theirs = NULL;
-	_cleanup_free_ char *s = NULL;
-	int i;
-
-	if (!mine || carve_union(c, mine) < 0)
-		return cc_err_sys(err, ENOMEM, "%s", what);
-	/* Set against set: no union is built per carve. */
-	for (i = 0; i < n; i++)
-		if ((carves[i].cpus && hwloc_bitmap_intersects(mine, carves[i].cpus)) ||
-		    (carves[i].parked && hwloc_bitmap_intersects(mine, carves[i].parked)))
-			break;
-	if (i == n)
-		return 0;
-	theirs = hwloc_bitmap_alloc();
-	if (!theirs || carve_union(&carves[i], theirs) < 0)
-		return cc_err_sys(err, ENOMEM, "%s", what);
-	hwloc_bitmap_and(theirs, theirs, mine);
-	s = cc_cpulist_format(theirs);
-	return cc_err_set(err, EBUSY, "%s: CPUs %s already belong to carve \"%s\"", what, s ? s : "?",
-			  carves[i].id);
-}
-
-/* The loader's duplicate check keeps the ids seen in a jansson object
- * (its hash table): comparing every pair was ~7 M instructions per load
- * of a 683-carve ledger.  Values are carve indexes, for the message. */
-static int id_seen(json_t *ids, const struct cc_carve *carves, int i, struct cc_err *err)
-{
-	json_t *k = json_object_get(ids, carves[i].id);
-
-	if (k)
-		return (int)json_integer_value(k);
-	if (json_object_set_new(ids, carves[i].id, json_integer(i)) < 0)
-		return cc_err_sys(err, ENOMEM, "carves"), -2;
-	return -1;
-}
-
-/* What is checked between carves[i] and the carves before it, in the order
- * the loader reports it: a duplicate id, then an overlap.  `taken` is the
- * union of the carves before it and grows by this one. */
-static int admit_carve(struct cc_ledger *l, int i, json_t *ids, hwloc_bitmap_t taken,
-		       const char *what, struct cc_err *err)
-{
-	const struct cc_carve *c = &l->carves[i];
-	int k = id_seen(ids, l->carves, i, err);
-
-	if (k == -2)
-		return -1;
-	if (k >= 0)
-		return cc_err_set(err, EINVAL, "%s.id: duplicate id \"%s\" (also carves[%d])", what, c->id, k);
-	/* One test against the union of the carves before it: checking every
-	 * pair made the load quadratic (115 M of 279 M instructions per
-	 * decision at 683 carves).  On an overlap the pairwise search names
-	 * the carve, as cc_ledger_add does. */
-	if (hwloc_bitmap_intersects(c->cpus, taken) || hwloc_bitmap_intersects(c->parked, taken)) {
-		if (check_disjoint(l->carves, i, c, what, err) == 0)
-			cc_err_set(err, EBUSY, "%s: CPUs already belong to another carve", what);
-		return -1;
-	}
-	if (hwloc_bitmap_or(taken, taken, c->cpus) < 0 || hwloc_bitmap_or(taken, taken, c->parked) < 0)
-		return cc_err_sys(err, ENOMEM, "%s", what);
-	return 0;
-}
-
-/* ---- JSON <-> ledger ------------------------------------------------- */
-
-static int get_field(json_t *obj, const char *what, const char *key, json_t **out,
-		     struct cc_err *err)
-{
-	*out = json_object_get(obj, key);
-	if (!*out)
-		return cc_err_set(err, EINVAL, "%s: missing field \"%s\"", what, key);
-	return 0;
-}
-
-static int get_string(json_t *obj, const char *what, const char *key, char *buf, size_t len,
-		      struct cc_err *err)
-{
-	json_t *v;
-
-	if (get_field(obj, what, key, &v, err) < 0)
-		return -1;
-	if (!json_is_string(v))
-		return cc_err_set(err, EINVAL, "%s.%s: expected a string, got %s", what, key, json_type_name(v));
-	if (json_string_length(v) >= len)
-		return cc_err_set(err, ENAMETOOLONG, "%s.%s: longer than %zu bytes", what, key, len - 1);
-	memcpy(buf, json_string_value(v), json_string_length(v) + 1);
-	return 0;
-}
-
-static int get_cpulist(json_t *obj, const char *what, const char *key, hwloc_bitmap_t out,
-		       struct cc_err *err)
-{
-	char field[96];
-	json_t *v;
-
-	if (get_field(obj, what, key, &v, err) < 0)
-		return -1;
-	if (!json_is_string(v))
-		return cc_err_set(err, EINVAL, "%s.%s: expected a cpu-list string, got %s", what, key,
-				  json_type_name(v));
-	snprintf(field, sizeof(field), "%s.%s", what, key);
-	return cc_cpulist_parse(json_string_value(v), out, field, err);
-}
-
-static int get_bool(json_t *obj, const char *what, const char *key, bool *out, struct cc_err *err)
-{
-	json_t *v;
-
-	if (get_field(obj, what, key, &v, err) < 0)
-		return -1;
-	if (!json_is_boolean(v))
-		return cc_err_set(err, EINVAL, "%s.%s: expected a boolean, got %s", what, key, json_type_name(v));
-	*out = json_is_true(v);
-	return 0;
-}
-
-static int check_keys(json_t *obj, const char *const *known, const char *what, struct cc_err *err)
-{
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(obj, key, v)
-		if (!in_list(known, key))
-			return cc_err_set(err, EINVAL, "%s: unknown field \"%.64s\"", what, key);
-	return 0;
-}
-
-static int parse_carve(json_t *obj, const char *what, struct cc_carve *c, struct cc_err *err)
-{
-	json_t *v;
-
-	if (!json_is_object(obj))
-		return cc_err_set(err, EINVAL, "%s: expected an object, got %s", what, json_type_name(obj));
-	if (check_keys(obj, carve_fields, what, err) < 0)
-		return -1;
-	if (!c->cpus || !c->parked || !c->mems || !c->changes)
-		return cc_err_sys(err, ENOMEM, "%s", what);
-	if (get_string(obj, what, "id", c->id, sizeof(c->id), err) < 0 ||
-	    get_string(obj, what, "kind", c->kind, sizeof(c->kind), err) < 0 ||
-	    get_string(obj, what, "cgroup", c->cgroup, sizeof(c->cgroup), err) < 0 ||
-	    get_string(obj, what, "class", c->class_name, sizeof(c->class_name), err) < 0 ||
-	    get_string(obj, what, "core_class", c->core_class, sizeof(c->core_class), err) < 0 ||
-	    get_string(obj, what, "mode", c->mode, sizeof(c->mode), err) < 0 ||
-	    get_cpulist(obj, what, "cpus", c->cpus, err) < 0 ||
-	    get_cpulist(obj, what, "parked", c->parked, err) < 0 ||
-	    get_cpulist(obj, what, "mems", c->mems, err) < 0 ||
-	    get_bool(obj, what, "exclusive", &c->exclusive, err) < 0 ||
-	    get_bool(obj, what, "steer_irqs", &c->steer_irqs, err) < 0)
-		return -1;
-	if (get_field(obj, what, "created", &v, err) < 0)
-		return -1;
-	if (!json_is_integer(v))
-		return cc_err_set(err, EINVAL, "%s.created: expected an integer, got %s", what, json_type_name(v));
-	c->created = json_integer_value(v);
-	if (get_field(obj, what, "changes", &v, err) < 0)
-		return -1;
-	json_decref(c->changes);
-	c->changes = json_incref(v);
-	return validate_carve(c, true, what, err);
-}
-
-/* Fill `l` (empty) from the parsed document.  Errors name the field. */
-static int parse_ledger(struct cc_ledger *l, json_t *doc, struct cc_err *err)
-{
-	_cleanup_bitmap_ hwloc_bitmap_t taken = hwloc_bitmap_alloc();
-	_cleanup_json_ json_t *ids = json_object();
-	json_t *version, *carves, *sections, *v;
-	const char *key;
-	size_t i;
-
-	if (!json_is_object(doc))
-		return cc_err_set(err, EINVAL, "expected an object at the top level, got %s", json_type_name(doc));
-	/* The version first: a newer ledger may carry fields this one does not know. */
-	version = json_object_get(doc, "version");
-	if (!version)
-		return cc_err_set(err, EINVAL, "missing field \"version\"");
-	if (!json_is_integer(version))
-		return cc_err_set(err, EINVAL, "version: expected an integer, got %s", json_type_name(version));
-	if (json_integer_value(version) != CC_LEDGER_VERSION)
-		return cc_err_set(err, EPROTO, "version: unsupported ledger version %" JSON_INTEGER_FORMAT
-				  " (this corecarve reads version %d)", json_integer_value(version), CC_LEDGER_VERSION);
-	if (check_keys(doc, top_fields, "ledger", err) < 0)
-		return -1;
-	if (get_field(doc, "ledger", "carves", &carves, err) < 0 ||
-	    get_field(doc, "ledger", "sections", &sections, err) < 0)
-		return -1;
-	if (!json_is_array(carves))
-		return cc_err_set(err, EINVAL, "carves: expected an array, got %s", json_type_name(carves));
-	if (!json_is_object(sections))
-		return cc_err_set(err, EINVAL, "sections: expected an object, got %s", json_type_name(sections));
-	json_object_foreach(sections, key, v)
-		if (!json_is_object(v))
-			return cc_err_set(err, EINVAL, "sections.%.64s: expected an object, got %s", key, json_type_name(v));
-
-	l->carves = calloc(json_array_size(carves) ? json_array_size(carves) : 1, sizeof(*l->carves));
-	if (!l->carves || !taken || !ids)
-		return cc_err_sys(err, ENOMEM, "carves");
-	json_array_foreach(carves, i, v) {
-		struct cc_carve *c = &l->carves[i];
-		char what[48];
-
-		snprintf(what, sizeof(what), "carves[%zu]", i);
-		cc_carve_init(c);
-		l->ncarves = (int)i + 1;
-		if (parse_carve(v, what, c, err) < 0 || admit_carve(l, (int)i, ids, taken, what, err) < 0)
-			return -1;
-	}
-	/* The document is freed on return; its sections object lives on in
-	 * the ledger, no copy needed. */
-	json_decref(l->sections);
-	l->sections = json_incref(sections);
-	if (!l->sections)
-		return cc_err_sys(err, ENOMEM, "sections");
-	return 0;
-}
-
-static int set_new(json_t *obj, const char *key, json_t *v)
-{
-	return v ? json_object_set_new(obj, key, v) : -1;
-}
-
-static json_t *set_json(hwloc_const_bitmap_t b)
-{
-	_cleanup_free_ char *s = b ? cc_cpulist_format(b) : strdup("");
-
-	return s ? json_string(s) : NULL;
-}
-
-static json_t *carve_to_json(const struct cc_carve *c)
-{
-	_cleanup_json_ json_t *o = json_object();
-
-	if (!o || set_new(o, "id", json_string(c->id)) < 0 || set_new(o, "kind", json_string(c->kind)) < 0 ||
-	    set_new(o, "cgroup", json_string(c->cgroup)) < 0 ||
-	    set_new(o, "class", json_string(c->class_name)) < 0 ||
-	    set_new(o, "core_class", json_string(c->core_class)) < 0 ||
-	    set_new(o, "mode", json_string(c->mode)) < 0 || set_new(o, "cpus", set_json(c->cpus)) < 0 ||
-	    set_new(o, "parked", set_json(c->parked)) < 0 || set_new(o, "mems", set_json(c->mems)) < 0 ||
-	    set_new(o, "exclusive", json_boolean(c->exclusive)) < 0 ||
-	    set_new(o, "steer_irqs", json_boolean(c->steer_irqs)) < 0 ||
-	    set_new(o, "created", json_integer(c->created)) < 0 ||
-	    set_new(o, "changes", c->changes ? json_incref(c->changes) : json_array()) < 0)
-		return NULL;
-	return cc_steal_ptr(o);
-}
-
-/* The file's bytes for the ledger's current state. */
-static char *serialize(const struct cc_ledger *l, struct cc_err *err)
-{
-	_cleanup_json_ json_t *doc = json_object();
-	_cleanup_free_ char *text = NULL;
-	json_t *carves = json_array();
-	char *out;
-
-	if (!doc || set_new(doc, "version", json_integer(CC_LEDGER_VERSION)) < 0 ||
-	    set_new(doc, "carves", carves) < 0 || set_new(doc, "sections", json_incref(l->sections)) < 0)
-		return cc_err_sys(err, ENOMEM, "%s/" CC_LEDGER_FILE ": serialise", l->dir), NULL;
-	for (int i = 0; i < l->ncarves; i++)
-		if (json_array_append_new(carves, carve_to_json(&l->carves[i])) < 0)
-			return cc_err_set(err, EINVAL, "%s/" CC_LEDGER_FILE ": carve \"%s\" cannot be serialised",
-					  l->dir, l->carves[i].id), NULL;
-	text = json_dumps(doc, JSON_INDENT(2));
-	if (!text)
-		return cc_err_sys(err, ENOMEM, "%s/" CC_LEDGER_FILE ": serialise", l->dir), NULL;
-	if (asprintf(&out, "%s\n", text) < 0)
-		return cc_err_sys(err, ENOMEM, "%s/" CC_LEDGER_FILE ": serialise", l->dir), NULL;
-	return out;
-}
-
 /* ---- files ------------------------------------------------------------ */
 
 /* Open the state directory without following a symlink in its last
@@ -616,13 +161,11 @@ static int remove_stale_temps(struct cc_ledger *l, struct cc_err *err)
 	return 0;
 }
 
-static int load(struct cc_ledger *l, struct cc_err *err)
+static int load(struct cc_ledger *l, bool index_only, struct cc_err *err)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
-	_cleanup_json_ json_t *doc = NULL;
 	char path[FILE_PATH_MAX];
-	json_error_t je;
 	struct stat st;
 	size_t len = 0, cap;
 
@@ -673,18 +216,16 @@ static int load(struct cc_ledger *l, struct cc_err *err)
 	}
 	if (len > CC_LEDGER_MAX)
 		return cc_err_set(err, EFBIG, "%s: larger than the %u-byte limit", path, CC_LEDGER_MAX);
-	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-	if (!doc)
-		return cc_err_set(err, EINVAL, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-	if (parse_ledger(l, doc, err) < 0)
-		return cc_err_prefix(err, "%s", path);
+	/* jansson refuses a NUL byte in strings and outside them, so the
+	 * bytes are one C string. */
+	buf[len] = '\0';
+	if (ledger_parse(l, path, buf, len, index_only, err) < 0)
+		return -1;
 	/* What is on disk is these bytes: commit compares its serialisation
 	 * with them, rather than with a serialisation made here (a third of
 	 * the ledger's cost per decision at 683 carves).  A file another
 	 * build formatted differently compares unequal and is rewritten once.
-	 * jansson refuses a NUL byte in strings and outside them, so the
-	 * bytes are one C string. */
-	buf[len] = '\0';
+	 * An index-only ledger writes its carve lines back from them. */
 	l->snapshot = cc_steal_ptr(buf);
 	return 0;
 }
@@ -780,7 +321,7 @@ static struct cc_ledger *ledger_new(const char *dir, struct cc_err *err)
 	return l;
 }
 
-struct cc_ledger *cc_ledger_open(const char *dir, struct cc_err *err)
+static struct cc_ledger *open_locked(const char *dir, bool index_only, struct cc_err *err)
 {
 	_cleanup_ledger_ struct cc_ledger *l = ledger_new(dir, err);
 
@@ -789,9 +330,24 @@ struct cc_ledger *cc_ledger_open(const char *dir, struct cc_err *err)
 	l->dirfd = open_state_dir(l->dir, true, NULL, err);
 	if (l->dirfd < 0)
 		return NULL;
-	if (lock_file(l, true, err) < 0 || remove_stale_temps(l, err) < 0 || load(l, err) < 0)
+	if (lock_file(l, true, err) < 0 || remove_stale_temps(l, err) < 0 || load(l, index_only, err) < 0)
 		return NULL;
 	return cc_steal_ptr(l);
+}
+
+struct cc_ledger *cc_ledger_open(const char *dir, struct cc_err *err)
+{
+	return open_locked(dir, false, err);
+}
+
+struct cc_ledger *cc_ledger_open_index(const char *dir, struct cc_err *err)
+{
+	return open_locked(dir, true, err);
+}
+
+int cc_ledger_load_all(struct cc_ledger *l, struct cc_err *err)
+{
+	return ledger_parse_lines(l, err);
 }
 
 struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
@@ -807,7 +363,7 @@ struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
 		return cc_steal_ptr(l);
 	if (l->dirfd < 0)
 		return NULL;
-	if (lock_file(l, false, err) < 0 || load(l, err) < 0)
+	if (lock_file(l, false, err) < 0 || load(l, false, err) < 0)
 		return NULL;
 	unlock_file(l);
 	close(l->dirfd);
@@ -818,15 +374,21 @@ struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
 int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err)
 {
 	_cleanup_free_ char *text = NULL;
+	size_t lines_off = 0;
 	int r;
 
 	if (l->readonly || l->dirfd < 0 || l->lockfd < 0)
 		return cc_err_set(err, EPERM, "%s/" CC_LEDGER_FILE ": opened read-only, cannot commit", l->dir);
+	if (l->lazy_err.code) {
+		if (err)
+			*err = l->lazy_err;
+		return -1;
+	}
 	/* Modules edit sections and changes in place: compare with the disk
 	 * rather than trust `dirty` alone. */
 	if (!l->dirty && !l->snapshot && l->ncarves == 0 && json_object_size(l->sections) == 0)
 		return 0;
-	text = serialize(l, err);
+	text = ledger_serialize(l, &lines_off, err);
 	if (!text)
 		return -1;
 	if (!l->dirty && l->snapshot && strcmp(text, l->snapshot) == 0)
@@ -834,9 +396,13 @@ int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err)
 	r = replace_file(l, text, err);
 	if (r < 0)
 		return -1;
-	/* Renamed: the file is the new one even when the directory fsync failed. */
+	/* Renamed: the file is the new one even when the directory fsync
+	 * failed.  An index-only ledger's unparsed lines are in it too, after
+	 * the new header. */
 	free(l->snapshot);
 	l->snapshot = cc_steal_ptr(text);
+	if (l->index)
+		l->index->lines_off = lines_off;
 	l->dirty = false;
 	return r > 0 ? -1 : 0;
 }
@@ -853,6 +419,7 @@ void cc_ledger_close(struct cc_ledger *l)
 	free(l->carves);
 	if (l->sections)
 		json_decref(l->sections);
+	ledger_index_free(l->index);
 	free(l->snapshot);
 	free(l);
 }
@@ -862,23 +429,89 @@ void cc_ledger_closep(struct cc_ledger **l)
 	cc_ledger_close(*l);
 }
 
-hwloc_bitmap_t cc_ledger_taken(const struct cc_ledger *l)
+/* Index-only: the position of `id` among the carves left unparsed, -1. */
+static int unparsed_at(const struct cc_ledger *l, const char *id)
 {
-	hwloc_bitmap_t all = hwloc_bitmap_alloc();
+	size_t i;
+	json_t *e;
 
+	if (!l->index || !id)
+		return -1;
+	json_array_foreach(l->index->entries, i, e)
+		if (!strcmp(json_string_value(json_array_get(e, 0)), id))
+			return (int)i;
+	return -1;
+}
+
+hwloc_bitmap_t cc_ledger_held(const struct cc_ledger *l, const char *except, bool steered_only)
+{
+	hwloc_bitmap_t all;
+
+	/* The index has unions only: it cannot leave one carve out. */
+	if (unparsed_at(l, except) >= 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	all = !l->index ? hwloc_bitmap_alloc() : hwloc_bitmap_dup(steered_only ? l->index->steered : l->index->taken);
 	if (!all)
 		return NULL;
-	for (int i = 0; i < l->ncarves; i++)
-		if ((l->carves[i].cpus && hwloc_bitmap_or(all, all, l->carves[i].cpus) < 0) ||
-		    (l->carves[i].parked && hwloc_bitmap_or(all, all, l->carves[i].parked) < 0)) {
+	for (int i = 0; i < l->ncarves; i++) {
+		const struct cc_carve *c = &l->carves[i];
+
+		if ((steered_only && !c->steer_irqs) || (except && !strcmp(c->id, except)))
+			continue;
+		if ((c->cpus && hwloc_bitmap_or(all, all, c->cpus) < 0) ||
+		    (c->parked && hwloc_bitmap_or(all, all, c->parked) < 0)) {
 			hwloc_bitmap_free(all);
 			return NULL;
 		}
+	}
 	return all;
+}
+
+hwloc_bitmap_t cc_ledger_taken(const struct cc_ledger *l)
+{
+	return cc_ledger_held(l, NULL, false);
+}
+
+int cc_ledger_refs(const struct cc_ledger *l, const char *except, const char ***ids, const char ***cgroups,
+		   int *n)
+{
+	size_t max = (size_t)l->ncarves + (l->index ? json_array_size(l->index->entries) : 0) + 1, i;
+	_cleanup_free_ const char **id = calloc(max, sizeof(*id));
+	_cleanup_free_ const char **cg = calloc(max, sizeof(*cg));
+	json_t *e;
+	int k = 0;
+
+	if (unparsed_at(l, except) >= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!id || !cg) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (l->index)
+		json_array_foreach(l->index->entries, i, e) {
+			id[k] = json_string_value(json_array_get(e, 0));
+			cg[k++] = json_string_value(json_array_get(e, 2));
+		}
+	for (int j = 0; j < l->ncarves; j++)
+		if (!except || strcmp(l->carves[j].id, except) != 0) {
+			id[k] = l->carves[j].id;
+			cg[k++] = l->carves[j].cgroup;
+		}
+	*ids = cc_steal_ptr(id);
+	*cgroups = cc_steal_ptr(cg);
+	*n = k;
+	return 0;
 }
 
 struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id)
 {
+	/* One that was in the file: every carve is needed now. */
+	if (unparsed_at(l, id) >= 0 && cc_ledger_load_all(l, &l->lazy_err) < 0)
+		return NULL;
 	for (int i = 0; i < l->ncarves; i++)
 		if (strcmp(l->carves[i].id, id) == 0)
 			return &l->carves[i];
@@ -896,16 +529,26 @@ int cc_ledger_add(struct cc_ledger *l, const struct cc_carve *c, struct cc_err *
 	struct cc_carve n, *grown;
 
 	/* Checked before it is quoted in messages. */
-	if (check_text(c->id, sizeof(c->id), false, "carve", "id", err) < 0)
+	if (ledger_check_text(c->id, sizeof(c->id), false, "carve", "id", err) < 0)
 		return -1;
 	snprintf(what, sizeof(what), "carve \"%.256s\"", c->id);
 	if (l->readonly)
 		return cc_err_set(err, EPERM, "%s: ledger opened read-only", what);
-	if (validate_carve(c, false, what, err) < 0)
+	if (ledger_validate_carve(c, false, what, err) < 0)
 		return -1;
+	if (l->lazy_err.code) {
+		*err = l->lazy_err;
+		return -1;
+	}
 	if (cc_ledger_find(l, c->id))
 		return cc_err_set(err, EEXIST, "%s: already in the ledger", what);
-	if (check_disjoint(l->carves, l->ncarves, c, what, err) < 0)
+	if (l->index && ((c->cpus && hwloc_bitmap_intersects(l->index->taken, c->cpus)) ||
+			 (c->parked && hwloc_bitmap_intersects(l->index->taken, c->parked)))) {
+		/* Refused either way; the carves name the one it meets. */
+		if (cc_ledger_load_all(l, err) < 0)
+			return -1;
+	}
+	if (ledger_check_disjoint(l->carves, l->ncarves, c, what, err) < 0)
 		return -1;
 	grown = realloc(l->carves, (size_t)(l->ncarves + 1) * sizeof(*grown));
 	if (!grown)
@@ -970,42 +613,63 @@ static bool exec_cgroup_unused(const struct cc_root *root, const char *dir)
 	return ev && (!strncmp(ev, "populated 0", 11) || strstr(ev, "\npopulated 0"));
 }
 
+/* Whether the carve's cgroup is gone (1) or still in use (0); -1 when
+ * that cannot be told: only "it is not there" ends a carve, EACCES or EIO
+ * on a live container's cgroup must not hand its CPUs to someone else. */
+static int carve_gone(const struct cc_root *root, const char *cgroup_mount, const char *id, const char *kind,
+		      const char *cg, struct cc_err *err)
+{
+	char path[2 * PATH_MAX];
+	bool exec = !strcmp(kind, "exec");
+	int r;
+
+	if ((strcmp(kind, "container") != 0 && !exec) || !cg[0])
+		return 0;
+	while (*cg == '/')
+		cg++;
+	if (cc_path(path, sizeof(path), err, "%s/%s", cgroup_mount, cg) < 0)
+		return -1;
+	r = cc_root_is_dir(root, path, err);
+	if (r < 0)
+		return cc_err_prefix(err, "gc of carve \"%s\"", id);
+	return r == 0 || (exec && exec_cgroup_unused(root, path));
+}
+
 int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,
 		 int (*release)(struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
 {
-	int removed = 0;
+	int removed = 0, r;
 
 	if (!cgroup_mount)
 		cgroup_mount = "/sys/fs/cgroup";
+	if (l->index) {
+		size_t i;
+		json_t *e;
+
+		/* From the index while every carve is live (the common case);
+		 * a stale one is released from its full record. */
+		r = 0;
+		json_array_foreach(l->index->entries, i, e) {
+			r = carve_gone(root, cgroup_mount, json_string_value(json_array_get(e, 0)),
+				       json_string_value(json_array_get(e, 1)), json_string_value(json_array_get(e, 2)),
+				       err);
+			if (r != 0)
+				break;
+		}
+		if (r < 0)
+			return -1;
+		if (r > 0 && cc_ledger_load_all(l, err) < 0)
+			return -1;
+	}
 	for (int i = 0; i < l->ncarves;) {
 		struct cc_carve *c = &l->carves[i];
-		char path[2 * PATH_MAX];
-		const char *cg = c->cgroup;
-		struct cc_err e = CC_ERR_INIT;
-		bool exec = !strcmp(c->kind, "exec");
-		int fd;
 
-		if ((strcmp(c->kind, "container") != 0 && !exec) || !cg[0]) {
+		r = carve_gone(root, cgroup_mount, c->id, c->kind, c->cgroup, err);
+		if (r < 0)
+			return -1;
+		if (r == 0) {
 			i++;
 			continue;
-		}
-		while (*cg == '/')
-			cg++;
-		if (cc_path(path, sizeof(path), err, "%s/%s", cgroup_mount, cg) < 0)
-			return -1;
-		fd = cc_root_openat(root, path, O_PATH | O_DIRECTORY, 0, &e);
-		if (fd >= 0) {
-			close(fd);
-			if (!exec || !exec_cgroup_unused(root, path)) {
-				i++;
-				continue;
-			}
-		} else if (e.code != ENOENT && e.code != ENOTDIR) {
-			/* Only "it is not there" ends a carve: EACCES or EIO on a
-			 * live container's cgroup must not hand its CPUs to
-			 * someone else. */
-			cc_err_set(err, e.code, "%s", e.msg);
-			return cc_err_prefix(err, "gc of carve \"%s\"", c->id);
 		}
 		if (release && release(c, arg) < 0)
 			return cc_err_set(err, ECANCELED, "gc of carve \"%s\": releasing it failed; kept in the ledger",

@@ -1,5 +1,6 @@
 /* corecarve: the ledger — node state under /run/corecarve (tmpfs: carves
- * die with a reboot, like cgroups).  One JSON file, ledger.json, replaced
+ * die with a reboot, like cgroups).  One file, ledger.json (a JSON header
+ * with an index, then a JSON line per carve: ledger_int.h), replaced
  * atomically (write temp, fsync, rename, fsync dir) under an exclusive
  * flock on a separate lock file, so concurrent hooks never hand out the
  * same CPU and a process killed at any point leaves either the old or the
@@ -17,7 +18,7 @@
 
 #define CC_LEDGER_DIR "/run/corecarve"
 #define CC_LEDGER_FILE "ledger.json"
-#define CC_LEDGER_VERSION 1
+#define CC_LEDGER_VERSION 2
 /* A ledger larger than this is refused as corrupt (a full 8192-CPU node
  * needs well under 1 MiB). */
 #define CC_LEDGER_MAX (16u << 20)
@@ -55,6 +56,12 @@ struct cc_ledger {
 	int dirfd;        /* the state directory, -1 when it does not exist (read only) */
 	bool readonly;    /* from cc_ledger_read: commit refuses */
 	char *snapshot;   /* ledger.json's bytes as read or last written, NULL when no file */
+	/* Index-only (cc_ledger_open_index): the carves that were in the file,
+	 * unparsed; `carves` holds only those added since.  NULL otherwise. */
+	struct cc_ledger_index *index;
+	/* A load of those carves that failed inside a call with no error
+	 * argument (cc_ledger_find): commit refuses with it. */
+	struct cc_err lazy_err;
 };
 
 /* Directory from $CORECARVE_STATE_DIR is resolved by entry points; pass
@@ -64,6 +71,20 @@ struct cc_ledger {
  * or is group/world writable.  Removes temp files left by killed writers.
  * A corrupt ledger is an error "<dir>/ledger.json: <field>: <problem>". */
 struct cc_ledger *cc_ledger_open(const char *dir, struct cc_err *err);
+
+/* The same, for a hook's create path: reads the header of ledger.json
+ * (index and sections), not the carves.  `carves` then holds only the
+ * carves added since; cc_ledger_taken, cc_ledger_held, cc_ledger_refs,
+ * cc_ledger_add, cc_ledger_gc (while nothing is stale) and commit work
+ * from the index.  Anything that needs one of the carves that were there
+ * (cc_ledger_find or cc_ledger_remove of such an id, gc finding a stale
+ * one, an overlap to name) loads them all first (cc_ledger_load_all),
+ * which invalidates pointers into `carves` as an add or a remove does.
+ * Every other reader needs cc_ledger_open's whole ledger. */
+struct cc_ledger *cc_ledger_open_index(const char *dir, struct cc_err *err);
+
+/* Parse the carves an index-only ledger left out (nothing otherwise). */
+int cc_ledger_load_all(struct cc_ledger *l, struct cc_err *err);
 
 /* Read-only snapshot: shared lock while loading, released on return.
  * Creates nothing: a missing directory or ledger reads as empty.  The
@@ -80,6 +101,18 @@ void cc_ledger_closep(struct cc_ledger **l);
 
 /* Union of cpus and parked of every carve. Caller frees. */
 hwloc_bitmap_t cc_ledger_taken(const struct cc_ledger *l);
+
+/* Union of cpus and parked of the carves but `except` (NULL: none), all
+ * of them or only the steer-away ones.  Caller frees.  NULL on ENOMEM,
+ * and for an index-only ledger asked to leave out a carve it has not
+ * loaded (EINVAL: load them first). */
+hwloc_bitmap_t cc_ledger_held(const struct cc_ledger *l, const char *except, bool steered_only);
+
+/* The carves but `except`: their ids and cgroups ("" for none), borrowed
+ * until the ledger changes, in two arrays the caller frees.  -1 as
+ * cc_ledger_held's NULL. */
+int cc_ledger_refs(const struct cc_ledger *l, const char *except, const char ***ids, const char ***cgroups,
+		   int *n);
 
 struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id);
 

@@ -221,6 +221,31 @@ bool cc_root_exists(const struct cc_root *root, const char *path)
 	return true;
 }
 
+int cc_root_is_dir(const struct cc_root *root, const char *path, struct cc_err *err)
+{
+	struct cc_err e = CC_ERR_INIT;
+	struct stat st;
+	int fd;
+
+	/* The host's own symlinks are trusted (as cc_root_openat's fallback
+	 * trusts them); a captured tree's are not, and go through openat2. */
+	if (root->is_host) {
+		if (stat(path, &st) == 0)
+			return S_ISDIR(st.st_mode);
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		return cc_err_sys(err, errno, "%s", path);
+	}
+	fd = cc_root_openat(root, path, O_PATH | O_DIRECTORY, 0, &e);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	if (e.code == ENOENT || e.code == ENOTDIR)
+		return 0;
+	return cc_err_set(err, e.code, "%s", e.msg);
+}
+
 int cc_path(char *buf, size_t len, struct cc_err *err, const char *fmt, ...)
 {
 	va_list ap;

@@ -57,6 +57,12 @@ int cc_root_mkdir(const struct cc_root *root, const char *path, mode_t mode,
 
 bool cc_root_exists(const struct cc_root *root, const char *path);
 
+/* Whether `path` is a directory: 1; 0 when it is not there (ENOENT,
+ * ENOTDIR, or not a directory); -1 on any other failure (err set).  On
+ * the host one fstatat and no descriptor: the hook's gc asks it of every
+ * carve's cgroup on every decision. */
+int cc_root_is_dir(const struct cc_root *root, const char *path, struct cc_err *err);
+
 /* Build a path with printf formatting into buf; -1 with err on overflow. */
 int cc_path(char *buf, size_t len, struct cc_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -35,19 +35,9 @@
 #include "classes.h"
 #include "cleanup.h"
 #include "cpulist.h"
+#include "digest.h"
 
 #define MAGIC "corecarve-topology-cache 1"
-
-static uint64_t fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 14695981039346656037ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
 
 /* ---- writing ----------------------------------------------------------- */
 
@@ -151,7 +141,7 @@ char *cc_topo_serialize(const struct cc_topo *t, const char *stamp, struct cc_er
 		free(buf);
 		return cc_err_sys(err, ENOMEM, "topology cache"), NULL;
 	}
-	fprintf(f, "end %016" PRIx64 "\n", fnv1a(buf, len));
+	fprintf(f, "end %016" PRIx64 "\n", cc_fnv1a(CC_FNV1A_INIT, buf, len));
 	if (fclose(f) != 0) {
 		free(buf);
 		return cc_err_sys(err, ENOMEM, "topology cache"), NULL;
@@ -589,7 +579,7 @@ static int check_sum(struct rd *r, const char *text, size_t len)
 	if (memcmp(tail, "end ", 4) != 0 || (tail != text && tail[-1] != '\n'))
 		return cc_err_set(r->err, EINVAL, "topology cache: end: missing (truncated file)");
 	body = (size_t)(tail - text);
-	snprintf(want, sizeof(want), "%016" PRIx64, fnv1a(text, body));
+	snprintf(want, sizeof(want), "%016" PRIx64, cc_fnv1a(CC_FNV1A_INIT, text, body));
 	if (memcmp(tail + 4, want, 16) != 0)
 		return cc_err_set(r->err, EINVAL, "topology cache: end: checksum mismatch (damaged file)");
 	r->end = r->p + body;

@@ -179,7 +179,7 @@ START_TEST(test_roundtrip)
 		ck_assert_int_eq(mode_of(lock), 0600);
 	}
 	s = slurp(lpath);
-	ck_assert_ptr_nonnull(strstr(s, "\"version\": 1"));
+	ck_assert_ptr_nonnull(strstr(s, "\"version\": 2"));
 
 	l = cc_ledger_read(state, &err);
 	ck_assert_msg(l != NULL, "%s", err.msg);
@@ -302,7 +302,7 @@ static const struct {
 	{ NULL, "{\"carves\": [], \"sections\": {}}", ": missing field \"version\"" },
 	{ NULL, "{\"version\": 1, \"carves\": {}, \"sections\": {}}", ": carves: expected an array, got an object" },
 	{ NULL, "{\"version\": 1, \"carves\": []}", ": ledger: missing field \"sections\"" },
-	{ "\"version\": 1", "\"version\": 2", ": version: unsupported ledger version 2 (this corecarve reads version 1)" },
+	{ "\"version\": 1", "\"version\": 3", ": version: unsupported ledger version 3 (this corecarve reads versions 1 and 2)" },
 	{ "\"version\": 1", "\"version\": \"1\"", ": version: expected an integer, got a string" },
 	{ "\"version\": 1", "\"version\": 1, \"extra\": 0", ": ledger: unknown field \"extra\"" },
 	{ "\"cpus\": \"2-3\"", "\"cpus\": \"3-1\"", ": carves[0].cpus: invalid cpu list \"3-1\": range 3-1 is reversed" },
@@ -1117,23 +1117,31 @@ END_TEST
 /* ---- the file's bytes ----------------------------------------------------- */
 
 /* Commit compares the new text with the file's bytes: the text must stay
- * what json_dumps(JSON_INDENT(2)) prints for the same document (the form
- * every build wrote), or an unchanged ledger would be rewritten on every
- * commit.  Escapes, non-ASCII, extreme CPU numbers and nested changes
- * included, and everything reads back. */
+ * what jansson prints for the same values (json_dumps, no flags: one line
+ * each, the header then a carve a line), or an unchanged ledger would be
+ * rewritten on every commit.  Escapes, non-ASCII, extreme CPU numbers and
+ * nested changes included, and everything reads back. */
 static void assert_jansson_format(const char *path)
 {
-	_cleanup_free_ char *text = slurp(path), *again = NULL, *want = NULL;
-	_cleanup_json_ json_t *doc = NULL;
-	json_error_t je;
+	_cleanup_free_ char *text = slurp(path);
+	char *line, *save = NULL;
+	int n = 0;
 
 	ck_assert_ptr_nonnull(text);
-	doc = json_loads(text, JSON_REJECT_DUPLICATES, &je);
-	ck_assert_msg(doc != NULL, "%s: %s", je.text, text);
-	again = json_dumps(doc, JSON_INDENT(2));
-	ck_assert_ptr_nonnull(again);
-	ck_assert_int_ge(asprintf(&want, "%s\n", again), 0);
-	ck_assert_str_eq(text, want);
+	ck_assert(text[0] && text[strlen(text) - 1] == '\n');
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
+		_cleanup_json_ json_t *doc = NULL;
+		_cleanup_free_ char *again = NULL;
+		json_error_t je;
+
+		doc = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+		ck_assert_msg(doc != NULL, "line %d: %s: %s", n + 1, je.text, line);
+		ck_assert(n > 0 || json_integer_value(json_object_get(doc, "version")) == CC_LEDGER_VERSION);
+		again = json_dumps(doc, 0);
+		ck_assert_ptr_nonnull(again);
+		ck_assert_str_eq(line, again);
+	}
+	ck_assert_int_ge(n, 1);
 }
 
 START_TEST(test_format_is_janssons)
@@ -1309,19 +1317,29 @@ static const struct {
 	{ "\"cpus\": \"4-5\"", "\"cpus\": \"5,10\"", ": carves[2]: CPUs 10 already belong to carve \"c2\"" },
 	{ "\"cpus\": \"0-1\"", "\"cpus\": \"1-0\"", ": carves[0].cpus: invalid cpu list \"1-0\": range 1-0 is reversed" },
 	{ "\"kind\": \"container\"", "\"kind\": \"pod\"", ": carves[0].kind: expected container, vm or exec, got \"pod\"" },
-	{ "\"created\": 1700000000", "\"created\": 01700000000", ":16:18: invalid token near '0'" },
-	{ "\"created\": 1700000000", "\"created\": 99999999999999999999", ":16:37: too big integer near" },
-	{ "\"type\": \"cpu.max\"", "\"type\": \"cpu.max\", \"type\": \"x\"", ":34:35: duplicate object key near '\"type\"'" },
+	{ "\"created\": 1700000000", "\"created\": 01700000000", ":2:230: invalid token near '0'" },
+	{ "\"created\": 1700000000", "\"created\": 99999999999999999999", ":2:249: too big integer near" },
+	{ "\"type\": \"cpu.max\"", "\"type\": \"cpu.max\", \"type\": \"x\"", ":3:281: duplicate object key near '\"type\"'" },
 	{ "\"changes\": []", "\"changes\": {}", ": carves[0].changes: expected an array, got an object" },
-	{ "\"irq\": {\n      \"24\": \"ff\"\n    }", "\"irq\": 5", ": sections.irq: expected an object, got an integer" },
-	{ "\"version\": 1", "\"version\": 2", ": version: unsupported ledger version 2" },
+	{ "\"irq\": {\"24\": \"ff\"}", "\"irq\": 5", ": sections.irq: expected an object, got an integer" },
+	{ "\"version\": 2", "\"version\": 3", ": version: unsupported ledger version 3" },
+	/* The index must say what the carves say. */
+	{ "\"taken\": \"0-5,10\"", "\"taken\": \"0-5\"", ": index.taken: \"0-5\" is not the CPUs of the carves" },
+	{ "[\"c2\", \"container\"", "[\"c9\", \"container\"", ": index.carves[1]: \"c9\" (container, \"/kubepods/c2\") is not carves[1]" },
+	{ "[\"c3\", \"container\", \"/kubepods/c3\"]", "[\"c3\", \"container\", \"/kubepods/c3\"], [\"c4\", \"vm\", \"\"]",
+	  ": index.carves: names 4 carves, the file holds 3" },
+	{ "\"steered\": \"0-5,10\"", "\"steered\": \"\"", ": index.steered: \"\" is not the CPUs of the steer-away carves" },
+	{ "\"index\": {", "\"index\": {\"more\": 1, ", ": index: unknown field \"more\"" },
+	{ "\"c1\", \"container\", \"/kubepods/c1\"]", "\"c1\", \"container\"]", ": index.carves[0]: expected [id, kind, cgroup], got an array" },
+	{ "}\n{\"id\": \"c2\"", "}\n\n{\"id\": \"c2\"", ":3:0: '[' or '{' expected near end of file" },
 	{ "\"mode\": \"remote-partition\"", "\"mode\": \"remote-partitio\\u00f1\"",
 	  ": carves[0].mode: expected remote-partition, local-partition, cpuset-only or affinity, got \"remote-partitio\xc3\xb1\"" },
 	/* Another spelling of a valid document: it loads. */
 	{ "\"mode\": \"remote-partition\"", "\"mode\": \"remote\\u002dpartition\"", NULL },
 	{ "\"cgroup\": \"/kubepods/c3\"", "\"cgroup\": \"/kubepods/c\\u0033\"", NULL },
 	{ "\"steer_irqs\": true", "\"steer_irqs\" : true", NULL },
-	{ "\n}\n", "\n}\n\n", NULL },
+	{ "\"version\": 2, ", "\"version\" :2 ,", NULL },
+	{ "\"digest\": \"fnv1a64:", "\"digest\": \"fnv1a64:0", NULL },
 };
 
 START_TEST(test_canonical_layout_table)
@@ -1377,29 +1395,59 @@ static void assert_same_ledger(const struct cc_ledger *a, const struct cc_ledger
 	ck_assert(json_equal(a->sections, b->sections));
 }
 
-/* The same document, compact or indented, is the same ledger. */
-START_TEST(test_layouts_read_the_same)
+/* The version-1 file an older corecarve left (one indented document) and
+ * the version-2 file this one writes are the same ledger; the first
+ * commit after an upgrade writes version 2, and reads back the same. */
+START_TEST(test_version1_reads_the_same)
 {
-	_cleanup_free_ char *text = NULL, *compact = NULL;
-	_cleanup_json_ json_t *doc = NULL;
+	_cleanup_free_ char *text = NULL, *v1 = NULL, *v2 = NULL;
+	_cleanup_json_ json_t *doc = json_object(), *carves = json_array();
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_ledger *fast, *slow;
+	struct cc_ledger *now, *old, *again;
+	char *line, *save = NULL;
+	int n = 0;
 
 	setup();
 	write_canonical();
-	fast = cc_ledger_read(state, &err);
-	ck_assert_msg(fast != NULL, "%s", err.msg);
+	now = cc_ledger_read(state, &err);
+	ck_assert_msg(now != NULL, "%s", err.msg);
 	text = slurp(lpath);
-	doc = json_loads(text, 0, NULL);
-	ck_assert_ptr_nonnull(doc);
-	compact = json_dumps(doc, JSON_COMPACT);
-	write_file(lpath, compact, 0600);
-	slow = cc_ledger_read(state, &err);
-	ck_assert_msg(slow != NULL, "%s", err.msg);
-	assert_same_ledger(fast, slow);
-	ck_assert_int_eq(fast->ncarves, 3);
-	cc_ledger_close(fast);
-	cc_ledger_close(slow);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
+		json_t *v = json_loads(line, 0, NULL);
+
+		ck_assert_ptr_nonnull(v);
+		if (n == 0) {
+			json_object_set(doc, "sections", json_object_get(v, "sections"));
+			json_decref(v);
+		} else {
+			json_array_append_new(carves, v);
+		}
+	}
+	json_object_set_new(doc, "version", json_integer(1));
+	json_object_set(doc, "carves", carves);
+	v1 = json_dumps(doc, JSON_INDENT(2));
+	write_file(lpath, v1, 0600);
+	old = cc_ledger_read(state, &err);
+	ck_assert_msg(old != NULL, "%s", err.msg);
+	assert_same_ledger(now, old);
+	ck_assert_int_eq(old->ncarves, 3);
+
+	/* The hook's index-only open reads a version-1 file whole. */
+	again = cc_ledger_open_index(state, &err);
+	ck_assert_msg(again != NULL, "%s", err.msg);
+	ck_assert_ptr_null(again->index);
+	assert_same_ledger(now, again);
+	ck_assert_int_eq(cc_ledger_commit(again, &err), 0);
+	cc_ledger_close(again);
+	v2 = slurp(lpath);
+	ck_assert_ptr_nonnull(strstr(v2, "{\"version\": 2, \"index\": "));
+	assert_jansson_format(lpath);
+	again = cc_ledger_read(state, &err);
+	ck_assert_msg(again != NULL, "%s", err.msg);
+	assert_same_ledger(now, again);
+	cc_ledger_close(again);
+	cc_ledger_close(now);
+	cc_ledger_close(old);
 	teardown();
 }
 END_TEST
@@ -1431,7 +1479,7 @@ static Suite *ledger_suite(void)
 	tcase_add_test(tc, test_overlap_names_owner);
 	tcase_add_loop_test(tc, test_canonical_layout_table, 0,
 			    (int)(sizeof(canonical_cases) / sizeof(canonical_cases[0])));
-	tcase_add_test(tc, test_layouts_read_the_same);
+	tcase_add_test(tc, test_version1_reads_the_same);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(cli, 30);
 	tcase_add_test(cli, test_status_cli);

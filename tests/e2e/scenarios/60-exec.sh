@@ -126,7 +126,7 @@ kill -KILL $cc
 wait $cc 2>/dev/null || true
 check_match orphan-recorded "exec:*" "$orphan"
 sleep 1
-check_eq orphan-kept-while-running 1 "$(grep -c "\"$orphan\"" $CC_LEDGER)"
+check_eq orphan-kept-while-running 1 "$(grep -c "\"id\": \"$orphan\"" $CC_LEDGER)"
 wait_for 10 sh -c "grep -q 'populated 0' /sys/fs/cgroup/corecarve.exec/exec-${orphan#exec:}/cgroup.events" || true
 # The next carve (here an exec; a container hook does the same) collects it.
 out=$("$CC_BIN" exec --class latency --cpus 1 --carve -- true 2>&1) && pass next-carve || fail next-carve "$out"

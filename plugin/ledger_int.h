@@ -1,0 +1,75 @@
+/* corecarve: what the ledger's three files share, private to them.
+ *
+ *   ledger.c         the state directory, the lock, the public operations
+ *   ledger_carve.c   one carve: its rules and its JSON object
+ *   ledger_format.c  the file: its layout, reading it whole or by its
+ *                    index, writing it
+ *
+ * The file (version 2) is one JSON document per line: a header, then one
+ * line per carve.
+ *
+ *   {"version": 2, "index": {...}, "sections": {...}}
+ *   {"id": "c1", "kind": "container", ..., "changes": []}
+ *   {"id": "c2", ...}
+ *
+ * The header's index names every carve (id, kind, cgroup, in line order)
+ * and holds the union of their CPUs, that of the steer-away ones, and a
+ * digest of the carve lines.  A hook's create path reads the header only
+ * (cc_ledger_open_index) and writes the carve lines back as they were,
+ * with its own appended: the cost of a decision no longer grows with the
+ * JSON of every carve on the node.  Every other reader parses each line
+ * and checks the index against the carves, so an index that disagrees
+ * with its carves is a corrupt ledger, never a silent one.  Version 1
+ * (one indented document) is still read; the next commit writes 2. */
+#ifndef CC_LEDGER_INT_H
+#define CC_LEDGER_INT_H
+
+#include "ledger.h"
+
+#define CC_LEDGER_VERSION_OLD 1
+
+/* The carves that were in the file, left unparsed (cc_ledger_open_index). */
+struct cc_ledger_index {
+	json_t *entries;        /* [[id, kind, cgroup], ...] in line order */
+	hwloc_bitmap_t taken;   /* their cpus and parked */
+	hwloc_bitmap_t steered; /* those of the steer-away ones */
+	size_t lines_off;       /* their lines: snapshot[lines_off, +lines_len) */
+	size_t lines_len;
+	uint64_t lines_hash; /* FNV-1a of them (digest.h) */
+};
+
+void ledger_index_free(struct cc_ledger_index *ix);
+
+/* ---- ledger_carve.c ---- */
+bool ledger_in_list(const char *const *list, const char *s);
+const char *ledger_json_type(const json_t *j);
+extern const char *const ledger_carve_kinds[];
+int ledger_check_text(const char *s, size_t cap, bool parsed, const char *what, const char *field,
+		      struct cc_err *err);
+int ledger_check_cgroup(const char *cg, const char *what, struct cc_err *err);
+int ledger_validate_carve(const struct cc_carve *c, bool parsed, const char *what, struct cc_err *err);
+int ledger_carve_union(const struct cc_carve *c, hwloc_bitmap_t out);
+int ledger_check_disjoint(const struct cc_carve *carves, int n, const struct cc_carve *c, const char *what,
+			  struct cc_err *err);
+int ledger_admit_carve(struct cc_ledger *l, int i, json_t *ids, hwloc_bitmap_t taken, const char *what,
+		       struct cc_err *err);
+int ledger_get_field(json_t *obj, const char *what, const char *key, json_t **out, struct cc_err *err);
+int ledger_check_keys(json_t *obj, const char *const *known, const char *what, struct cc_err *err);
+int ledger_parse_carve(json_t *obj, const char *what, struct cc_carve *c, struct cc_err *err);
+json_t *ledger_carve_to_json(const struct cc_carve *c);
+
+/* ---- ledger_format.c ---- */
+/* Fill `l` (empty) from the file's bytes `buf` (NUL-terminated, `len`
+ * long): every carve, or with `index_only` a version-2 file's header
+ * alone (l->index set; a version-1 file is read whole).  Errors name the
+ * file (`path`) and the field or the line. */
+int ledger_parse(struct cc_ledger *l, const char *path, const char *buf, size_t len, bool index_only,
+		 struct cc_err *err);
+/* Parse the carve lines an index-only ledger left, put them before the
+ * carves added since, check the lot, and drop the index. */
+int ledger_parse_lines(struct cc_ledger *l, struct cc_err *err);
+/* The file's bytes for the ledger's state; `*lines_off` is where the
+ * carve lines begin in them. */
+char *ledger_serialize(const struct cc_ledger *l, size_t *lines_off, struct cc_err *err);
+
+#endif
