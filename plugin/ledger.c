@@ -225,7 +225,7 @@ static int load(struct cc_ledger *l, bool index_only, struct cc_err *err)
 	 * with them, rather than with a serialisation made here (a third of
 	 * the ledger's cost per decision at 683 carves).  A file another
 	 * build formatted differently compares unequal and is rewritten once.
-	 * An index-only ledger writes its carve lines back from them. */
+	 * An index-only ledger writes the lines it keeps back from them. */
 	l->snapshot = cc_steal_ptr(buf);
 	return 0;
 }
@@ -374,7 +374,7 @@ struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
 int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err)
 {
 	_cleanup_free_ char *text = NULL;
-	size_t lines_off = 0;
+	struct ledger_layout at = { 0 };
 	int r;
 
 	if (l->readonly || l->dirfd < 0 || l->lockfd < 0)
@@ -388,7 +388,7 @@ int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err)
 	 * rather than trust `dirty` alone. */
 	if (!l->dirty && !l->snapshot && l->ncarves == 0 && json_object_size(l->sections) == 0)
 		return 0;
-	text = ledger_serialize(l, &lines_off, err);
+	text = ledger_serialize(l, &at, err);
 	if (!text)
 		return -1;
 	if (!l->dirty && l->snapshot && strcmp(text, l->snapshot) == 0)
@@ -398,11 +398,13 @@ int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err)
 		return -1;
 	/* Renamed: the file is the new one even when the directory fsync
 	 * failed.  An index-only ledger's unparsed lines are in it too, after
-	 * the new header. */
+	 * the new header and before the lines it added. */
 	free(l->snapshot);
 	l->snapshot = cc_steal_ptr(text);
-	if (l->index)
-		l->index->lines_off = lines_off;
+	if (l->index) {
+		l->index->entries_off = at.entries_off;
+		l->index->lines_off = at.lines_off;
+	}
 	l->dirty = false;
 	return r > 0 ? -1 : 0;
 }

@@ -5,22 +5,27 @@
  *   ledger_format.c  the file: its layout, reading it whole or by its
  *                    index, writing it
  *
- * The file (version 2) is one JSON document per line: a header, then one
- * line per carve.
+ * The file (version 2) is one JSON value per line: a header, an entry line
+ * per carve, then a carve line per carve, in the same order.
  *
- *   {"version": 2, "index": {...}, "sections": {...}}
+ *   {"version": 2, "index": {"carves": 2, "taken": "0-3", "steered": "",
+ *                            "digest": "fnv1a64:..."}, "sections": {...}}
+ *   ["c1", "container", "/kubepods/c1"]
+ *   ["c2", "exec", "/corecarve.exec/exec-42"]
  *   {"id": "c1", "kind": "container", ..., "changes": []}
  *   {"id": "c2", ...}
  *
- * The header's index names every carve (id, kind, cgroup, in line order)
- * and holds the union of their CPUs, that of the steer-away ones, and a
- * digest of the carve lines.  A hook's create path reads the header only
- * (cc_ledger_open_index) and writes the carve lines back as they were,
- * with its own appended: the cost of a decision no longer grows with the
- * JSON of every carve on the node.  Every other reader parses each line
- * and checks the index against the carves, so an index that disagrees
- * with its carves is a corrupt ledger, never a silent one.  Version 1
- * (one indented document) is still read; the next commit writes 2. */
+ * The header's index counts the carves and holds the union of their CPUs,
+ * that of the steer-away ones, and a digest of both blocks of lines; an
+ * entry names a carve (id, kind, cgroup) as gc and the duplicate check need
+ * it.  A hook's create path reads the header and the entries only
+ * (cc_ledger_open_index) and writes both blocks back as they were, with
+ * its own lines appended: the cost of a decision no longer grows with the
+ * JSON of every carve on the node, and no line it keeps is printed again.
+ * Every other reader parses each line and checks the index and the entries
+ * against the carves, so an index that disagrees with its carves is a
+ * corrupt ledger, never a silent one.  Version 1 (one indented document)
+ * is still read; the next commit writes 2. */
 #ifndef CC_LEDGER_INT_H
 #define CC_LEDGER_INT_H
 
@@ -30,12 +35,17 @@
 
 /* The carves that were in the file, left unparsed (cc_ledger_open_index). */
 struct cc_ledger_index {
-	json_t *entries;        /* [[id, kind, cgroup], ...] in line order */
+	json_t *entries;        /* [[id, kind, cgroup], ...] from the entry lines */
 	hwloc_bitmap_t taken;   /* their cpus and parked */
 	hwloc_bitmap_t steered; /* those of the steer-away ones */
-	size_t lines_off;       /* their lines: snapshot[lines_off, +lines_len) */
-	size_t lines_len;
-	uint64_t lines_hash; /* FNV-1a of them (digest.h) */
+	/* Both blocks of lines in l->snapshot, and their FNV-1a (digest.h). */
+	size_t entries_off, entries_len, lines_off, lines_len;
+	uint64_t entries_hash, lines_hash;
+};
+
+/* Where ledger_serialize put the blocks it kept. */
+struct ledger_layout {
+	size_t entries_off, lines_off;
 };
 
 void ledger_index_free(struct cc_ledger_index *ix);
@@ -68,8 +78,8 @@ int ledger_parse(struct cc_ledger *l, const char *path, const char *buf, size_t 
 /* Parse the carve lines an index-only ledger left, put them before the
  * carves added since, check the lot, and drop the index. */
 int ledger_parse_lines(struct cc_ledger *l, struct cc_err *err);
-/* The file's bytes for the ledger's state; `*lines_off` is where the
- * carve lines begin in them. */
-char *ledger_serialize(const struct cc_ledger *l, size_t *lines_off, struct cc_err *err);
+/* The file's bytes for the ledger's state; `at` says where the blocks an
+ * index-only ledger kept are in them. */
+char *ledger_serialize(const struct cc_ledger *l, struct ledger_layout *at, struct cc_err *err);
 
 #endif

@@ -1317,21 +1317,21 @@ static const struct {
 	{ "\"cpus\": \"4-5\"", "\"cpus\": \"5,10\"", ": carves[2]: CPUs 10 already belong to carve \"c2\"" },
 	{ "\"cpus\": \"0-1\"", "\"cpus\": \"1-0\"", ": carves[0].cpus: invalid cpu list \"1-0\": range 1-0 is reversed" },
 	{ "\"kind\": \"container\"", "\"kind\": \"pod\"", ": carves[0].kind: expected container, vm or exec, got \"pod\"" },
-	{ "\"created\": 1700000000", "\"created\": 01700000000", ":2:230: invalid token near '0'" },
-	{ "\"created\": 1700000000", "\"created\": 99999999999999999999", ":2:249: too big integer near" },
-	{ "\"type\": \"cpu.max\"", "\"type\": \"cpu.max\", \"type\": \"x\"", ":3:281: duplicate object key near '\"type\"'" },
+	{ "\"created\": 1700000000", "\"created\": 01700000000", ":5:230: invalid token near '0'" },
+	{ "\"created\": 1700000000", "\"created\": 99999999999999999999", ":5:249: too big integer near" },
+	{ "\"type\": \"cpu.max\"", "\"type\": \"cpu.max\", \"type\": \"x\"", ":6:281: duplicate object key near '\"type\"'" },
 	{ "\"changes\": []", "\"changes\": {}", ": carves[0].changes: expected an array, got an object" },
 	{ "\"irq\": {\"24\": \"ff\"}", "\"irq\": 5", ": sections.irq: expected an object, got an integer" },
 	{ "\"version\": 2", "\"version\": 3", ": version: unsupported ledger version 3" },
 	/* The index must say what the carves say. */
 	{ "\"taken\": \"0-5,10\"", "\"taken\": \"0-5\"", ": index.taken: \"0-5\" is not the CPUs of the carves" },
-	{ "[\"c2\", \"container\"", "[\"c9\", \"container\"", ": index.carves[1]: \"c9\" (container, \"/kubepods/c2\") is not carves[1]" },
-	{ "[\"c3\", \"container\", \"/kubepods/c3\"]", "[\"c3\", \"container\", \"/kubepods/c3\"], [\"c4\", \"vm\", \"\"]",
-	  ": index.carves: names 4 carves, the file holds 3" },
+	{ "[\"c2\", \"container\"", "[\"c9\", \"container\"", ": entries[1]: \"c9\" (container, \"/kubepods/c2\") is not carves[1]" },
+	{ "\"carves\": 3", "\"carves\": 4", ": entries[3]: expected [id, kind, cgroup], got an object" },
+	{ "\"carves\": 3", "\"carves\": 2", ": carves[0]: expected an object, got an array" },
 	{ "\"steered\": \"0-5,10\"", "\"steered\": \"\"", ": index.steered: \"\" is not the CPUs of the steer-away carves" },
 	{ "\"index\": {", "\"index\": {\"more\": 1, ", ": index: unknown field \"more\"" },
-	{ "\"c1\", \"container\", \"/kubepods/c1\"]", "\"c1\", \"container\"]", ": index.carves[0]: expected [id, kind, cgroup], got an array" },
-	{ "}\n{\"id\": \"c2\"", "}\n\n{\"id\": \"c2\"", ":3:0: '[' or '{' expected near end of file" },
+	{ "\"c1\", \"container\", \"/kubepods/c1\"]", "\"c1\", \"container\"]", ": entries[0]: expected [id, kind, cgroup], got an array" },
+	{ "}\n{\"id\": \"c2\"", "}\n\n{\"id\": \"c2\"", ":6:0: '[' or '{' expected near end of file" },
 	{ "\"mode\": \"remote-partition\"", "\"mode\": \"remote-partitio\\u00f1\"",
 	  ": carves[0].mode: expected remote-partition, local-partition, cpuset-only or affinity, got \"remote-partitio\xc3\xb1\"" },
 	/* Another spelling of a valid document: it loads. */
@@ -1416,12 +1416,11 @@ START_TEST(test_version1_reads_the_same)
 		json_t *v = json_loads(line, 0, NULL);
 
 		ck_assert_ptr_nonnull(v);
-		if (n == 0) {
+		if (n == 0)
 			json_object_set(doc, "sections", json_object_get(v, "sections"));
-			json_decref(v);
-		} else {
-			json_array_append_new(carves, v);
-		}
+		if (n > 0 && json_is_object(v)) /* a carve line, not an entry line */
+			json_array_append(carves, v);
+		json_decref(v);
 	}
 	json_object_set_new(doc, "version", json_integer(1));
 	json_object_set(doc, "carves", carves);

@@ -138,7 +138,6 @@ START_TEST(test_index_same_as_whole)
 	_cleanup_bitmap_ hwloc_bitmap_t t = NULL, st = NULL;
 	struct cc_ledger *l;
 	size_t blen, alen, wlen;
-	const char *lines;
 	int n;
 
 	setup();
@@ -191,10 +190,19 @@ START_TEST(test_index_same_as_whole)
 	whole = cc_test_slurp_len(lpath2, &wlen);
 	ck_assert_int_eq(alen, wlen);
 	ck_assert(memcmp(after, whole, alen) == 0);
-	/* The carve lines that were there are the same bytes, the new one after. */
-	lines = strchr(before, '\n') + 1;
-	ck_assert_ptr_nonnull(strstr(after, lines));
-	ck_assert_ptr_nonnull(strstr(after + (strstr(after, lines) - after) + strlen(lines), "{\"id\": \"c4\""));
+	/* The lines that were there are the same bytes, each block with its
+	 * new line after it. */
+	{
+		const char *e = strchr(before, '\n') + 1, *c = strstr(before, "\n{") + 1, *at;
+		static const char entry[] = "[\"c4\", \"container\", \"/kubepods/c4\"]\n";
+
+		at = memmem(after, alen, e, (size_t)(c - e));
+		ck_assert_ptr_nonnull(at);
+		ck_assert(!strncmp(at + (c - e), entry, strlen(entry)));
+		at = strstr(after, c);
+		ck_assert_ptr_nonnull(at);
+		ck_assert_msg(!strncmp(at + strlen(c), "{\"id\": \"c4\",", 12), "%s", at + strlen(c));
+	}
 	assert_reads(state, 4, "0-7,10");
 	teardown();
 }
@@ -375,13 +383,14 @@ START_TEST(test_index_untrusted)
 	err = (struct cc_err)CC_ERR_INIT;
 	write_file(lpath, text, len - 1);
 	ck_assert_ptr_null(cc_ledger_open_index(state, &err));
-	ck_assert_msg(strstr(err.msg, "ledger.json:4: carve line without its newline"), "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "ledger.json:7: line without its newline"), "%s", err.msg);
 	teardown();
 }
 END_TEST
 
-/* The digest as ledger_format.c computes it: FNV-1a 64 over the carve
- * lines, then the entries' strings and the two unions, each with its NUL. */
+/* The digest as ledger_format.c computes it: FNV-1a 64 of "<hash of the
+ * entry lines> <hash of the carve lines>" (16 hex digits each), the two
+ * unions, each with its NUL. */
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *s = p;
@@ -391,54 +400,55 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* A file whose digest matches but whose index does not say what its
+/* A file whose digest matches but whose entries do not say what its carve
  * lines say (only a deliberate edit makes one): the index is trusted at
  * open, the mismatch is found when the carves are loaded, and nothing is
  * written after that. */
 START_TEST(test_index_mismatch_found_late)
 {
+	const uint64_t init = 0xcbf29ce484222325ULL;
 	struct cc_err err = CC_ERR_INIT;
 	_cleanup_free_ char *text = NULL, *head = NULL, *out = NULL;
 	_cleanup_json_ json_t *doc = NULL;
-	json_t *index, *e;
+	const char *entries, *carves, *taken, *steered;
+	char both[40], digest[32], *at;
 	struct cc_ledger *l;
-	const char *lines;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	char digest[32];
-	size_t len, i;
+	json_t *index;
+	uint64_t h;
+	size_t len;
 
 	setup();
 	write_three();
 	text = cc_test_slurp_len(lpath, &len);
-	lines = strchr(text, '\n') + 1;
-	doc = json_loadb(text, (size_t)(lines - text), 0, NULL);
+	entries = strchr(text, '\n') + 1;
+	carves = strstr(text, "\n{") + 1;
+	/* The entry says c9 where the carve line says c3. */
+	at = strstr(text, "[\"c3\"");
+	ck_assert_ptr_nonnull(at);
+	at[3] = '9';
+	doc = json_loadb(text, (size_t)(entries - text), 0, NULL);
 	ck_assert_ptr_nonnull(doc);
 	index = json_object_get(doc, "index");
-	/* The index says c9 where the line says c3. */
-	json_array_set_new(json_object_get(index, "carves"), 2, json_pack("[sss]", "c9", "container", "/kubepods/c3"));
-	h = fnv(h, lines, strlen(lines));
-	json_array_foreach(json_object_get(index, "carves"), i, e)
-		for (size_t k = 0; k < 3; k++)
-			h = fnv(h, json_string_value(json_array_get(e, k)), strlen(json_string_value(json_array_get(e, k))) + 1);
-	h = fnv(h, json_string_value(json_object_get(index, "taken")),
-		strlen(json_string_value(json_object_get(index, "taken"))) + 1);
-	h = fnv(h, json_string_value(json_object_get(index, "steered")),
-		strlen(json_string_value(json_object_get(index, "steered"))) + 1);
+	taken = json_string_value(json_object_get(index, "taken"));
+	steered = json_string_value(json_object_get(index, "steered"));
+	snprintf(both, sizeof(both), "%016" PRIx64 " %016" PRIx64, fnv(init, entries, (size_t)(carves - entries)),
+		 fnv(init, carves, strlen(carves)));
+	h = fnv(fnv(fnv(init, both, strlen(both) + 1), taken, strlen(taken) + 1), steered, strlen(steered) + 1);
 	snprintf(digest, sizeof(digest), "fnv1a64:%016" PRIx64, h);
 	json_object_set_new(index, "digest", json_string(digest));
 	head = json_dumps(doc, 0);
-	ck_assert_int_ge(asprintf(&out, "%s\n%s", head, lines), 0);
+	ck_assert_int_ge(asprintf(&out, "%s\n%s", head, entries), 0);
 	write_file(lpath, out, strlen(out));
 
 	l = open_index();
 	ck_assert_ptr_nonnull(l->index);
 	add(l, "c4", "6", "", false);
-	ck_assert_ptr_null(cc_ledger_find(l, "c9"));
-	ck_assert_ptr_null(cc_ledger_find(l, "c1")); /* the load fails */
+	ck_assert_ptr_null(cc_ledger_find(l, "c9")); /* the load fails */
+	ck_assert_ptr_null(cc_ledger_find(l, "c1"));
 	ck_assert_ptr_nonnull(l->index);
 	ck_assert_int_eq(l->ncarves, 1); /* c4 kept */
 	ck_assert_int_eq(cc_ledger_commit(l, &err), -1);
-	ck_assert_msg(strstr(err.msg, "index.carves[2]: \"c9\" (container, \"/kubepods/c3\") is not carves[2]"), "%s",
+	ck_assert_msg(strstr(err.msg, "entries[2]: \"c9\" (container, \"/kubepods/c3\") is not carves[2]"), "%s",
 		      err.msg);
 	cc_ledger_close(l);
 	ck_assert_ptr_null(cc_ledger_read(state, &err));
