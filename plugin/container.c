@@ -353,7 +353,9 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	if (cc_ledger_gc(ledger, ctx->root, cg.mount, gc_release, &gc, err) < 0)
 		goto out;
 	cc_fault_point(ctx, "after-gc");
-	if ((old = cc_ledger_find(ledger, spec->id))) {
+	if (cc_ledger_lookup(ledger, spec->id, &old, err) < 0)
+		goto out;
+	if (old) {
 		if (carve_live(&cg, old, res->cgroup)) {
 			rc = 0;
 			goto out;
@@ -457,13 +459,15 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 	struct cc_cg cg;
 	int rc;
 
-	ledger = cc_ledger_open(ctx->state_dir, err);
+	/* The index only: a container that was not carved (the usual case
+	 * for one in a shared class) costs no parse of the carves. */
+	ledger = cc_ledger_open_index(ctx->state_dir, err);
 	if (!ledger)
 		return -1;
 	ledger->fault = ctx->fault;
-	c = cc_ledger_find(ledger, id);
-	if (!c)
-		return 0;
+	rc = cc_ledger_lookup(ledger, id, &c, err);
+	if (rc <= 0)
+		return rc;
 	if (cc_cg_open(&cg, ctx->root, err) < 0)
 		return -1;
 	cg.trace = ctx->verbose ? ctx->log : NULL;

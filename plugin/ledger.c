@@ -520,6 +520,14 @@ struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id)
 	return NULL;
 }
 
+int cc_ledger_lookup(struct cc_ledger *l, const char *id, struct cc_carve **out, struct cc_err *err)
+{
+	if (unparsed_at(l, id) >= 0 && cc_ledger_load_all(l, err) < 0)
+		return -1;
+	*out = cc_ledger_find(l, id);
+	return *out != NULL;
+}
+
 static hwloc_bitmap_t dup_set(hwloc_const_bitmap_t b)
 {
 	return b ? hwloc_bitmap_dup(b) : hwloc_bitmap_alloc();

@@ -114,7 +114,15 @@ hwloc_bitmap_t cc_ledger_held(const struct cc_ledger *l, const char *except, boo
 int cc_ledger_refs(const struct cc_ledger *l, const char *except, const char ***ids, const char ***cgroups,
 		   int *n);
 
+/* The carve under `id`, NULL if none.  Borrowed until the ledger changes.
+ * In an index-only ledger, an id that was in the file loads every carve
+ * first; should that fail, NULL too, and commit refuses with the error:
+ * cc_ledger_lookup says so at once. */
 struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id);
+
+/* cc_ledger_find with the load's failure told apart: 1 and *out set, 0
+ * when there is no such carve, -1 (err set). */
+int cc_ledger_lookup(struct cc_ledger *l, const char *id, struct cc_carve **out, struct cc_err *err);
 
 /* Add a copy of `c` (bitmaps duplicated, changes reference taken).
  * Refuses a duplicate id and any CPU overlap with existing carves, and

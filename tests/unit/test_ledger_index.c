@@ -338,6 +338,37 @@ START_TEST(test_index_gc)
 }
 END_TEST
 
+/* The same on the host's root, where a cgroup is looked up with one stat:
+ * a directory is live, a missing path or a file in its place is gone. */
+START_TEST(test_index_gc_host)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = NULL;
+	struct released rel = { 0 };
+	char mount[PATH_MAX + 64];
+	struct cc_ledger *l;
+
+	setup();
+	write_three();
+	snprintf(mount, sizeof(mount), "%s/cgroup", base);
+	ck_assert_int_eq(cc_test_sh(NULL, "mkdir -p '%s/kubepods/c1' && touch '%s/kubepods/c3'", mount, mount), 0);
+	root = cc_root_open("/", &err);
+	ck_assert_msg(root != NULL && root->is_host, "%s", err.msg);
+	ck_assert_int_eq(cc_root_is_dir(root, mount, &err), 1);
+	ck_assert_int_eq(cc_root_is_dir(root, "/nonexistent/corecarve", &err), 0);
+
+	l = open_index();
+	ck_assert_int_eq(cc_ledger_gc(l, root, mount, release_cb, &rel, &err), 2);
+	ck_assert_int_eq(rel.n, 2);
+	ck_assert_int_eq(l->ncarves, 1);
+	ck_assert_str_eq(l->carves[0].id, "c1");
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	cc_ledger_close(l);
+	assert_reads(state, 1, "0-1");
+	teardown();
+}
+END_TEST
+
 /* An index that does not match its lines byte for byte is not used: the
  * whole file is read, which loads the same carves spelled another way (and
  * the next commit writes them anew) or says what is wrong. */
@@ -413,6 +444,7 @@ START_TEST(test_index_mismatch_found_late)
 	const char *entries, *carves, *taken, *steered;
 	char both[40], digest[32], *at;
 	struct cc_ledger *l;
+	struct cc_carve *c;
 	json_t *index;
 	uint64_t h;
 	size_t len;
@@ -443,6 +475,11 @@ START_TEST(test_index_mismatch_found_late)
 	l = open_index();
 	ck_assert_ptr_nonnull(l->index);
 	add(l, "c4", "6", "", false);
+	ck_assert_int_eq(cc_ledger_lookup(l, "c4", &c, &err), 1); /* added since: no load */
+	ck_assert_int_eq(cc_ledger_lookup(l, "c8", &c, &err), 0);
+	ck_assert_int_eq(cc_ledger_lookup(l, "c1", &c, &err), -1);
+	ck_assert_msg(strstr(err.msg, "entries[2]: \"c9\""), "%s", err.msg);
+	err = (struct cc_err)CC_ERR_INIT;
 	ck_assert_ptr_null(cc_ledger_find(l, "c9")); /* the load fails */
 	ck_assert_ptr_null(cc_ledger_find(l, "c1"));
 	ck_assert_ptr_nonnull(l->index);
@@ -466,6 +503,7 @@ static Suite *ledger_index_suite(void)
 	tcase_add_test(tc, test_index_find_loads_all);
 	tcase_add_test(tc, test_index_refusals);
 	tcase_add_test(tc, test_index_gc);
+	tcase_add_test(tc, test_index_gc_host);
 	tcase_add_test(tc, test_index_untrusted);
 	tcase_add_test(tc, test_index_mismatch_found_late);
 	suite_add_tcase(s, tc);
