@@ -79,7 +79,7 @@ int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *
 	int n = 0, nrefs = 0, rc = 0;
 
 	if (!still || cc_ledger_refs(l, c->id, &ids, &others, &nrefs) < 0)
-		return cc_err_sys(err, errno, "carve %s: release", c->id);
+		return cc_err_sys(err, errno ? errno : ENOMEM, "carve %s: release", c->id);
 	/* The cgroups of the other carves, those that have one. */
 	for (int i = 0; i < nrefs; i++)
 		if (others[i][0])

@@ -522,8 +522,12 @@ struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id)
 
 int cc_ledger_lookup(struct cc_ledger *l, const char *id, struct cc_carve **out, struct cc_err *err)
 {
-	if (unparsed_at(l, id) >= 0 && cc_ledger_load_all(l, err) < 0)
+	*out = NULL;
+	if (unparsed_at(l, id) >= 0 && cc_ledger_load_all(l, &l->lazy_err) < 0) {
+		if (err)
+			*err = l->lazy_err;
 		return -1;
+	}
 	*out = cc_ledger_find(l, id);
 	return *out != NULL;
 }

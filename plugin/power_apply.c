@@ -159,7 +159,7 @@ int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char
 		return 0;
 	cc_power_state_init(&st);
 	if (cc_ledger_refs(l, except, &live, &cgroups, &n) < 0)
-		return cc_err_sys(err, errno, "power: the carves of the ledger");
+		return cc_err_sys(err, errno ? errno : ENOMEM, "power: the carves of the ledger");
 	if (cc_power_state_load(l, &st, err) < 0 || cc_power_read_now(root, &st, &now, err) < 0 ||
 	    cc_power_release_plan(&st, &now, live, &plan, err) < 0)
 		goto out;

@@ -230,7 +230,11 @@ int cc_root_is_dir(const struct cc_root *root, const char *path, struct cc_err *
 	/* The host's own symlinks are trusted (as cc_root_openat's fallback
 	 * trusts them); a captured tree's are not, and go through openat2. */
 	if (root->is_host) {
-		if (stat(path, &st) == 0)
+		const char *rel = path;
+
+		while (*rel == '/')
+			rel++;
+		if (fstatat(root->dirfd, *rel ? rel : ".", &st, 0) == 0)
 			return S_ISDIR(st.st_mode);
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
