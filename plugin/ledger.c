@@ -216,8 +216,11 @@ static int load(struct cc_ledger *l, bool index_only, struct cc_err *err)
 	}
 	if (len > CC_LEDGER_MAX)
 		return cc_err_set(err, EFBIG, "%s: larger than the %u-byte limit", path, CC_LEDGER_MAX);
-	/* jansson refuses a NUL byte in strings and outside them, so the
-	 * bytes are one C string. */
+	/* The bytes are kept as one C string (commit compares and writes
+	 * them so): jansson refuses a NUL byte in what it parses, and the
+	 * lines an index-only read keeps unparsed must not hide one. */
+	if (memchr(buf, '\0', len))
+		return cc_err_set(err, EINVAL, "%s: contains a NUL byte", path);
 	buf[len] = '\0';
 	if (ledger_parse(l, path, buf, len, index_only, err) < 0)
 		return -1;
@@ -345,9 +348,15 @@ struct cc_ledger *cc_ledger_open_index(const char *dir, struct cc_err *err)
 	return open_locked(dir, true, err);
 }
 
+/* A failure sticks: whatever the caller does with its error, the ledger
+ * refuses to commit afterwards (a load fails only on a damaged file). */
 int cc_ledger_load_all(struct cc_ledger *l, struct cc_err *err)
 {
-	return ledger_parse_lines(l, err);
+	if (ledger_parse_lines(l, &l->lazy_err) == 0)
+		return 0;
+	if (err)
+		*err = l->lazy_err;
+	return -1;
 }
 
 struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
@@ -404,6 +413,7 @@ int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err)
 	if (l->index) {
 		l->index->entries_off = at.entries_off;
 		l->index->lines_off = at.lines_off;
+		l->index->lines_lineno = at.lines_lineno;
 	}
 	l->dirty = false;
 	return r > 0 ? -1 : 0;
@@ -512,7 +522,7 @@ int cc_ledger_refs(const struct cc_ledger *l, const char *except, const char ***
 struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id)
 {
 	/* One that was in the file: every carve is needed now. */
-	if (unparsed_at(l, id) >= 0 && cc_ledger_load_all(l, &l->lazy_err) < 0)
+	if (unparsed_at(l, id) >= 0 && cc_ledger_load_all(l, NULL) < 0)
 		return NULL;
 	for (int i = 0; i < l->ncarves; i++)
 		if (strcmp(l->carves[i].id, id) == 0)
@@ -523,11 +533,8 @@ struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id)
 int cc_ledger_lookup(struct cc_ledger *l, const char *id, struct cc_carve **out, struct cc_err *err)
 {
 	*out = NULL;
-	if (unparsed_at(l, id) >= 0 && cc_ledger_load_all(l, &l->lazy_err) < 0) {
-		if (err)
-			*err = l->lazy_err;
+	if (unparsed_at(l, id) >= 0 && cc_ledger_load_all(l, err) < 0)
 		return -1;
-	}
 	*out = cc_ledger_find(l, id);
 	return *out != NULL;
 }
@@ -540,7 +547,7 @@ static hwloc_bitmap_t dup_set(hwloc_const_bitmap_t b)
 int cc_ledger_add(struct cc_ledger *l, const struct cc_carve *c, struct cc_err *err)
 {
 	char what[300];
-	struct cc_carve n, *grown;
+	struct cc_carve n, *grown, *dup;
 
 	/* Checked before it is quoted in messages. */
 	if (ledger_check_text(c->id, sizeof(c->id), false, "carve", "id", err) < 0)
@@ -554,8 +561,8 @@ int cc_ledger_add(struct cc_ledger *l, const struct cc_carve *c, struct cc_err *
 		*err = l->lazy_err;
 		return -1;
 	}
-	if (cc_ledger_find(l, c->id))
-		return cc_err_set(err, EEXIST, "%s: already in the ledger", what);
+	if (cc_ledger_lookup(l, c->id, &dup, err) != 0)
+		return dup ? cc_err_set(err, EEXIST, "%s: already in the ledger", what) : -1;
 	if (l->index && ((c->cpus && hwloc_bitmap_intersects(l->index->taken, c->cpus)) ||
 			 (c->parked && hwloc_bitmap_intersects(l->index->taken, c->parked)))) {
 		/* Refused either way; the carves name the one it meets. */

@@ -131,7 +131,9 @@ int cc_ledger_lookup(struct cc_ledger *l, const char *id, struct cc_carve **out,
  * is stamped with the current time. */
 int cc_ledger_add(struct cc_ledger *l, const struct cc_carve *c, struct cc_err *err);
 
-/* Remove by id; returns 1 if removed, 0 if unknown. */
+/* Remove by id; returns 1 if removed, 0 if unknown, or if it was in an
+ * index-only ledger's file and loading the carves failed (commit then
+ * refuses; cc_ledger_lookup first tells the cases apart). */
 int cc_ledger_remove(struct cc_ledger *l, const char *id);
 
 /* Initialise/free a carve's owned members: empty bitmaps and an empty

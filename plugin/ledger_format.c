@@ -371,6 +371,7 @@ static int parse_v2_index(struct cc_ledger *l, const char *buf, const char *path
 	ix->lines_len = b->lines_len;
 	ix->entries_hash = cc_fnv1a(CC_FNV1A_INIT, b->entries, b->entries_len);
 	ix->lines_hash = cc_fnv1a(CC_FNV1A_INIT, b->lines, b->lines_len);
+	ix->lines_lineno = b->lines_lineno;
 	index_digest(ix->entries_hash, ix->lines_hash, h->taken, h->steered, digest);
 	if (strcmp(digest, h->digest) != 0)
 		goto out;
@@ -445,7 +446,8 @@ int ledger_parse_lines(struct cc_ledger *l, struct cc_err *err)
 		cc_err_sys(err, ENOMEM, "%s: carves", path);
 		goto undo;
 	}
-	if (parse_lines(l, NULL, path, l->snapshot + ix->lines_off, ix->lines_len, 2 + n, ids, taken, err) < 0)
+	if (parse_lines(l, NULL, path, l->snapshot + ix->lines_off, ix->lines_len, ix->lines_lineno, ids, taken,
+			err) < 0)
 		goto undo;
 	nparsed = l->ncarves;
 	/* The digest matched at open; the carves must say what the index
@@ -575,6 +577,7 @@ char *ledger_serialize(const struct cc_ledger *l, struct ledger_layout *at, stru
 	p = mempcpy(p, old_entries, old_entries_len);
 	p = mempcpy(p, entries, entries_len);
 	at->lines_off = (size_t)(p - out);
+	at->lines_lineno = 2 + n + (size_t)l->ncarves;
 	p = mempcpy(p, old_lines, old_lines_len);
 	p = mempcpy(p, lines, lines_len);
 	*p = '\0';

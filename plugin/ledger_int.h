@@ -41,11 +41,12 @@ struct cc_ledger_index {
 	/* Both blocks of lines in l->snapshot, and their FNV-1a (digest.h). */
 	size_t entries_off, entries_len, lines_off, lines_len;
 	uint64_t entries_hash, lines_hash;
+	size_t lines_lineno; /* the file's line number of the first carve line, for errors */
 };
 
 /* Where ledger_serialize put the blocks it kept. */
 struct ledger_layout {
-	size_t entries_off, lines_off;
+	size_t entries_off, lines_off, lines_lineno;
 };
 
 void ledger_index_free(struct cc_ledger_index *ix);

@@ -431,34 +431,18 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* A file whose digest matches but whose entries do not say what its carve
- * lines say (only a deliberate edit makes one): the index is trusted at
- * open, the mismatch is found when the carves are loaded, and nothing is
- * written after that. */
-START_TEST(test_index_mismatch_found_late)
+/* Write `text` (a version-2 ledger edited by the caller) with the digest
+ * its index and lines have now, as only a deliberate edit would. */
+static void write_redigested(const char *text)
 {
 	const uint64_t init = 0xcbf29ce484222325ULL;
-	struct cc_err err = CC_ERR_INIT;
-	_cleanup_free_ char *text = NULL, *head = NULL, *out = NULL;
-	_cleanup_json_ json_t *doc = NULL;
-	const char *entries, *carves, *taken, *steered;
-	char both[40], digest[32], *at;
-	struct cc_ledger *l;
-	struct cc_carve *c;
+	const char *entries = strchr(text, '\n') + 1, *carves = strstr(text, "\n{") + 1, *taken, *steered;
+	_cleanup_json_ json_t *doc = json_loadb(text, (size_t)(entries - text), 0, NULL);
+	_cleanup_free_ char *head = NULL, *out = NULL;
+	char both[40], digest[32];
 	json_t *index;
 	uint64_t h;
-	size_t len;
 
-	setup();
-	write_three();
-	text = cc_test_slurp_len(lpath, &len);
-	entries = strchr(text, '\n') + 1;
-	carves = strstr(text, "\n{") + 1;
-	/* The entry says c9 where the carve line says c3. */
-	at = strstr(text, "[\"c3\"");
-	ck_assert_ptr_nonnull(at);
-	at[3] = '9';
-	doc = json_loadb(text, (size_t)(entries - text), 0, NULL);
 	ck_assert_ptr_nonnull(doc);
 	index = json_object_get(doc, "index");
 	taken = json_string_value(json_object_get(index, "taken"));
@@ -471,6 +455,29 @@ START_TEST(test_index_mismatch_found_late)
 	head = json_dumps(doc, 0);
 	ck_assert_int_ge(asprintf(&out, "%s\n%s", head, entries), 0);
 	write_file(lpath, out, strlen(out));
+}
+
+/* A file whose digest matches but whose entries do not say what its carve
+ * lines say (only a deliberate edit makes one): the index is trusted at
+ * open, the mismatch is found when the carves are loaded, and nothing is
+ * written after that. */
+START_TEST(test_index_mismatch_found_late)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *text = NULL;
+	struct cc_ledger *l;
+	struct cc_carve *c, dup;
+	size_t len;
+	char *at;
+
+	setup();
+	write_three();
+	text = cc_test_slurp_len(lpath, &len);
+	/* The entry says c9 where the carve line says c3. */
+	at = strstr(text, "[\"c3\"");
+	ck_assert_ptr_nonnull(at);
+	at[3] = '9';
+	write_redigested(text);
 
 	l = open_index();
 	ck_assert_ptr_nonnull(l->index);
@@ -479,6 +486,12 @@ START_TEST(test_index_mismatch_found_late)
 	ck_assert_int_eq(cc_ledger_lookup(l, "c8", &c, &err), 0);
 	ck_assert_int_eq(cc_ledger_lookup(l, "c1", &c, &err), -1);
 	ck_assert_msg(strstr(err.msg, "entries[2]: \"c9\""), "%s", err.msg);
+	/* Adding under an id in the file needs the load: refused with its error. */
+	err = (struct cc_err)CC_ERR_INIT;
+	mk_carve(&dup, "c9", "7", "", false);
+	ck_assert_int_eq(cc_ledger_add(l, &dup, &err), -1);
+	ck_assert_msg(strstr(err.msg, "entries[2]: \"c9\""), "%s", err.msg);
+	cc_carve_fini(&dup);
 	err = (struct cc_err)CC_ERR_INIT;
 	ck_assert_ptr_null(cc_ledger_find(l, "c9")); /* the load fails */
 	ck_assert_ptr_null(cc_ledger_find(l, "c1"));
@@ -488,6 +501,64 @@ START_TEST(test_index_mismatch_found_late)
 	ck_assert_msg(strstr(err.msg, "entries[2]: \"c9\" (container, \"/kubepods/c3\") is not carves[2]"), "%s",
 		      err.msg);
 	cc_ledger_close(l);
+	ck_assert_ptr_null(cc_ledger_read(state, &err));
+	teardown();
+}
+END_TEST
+
+/* A carve line that does not parse, behind a matching digest: commits that
+ * need no carve still work (its bytes are copied as they are), and the
+ * error of the load that comes later names the line where it now is. */
+START_TEST(test_index_damaged_line_found_late)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *text = NULL;
+	struct cc_ledger *l;
+	struct cc_carve *c;
+	size_t len;
+	char *at;
+
+	setup();
+	write_three();
+	text = cc_test_slurp_len(lpath, &len);
+	at = strstr(text, "\"cpus\": \"2-3\"");
+	ck_assert_ptr_nonnull(at);
+	memcpy(at, "\"cpus\": [2-3]", 13);
+	write_redigested(text);
+
+	l = open_index();
+	ck_assert_ptr_nonnull(l->index);
+	add(l, "c4", "6", "", false);
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	add(l, "c5", "7", "", false);
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	/* Header, 5 entry lines, then c1, c2: line 8. */
+	ck_assert_int_eq(cc_ledger_lookup(l, "c1", &c, &err), -1);
+	ck_assert_msg(strstr(err.msg, "ledger.json:8:"), "%s", err.msg);
+	err = (struct cc_err)CC_ERR_INIT;
+	ck_assert_int_eq(cc_ledger_commit(l, &err), -1);
+	cc_ledger_close(l);
+	err = (struct cc_err)CC_ERR_INIT;
+	ck_assert_ptr_null(cc_ledger_read(state, &err));
+	ck_assert_msg(strstr(err.msg, "ledger.json:8:"), "%s", err.msg);
+	teardown();
+}
+END_TEST
+
+/* A NUL byte anywhere is refused, by both reads. */
+START_TEST(test_nul_byte_refused)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	setup();
+	write_three();
+	text = cc_test_slurp_len(lpath, &len);
+	text[len - 3] = '\0';
+	write_file(lpath, text, len);
+	ck_assert_ptr_null(cc_ledger_open_index(state, &err));
+	ck_assert_msg(strstr(err.msg, "ledger.json: contains a NUL byte"), "%s", err.msg);
 	ck_assert_ptr_null(cc_ledger_read(state, &err));
 	teardown();
 }
@@ -506,6 +577,8 @@ static Suite *ledger_index_suite(void)
 	tcase_add_test(tc, test_index_gc_host);
 	tcase_add_test(tc, test_index_untrusted);
 	tcase_add_test(tc, test_index_mismatch_found_late);
+	tcase_add_test(tc, test_index_damaged_line_found_late);
+	tcase_add_test(tc, test_nul_byte_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
