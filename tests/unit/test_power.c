@@ -413,6 +413,16 @@ static const char *f03_copy(void)
 	return dir;
 }
 
+/* Every file of the copied sys tree with its contents, hashed: equal
+ * sums before and after mean the tree is byte for byte as it was. */
+static char *tree_sum(const char *dir)
+{
+	char *sum = NULL;
+
+	ck_assert_int_eq(cc_test_sh(&sum, "cd '%s' && find sys -type f | sort | while read f; do printf \"%%s=%%s\\n\" \"$f\" \"$(cat \"$f\" 2>/dev/null)\"; done | md5sum", dir), 0);
+	return sum;
+}
+
 static hwloc_bitmap_t bm(const char *list)
 {
 	hwloc_bitmap_t b = hwloc_bitmap_alloc();
@@ -643,7 +653,7 @@ START_TEST(test_apply_release_f03)
 
 	if (!dir)
 		return;
-	ck_assert_int_eq(cc_test_sh(&before, "cd '%s' && find sys -type f | sort | while read f; do printf \"%%s=%%s\\n\" \"$f\" \"$(cat \"$f\" 2>/dev/null)\"; done | md5sum", dir), 0);
+	before = tree_sum(dir);
 	root = cc_root_open(dir, &err);
 	ck_assert_ptr_nonnull(root);
 	snprintf(state, sizeof(state), "%s/state", dir);
@@ -722,7 +732,7 @@ START_TEST(test_apply_release_f03)
 	ck_assert_int_eq(rep.restored, 2 + 1);
 	ck_assert_ptr_null(json_object_get(l->sections, CC_POWER_SECTION));
 	ck_assert_msg(cc_ledger_commit(l, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(cc_test_sh(&after, "cd '%s' && find sys -type f | sort | while read f; do printf \"%%s=%%s\\n\" \"$f\" \"$(cat \"$f\" 2>/dev/null)\"; done | md5sum", dir), 0);
+	after = tree_sum(dir);
 	ck_assert_str_eq(before, after);
 }
 END_TEST
@@ -798,7 +808,7 @@ START_TEST(test_crash_then_release)
 
 	if (!dir)
 		return;
-	ck_assert_int_eq(cc_test_sh(&before, "cd '%s' && find sys -type f | sort | while read f; do printf \"%%s=%%s\\n\" \"$f\" \"$(cat \"$f\" 2>/dev/null)\"; done | md5sum", dir), 0);
+	before = tree_sum(dir);
 	snprintf(state, sizeof(state), "%s/state", dir);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -838,7 +848,7 @@ START_TEST(test_crash_then_release)
 		ck_assert_ptr_null(json_object_get(l->sections, CC_POWER_SECTION));
 		ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
 	}
-	ck_assert_int_eq(cc_test_sh(&after, "cd '%s' && find sys -type f | sort | while read f; do printf \"%%s=%%s\\n\" \"$f\" \"$(cat \"$f\" 2>/dev/null)\"; done | md5sum", dir), 0);
+	after = tree_sum(dir);
 	ck_assert_str_eq(before, after);
 }
 END_TEST
