@@ -659,7 +659,7 @@ static int carve_gone(const struct cc_root *root, const char *cgroup_mount, cons
 int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,
 		 int (*release)(struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
 {
-	int removed = 0, r;
+	int removed = 0, first = 0, r;
 
 	if (!cgroup_mount)
 		cgroup_mount = "/sys/fs/cgroup";
@@ -668,7 +668,9 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cg
 		json_t *e;
 
 		/* From the index while every carve is live (the common case);
-		 * a stale one is released from its full record. */
+		 * a stale one is released from its full record.  Loaded, the
+		 * carves keep the file's order: those before it were just
+		 * found live and are not looked up again. */
 		r = 0;
 		json_array_foreach(l->index->entries, i, e) {
 			r = carve_gone(root, cgroup_mount, json_string_value(json_array_get(e, 0)),
@@ -679,10 +681,13 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cg
 		}
 		if (r < 0)
 			return -1;
-		if (r > 0 && cc_ledger_load_all(l, err) < 0)
-			return -1;
+		if (r > 0) {
+			if (cc_ledger_load_all(l, err) < 0)
+				return -1;
+			first = (int)i;
+		}
 	}
-	for (int i = 0; i < l->ncarves;) {
+	for (int i = first; i < l->ncarves;) {
 		struct cc_carve *c = &l->carves[i];
 
 		r = carve_gone(root, cgroup_mount, c->id, c->kind, c->cgroup, err);
