@@ -89,23 +89,6 @@ static void set_list(hwloc_bitmap_t b, const char *s)
 	ck_assert_msg(cc_cpulist_parse(s, b, "test", &err) == 0, "%s", err.msg);
 }
 
-static void mk_carve(struct cc_carve *c, const char *id, const char *cpus, const char *parked)
-{
-	cc_carve_init(c);
-	snprintf(c->id, sizeof(c->id), "%s", id);
-	snprintf(c->kind, sizeof(c->kind), "container");
-	snprintf(c->cgroup, sizeof(c->cgroup), "/kubepods/%s", id);
-	snprintf(c->class_name, sizeof(c->class_name), "latency");
-	snprintf(c->core_class, sizeof(c->core_class), "performance");
-	snprintf(c->mode, sizeof(c->mode), "remote-partition");
-	set_list(c->cpus, cpus);
-	set_list(c->parked, parked);
-	set_list(c->mems, "0");
-	c->exclusive = true;
-	c->steer_irqs = true;
-	c->created = 1700000000;
-}
-
 static char *list_of(hwloc_const_bitmap_t b)
 {
 	char *s = cc_cpulist_format(b);
@@ -148,8 +131,8 @@ START_TEST(test_roundtrip)
 	ck_assert_msg(l != NULL, "%s", err.msg);
 	ck_assert_int_eq(l->ncarves, 0);
 	ck_assert_int_eq(mode_of(state), 0700);
-	mk_carve(&a, "0123456789abcdef0123", "2-3", "10-11");
-	mk_carve(&b, "vm:guest", "4-7", "");
+	cc_test_carve(&a, "0123456789abcdef0123", "2-3", "10-11", true);
+	cc_test_carve(&b, "vm:guest", "4-7", "", true);
 	snprintf(b.kind, sizeof(b.kind), "vm");
 	b.cgroup[0] = '\0';
 	snprintf(b.mode, sizeof(b.mode), "cpuset-only");
@@ -510,7 +493,7 @@ START_TEST(test_new_dir_modes_despite_umask)
 	umask(0);
 	l = cc_ledger_open(state, &err);
 	ck_assert_msg(l != NULL, "%s", err.msg);
-	mk_carve(&c, "x", "1", "");
+	cc_test_carve(&c, "x", "1", "", true);
 	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
 	cc_carve_fini(&c);
 	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
@@ -522,7 +505,7 @@ START_TEST(test_new_dir_modes_despite_umask)
 	umask(0277); /* would make a 0400 directory the ledger could not write into */
 	l = cc_ledger_open(state, &err);
 	ck_assert_msg(l != NULL, "%s", err.msg);
-	mk_carve(&c, "x", "1", "");
+	cc_test_carve(&c, "x", "1", "", true);
 	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
 	cc_carve_fini(&c);
 	ck_assert_msg(cc_ledger_commit(l, &err) == 0, "%s", err.msg);
@@ -570,7 +553,7 @@ START_TEST(test_add_refusals)
 	setup();
 	l = cc_ledger_open(state, &err);
 	ck_assert_msg(l != NULL, "%s", err.msg);
-	mk_carve(&a, "a", "2-3", "10-11");
+	cc_test_carve(&a, "a", "2-3", "10-11", true);
 	/* Modules append to a fresh carve's changes while applying it. */
 	ck_assert(json_is_array(a.changes) && json_array_size(a.changes) == 0);
 	ck_assert_int_eq(cc_ledger_add(l, &a, &err), 0);
@@ -579,7 +562,7 @@ START_TEST(test_add_refusals)
 	ck_assert_str_eq(err.msg, "carve \"a\": already in the ledger");
 	ck_assert_int_eq(err.code, EEXIST);
 
-	mk_carve(&c, "b", "4,11", "");
+	cc_test_carve(&c, "b", "4,11", "", true);
 	err = (struct cc_err)CC_ERR_INIT;
 	ck_assert_int_eq(cc_ledger_add(l, &c, &err), -1);
 	ck_assert_str_eq(err.msg, "carve \"b\": CPUs 11 already belong to carve \"a\"");
@@ -939,21 +922,21 @@ START_TEST(test_gc)
 
 	l = cc_ledger_open(state, &err);
 	ck_assert_msg(l != NULL, "%s", err.msg);
-	mk_carve(&c, "a", "1", "");
+	cc_test_carve(&c, "a", "1", "", true);
 	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
 	cc_carve_fini(&c);
-	mk_carve(&c, "b", "2", "");
+	cc_test_carve(&c, "b", "2", "", true);
 	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
 	cc_carve_fini(&c);
-	mk_carve(&c, "vm:x", "3", ""); /* not a container: kept */
+	cc_test_carve(&c, "vm:x", "3", "", true); /* not a container: kept */
 	snprintf(c.kind, sizeof(c.kind), "vm");
 	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
 	cc_carve_fini(&c);
-	mk_carve(&c, "nocg", "4", ""); /* no cgroup recorded: kept */
+	cc_test_carve(&c, "nocg", "4", "", true); /* no cgroup recorded: kept */
 	c.cgroup[0] = '\0';
 	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
 	cc_carve_fini(&c);
-	mk_carve(&c, "rel", "5", ""); /* relative cgroup path */
+	cc_test_carve(&c, "rel", "5", "", true); /* relative cgroup path */
 	snprintf(c.cgroup, sizeof(c.cgroup), "kubepods/a");
 	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
 	cc_carve_fini(&c);
@@ -992,7 +975,7 @@ START_TEST(test_gc)
 	ck_assert_ptr_nonnull(cc_ledger_find(l, "nocg"));
 
 	/* A cgroup that is a file is no cgroup; NULL release is allowed. */
-	mk_carve(&c, "f", "6", "");
+	cc_test_carve(&c, "f", "6", "", true);
 	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
 	cc_carve_fini(&c);
 	snprintf(path, sizeof(path), "%s/root/sys/fs/cgroup/kubepods/f", base);
@@ -1169,7 +1152,7 @@ START_TEST(test_format_is_janssons)
 
 		/* Escapes and non-ASCII go through jansson's own string writer. */
 		snprintf(id, sizeof(id), i == 1 ? "q\"uo\\te/%d" : i == 2 ? "caf\xc3\xa9-%d" : "plain-%d", i);
-		mk_carve(&c, id, sets[i][0], sets[i][1]);
+		cc_test_carve(&c, id, sets[i][0], sets[i][1], true);
 		c.exclusive = i % 2;
 		c.created = i == 3 ? 0 : 1700000000 + i;
 		if (i == 2) {
@@ -1292,9 +1275,9 @@ static void write_canonical(void)
 
 	l = cc_ledger_open(state, &err);
 	ck_assert_msg(l != NULL, "%s", err.msg);
-	mk_carve(&a, "c1", "0-1", "");
-	mk_carve(&b, "c2", "2-3", "10");
-	mk_carve(&c, "c3", "4-5", "");
+	cc_test_carve(&a, "c1", "0-1", "", true);
+	cc_test_carve(&b, "c2", "2-3", "10", true);
+	cc_test_carve(&c, "c3", "4-5", "", true);
 	json_decref(b.changes);
 	b.changes = json_pack("[{s:s, s:s}]", "type", "cpu.max", "old", "max 100000");
 	ck_assert_int_eq(cc_ledger_add(l, &a, &err), 0);

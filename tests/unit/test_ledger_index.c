@@ -47,31 +47,12 @@ static void write_file(const char *path, const char *text, size_t len)
 	ck_assert_int_eq(chmod(path, 0600), 0);
 }
 
-static void mk_carve(struct cc_carve *c, const char *id, const char *cpus, const char *parked, bool steer)
-{
-	struct cc_err err = CC_ERR_INIT;
-
-	cc_carve_init(c);
-	snprintf(c->id, sizeof(c->id), "%s", id);
-	snprintf(c->kind, sizeof(c->kind), "container");
-	snprintf(c->cgroup, sizeof(c->cgroup), "/kubepods/%s", id);
-	snprintf(c->class_name, sizeof(c->class_name), "latency");
-	snprintf(c->core_class, sizeof(c->core_class), "performance");
-	snprintf(c->mode, sizeof(c->mode), "remote-partition");
-	ck_assert(cc_cpulist_parse(cpus, c->cpus, "cpus", &err) == 0);
-	ck_assert(cc_cpulist_parse(parked, c->parked, "parked", &err) == 0);
-	ck_assert(cc_cpulist_parse("0", c->mems, "mems", &err) == 0);
-	c->exclusive = true;
-	c->steer_irqs = steer;
-	c->created = 1700000000;
-}
-
 static void add(struct cc_ledger *l, const char *id, const char *cpus, const char *parked, bool steer)
 {
 	struct cc_err err = CC_ERR_INIT;
 	struct cc_carve c;
 
-	mk_carve(&c, id, cpus, parked, steer);
+	cc_test_carve(&c, id, cpus, parked, steer);
 	ck_assert_msg(cc_ledger_add(l, &c, &err) == 0, "%s", err.msg);
 	cc_carve_fini(&c);
 }
@@ -263,7 +244,7 @@ START_TEST(test_index_refusals)
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_ptr_nonnull(l->index);
 
-	mk_carve(&c, "c5", "6,10", "", false);
+	cc_test_carve(&c, "c5", "6,10", "", false);
 	ck_assert_int_eq(cc_ledger_add(l, &c, &err), -1);
 	ck_assert_str_eq(err.msg, "carve \"c5\": CPUs 10 already belong to carve \"c2\"");
 	cc_carve_fini(&c);
@@ -271,7 +252,7 @@ START_TEST(test_index_refusals)
 
 	l = open_index();
 	err = (struct cc_err)CC_ERR_INIT;
-	mk_carve(&c, "c3", "8", "", false);
+	cc_test_carve(&c, "c3", "8", "", false);
 	ck_assert_int_eq(cc_ledger_add(l, &c, &err), -1);
 	ck_assert_str_eq(err.msg, "carve \"c3\": already in the ledger");
 	cc_carve_fini(&c);
@@ -488,7 +469,7 @@ START_TEST(test_index_mismatch_found_late)
 	ck_assert_msg(strstr(err.msg, "entries[2]: \"c9\""), "%s", err.msg);
 	/* Adding under an id in the file needs the load: refused with its error. */
 	err = (struct cc_err)CC_ERR_INIT;
-	mk_carve(&dup, "c9", "7", "", false);
+	cc_test_carve(&dup, "c9", "7", "", false);
 	ck_assert_int_eq(cc_ledger_add(l, &dup, &err), -1);
 	ck_assert_msg(strstr(err.msg, "entries[2]: \"c9\""), "%s", err.msg);
 	cc_carve_fini(&dup);

@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cpulist.h"
+#include "ledger.h"
+
 const char *cc_test_fixtures_dir(void)
 {
 	static char dir[PATH_MAX];
@@ -168,4 +171,23 @@ const char *cc_test_bin(const char *what)
 		return NULL;
 	}
 	return path;
+}
+
+void cc_test_carve(struct cc_carve *c, const char *id, const char *cpus, const char *parked, bool steer_irqs)
+{
+	struct cc_err err = CC_ERR_INIT;
+
+	cc_carve_init(c);
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	snprintf(c->kind, sizeof(c->kind), "container");
+	snprintf(c->cgroup, sizeof(c->cgroup), "/kubepods/%s", id);
+	snprintf(c->class_name, sizeof(c->class_name), "latency");
+	snprintf(c->core_class, sizeof(c->core_class), "performance");
+	snprintf(c->mode, sizeof(c->mode), "remote-partition");
+	ck_assert_msg(cc_cpulist_parse(cpus, c->cpus, "cpus", &err) == 0, "%s", err.msg);
+	ck_assert_msg(cc_cpulist_parse(parked, c->parked, "parked", &err) == 0, "%s", err.msg);
+	ck_assert_msg(cc_cpulist_parse("0", c->mems, "mems", &err) == 0, "%s", err.msg);
+	c->exclusive = true;
+	c->steer_irqs = steer_irqs;
+	c->created = 1700000000;
 }

@@ -3,7 +3,10 @@
 #define CC_TESTLIB_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdlib.h>
+
+struct cc_carve;
 
 /* Directory of the shared real-machine fixtures (../shared/fixtures next to
  * the repository, or $CC_SHARED_DIR/fixtures).  NULL when absent. */
@@ -39,6 +42,11 @@ char *cc_test_slurp_len(const char *path, size_t *len);
 /* The corecarve binary under test ($CORECARVE_BIN, else ./corecarve), or
  * NULL with a loud "SKIPPED: <what>: ..." line when it is not built. */
 const char *cc_test_bin(const char *what);
+
+/* A finished container carve as the ledger suites record it: id, cgroup
+ * /kubepods/<id>, class latency on performance cores, a remote partition
+ * on `cpus` with `parked`, mems 0; free it with cc_carve_fini. */
+void cc_test_carve(struct cc_carve *c, const char *id, const char *cpus, const char *parked, bool steer_irqs);
 
 /* Run the suite in fork mode and exit with its status. */
 #define CC_TEST_MAIN(suite_fn)                                                 \
