@@ -73,12 +73,12 @@ int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *
 		  const struct cc_carve *c, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t still = cc_ledger_held(l, c->id, false);
-	_cleanup_free_ const char **ids = NULL, **others = NULL;
+	_cleanup_free_ const char **others = NULL;
 	struct cc_err irq_err = CC_ERR_INIT, power_err = CC_ERR_INIT;
 	enum cc_cg_mode mode;
 	int n = 0, nrefs = 0, rc = 0;
 
-	if (!still || cc_ledger_refs(l, c->id, &ids, &others, &nrefs) < 0)
+	if (!still || cc_ledger_refs(l, c->id, NULL, &others, &nrefs) < 0)
 		return cc_err_sys(err, errno ? errno : ENOMEM, "carve %s: release", c->id);
 	/* The cgroups of the other carves, those that have one. */
 	for (int i = 0; i < nrefs; i++)

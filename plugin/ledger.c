@@ -513,8 +513,10 @@ int cc_ledger_refs(const struct cc_ledger *l, const char *except, const char ***
 			id[k] = l->carves[j].id;
 			cg[k++] = l->carves[j].cgroup;
 		}
-	*ids = cc_steal_ptr(id);
-	*cgroups = cc_steal_ptr(cg);
+	if (ids)
+		*ids = cc_steal_ptr(id);
+	if (cgroups)
+		*cgroups = cc_steal_ptr(cg);
 	*n = k;
 	return 0;
 }

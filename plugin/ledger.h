@@ -109,8 +109,8 @@ hwloc_bitmap_t cc_ledger_taken(const struct cc_ledger *l);
 hwloc_bitmap_t cc_ledger_held(const struct cc_ledger *l, const char *except, bool steered_only);
 
 /* The carves but `except`: their ids and cgroups ("" for none), borrowed
- * until the ledger changes, in two arrays the caller frees.  -1 as
- * cc_ledger_held's NULL. */
+ * until the ledger changes, in two arrays the caller frees (either may be
+ * NULL when not wanted).  -1 as cc_ledger_held's NULL. */
 int cc_ledger_refs(const struct cc_ledger *l, const char *except, const char ***ids, const char ***cgroups,
 		   int *n);
 

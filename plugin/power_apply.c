@@ -148,7 +148,7 @@ out:
 int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char *except, FILE *trace,
 		     struct cc_power_report *rep, struct cc_err *err)
 {
-	_cleanup_free_ const char **live = NULL, **cgroups = NULL;
+	_cleanup_free_ const char **live = NULL;
 	struct cc_power_state st;
 	struct cc_power_now now = { 0 };
 	struct cc_power_plan plan = { 0 };
@@ -158,7 +158,7 @@ int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char
 	if (!json_object_get(l->sections, CC_POWER_SECTION))
 		return 0;
 	cc_power_state_init(&st);
-	if (cc_ledger_refs(l, except, &live, &cgroups, &n) < 0)
+	if (cc_ledger_refs(l, except, &live, NULL, &n) < 0)
 		return cc_err_sys(err, errno ? errno : ENOMEM, "power: the carves of the ledger");
 	if (cc_power_state_load(l, &st, err) < 0 || cc_power_read_now(root, &st, &now, err) < 0 ||
 	    cc_power_release_plan(&st, &now, live, &plan, err) < 0)
