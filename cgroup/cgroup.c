@@ -30,7 +30,15 @@ int cc_cg_open(struct cc_cg *cg, const struct cc_root *root, struct cc_err *err)
 	}
 	if (!strstr(controllers, "cpuset"))
 		return cc_err_set(err, ENOTSUP, "%s: the cpuset controller is not available in cgroup v2 (controllers: %s)", cg->mount, controllers);
+	/* Actions that cannot be redirected happen on the real host only. */
+	cg->ops = root->is_host ? &cc_cg_host_ops : NULL;
 	return 0;
+}
+
+void cc_cg_use(struct cc_cg *cg, const struct cc_cg_ops *ops, void *arg)
+{
+	cg->ops = ops;
+	cg->ops_arg = arg;
 }
 
 static int file_path(const struct cc_cg *cg, const char *cgroup, const char *file,
@@ -74,51 +82,33 @@ bool cc_cg_exists(const struct cc_cg *cg, const char *cgroup, const char *file)
 	return cc_root_exists(cg->root, path);
 }
 
-/* Everything but cgroup core files ("cgroup.*") goes through libcgroup: it
- * names the controller, builds the path from its mount table and maps the
- * kernel's refusal into ECGOTHER + last errno. */
-static int lcg_write(struct cc_cg *cg, const char *cgroup, const char *file,
-		     const char *value, struct cc_err *err)
+/* Writes are refused without ops: a captured tree is read, never changed. */
+static int no_ops(const struct cc_cg *cg, const char *what, const char *cgroup, struct cc_err *err)
 {
-	struct cgroup *c = NULL;
-	struct cgroup_controller *ctl;
-	char controller[32];
-	const char *dot = strchr(file, '.');
-	int r;
+	return cc_err_set(err, EPERM, "%s %s: cgroups are only changed on the real host (root is %s)", what, cgroup,
+			  cg->root->path);
+}
 
-	if (!dot || (size_t)(dot - file) >= sizeof(controller))
-		return cc_err_set(err, EINVAL, "%s: not a controller file", file);
-	memcpy(controller, file, (size_t)(dot - file));
-	controller[dot - file] = '\0';
-	if (!cg->libcgroup_ready) {
-		r = cgroup_init();
-		if (r)
-			return cc_err_set(err, EIO, "libcgroup: cgroup_init: %s", cgroup_strerror(r));
-		cg->libcgroup_ready = true;
-	}
-	c = cgroup_new_cgroup(cgroup);
-	if (!c)
-		return cc_err_sys(err, ENOMEM, "libcgroup: %s", cgroup);
-	ctl = cgroup_add_controller(c, controller);
-	if (!ctl) {
-		cgroup_free(&c);
-		return cc_err_set(err, EINVAL, "libcgroup: %s: cannot add controller %s", cgroup, controller);
-	}
-	/* An empty value must still reach the kernel as a write: libcgroup
-	 * 2.0 writes nothing for "" and strips a lone "\n" (seen with strace),
-	 * so send one space, which cpuset strips (strstrip) to the empty set. */
-	r = cgroup_add_value_string(ctl, file, *value ? value : " ");
-	if (!r)
-		r = cgroup_modify_cgroup(c);
-	cgroup_free(&c);
-	if (r) {
-		int e = r == ECGOTHER ? cgroup_get_last_errno() : 0;
+int cc_cg_mkdir(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
+{
+	if (!cg->ops)
+		return no_ops(cg, "mkdir", cgroup, err);
+	if (!cc_cgroup_path_safe(cgroup) || !strcmp(cgroup, "/"))
+		return cc_err_set(err, EINVAL, "mkdir: \"%.64s\" is not a cgroup below the root", cgroup);
+	if (cg->trace)
+		fprintf(cg->trace, "corecarve: cgroup %s: mkdir\n", cgroup);
+	return cg->ops->mkdir(cg, cgroup, err);
+}
 
-		if (e)
-			return cc_err_sys(err, e, "write \"%s\" to %s/%s", value, cgroup, file);
-		return cc_err_set(err, EIO, "write \"%s\" to %s/%s: %s", value, cgroup, file, cgroup_strerror(r));
-	}
-	return 0;
+int cc_cg_rmdir(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
+{
+	if (!cg->ops)
+		return no_ops(cg, "rmdir", cgroup, err);
+	if (!cc_cgroup_path_safe(cgroup) || !strcmp(cgroup, "/"))
+		return cc_err_set(err, EINVAL, "rmdir: \"%.64s\" is not a cgroup below the root", cgroup);
+	if (cg->trace)
+		fprintf(cg->trace, "corecarve: cgroup %s: rmdir\n", cgroup);
+	return cg->ops->rmdir(cg, cgroup, err);
 }
 
 int cc_cg_write(struct cc_cg *cg, const char *cgroup, const char *file,
@@ -127,9 +117,8 @@ int cc_cg_write(struct cc_cg *cg, const char *cgroup, const char *file,
 	char path[PATH_MAX];
 	char *old = NULL;
 
-	if (!cg->root->is_host)
-		return cc_err_set(err, EPERM, "write %s/%s: cgroups are only changed on the real host (root is %s)",
-				  cgroup, file, cg->root->path);
+	if (!cg->ops)
+		return no_ops(cg, "write", cgroup, err);
 	if (file_path(cg, cgroup, file, path, sizeof(path), err) < 0)
 		return -1;
 	if (undo) {
@@ -148,8 +137,7 @@ int cc_cg_write(struct cc_cg *cg, const char *cgroup, const char *file,
 			undo->cap = cap;
 		}
 	}
-	if (!strncmp(file, "cgroup.", 7) ? cc_root_write(cg->root, path, *value ? value : "\n", err) < 0
-					 : lcg_write(cg, cgroup, file, value, err) < 0) {
+	if (cg->ops->write(cg, cgroup, file, value, err) < 0) {
 		free(old);
 		return -1;
 	}
@@ -165,11 +153,13 @@ int cc_cg_write(struct cc_cg *cg, const char *cgroup, const char *file,
 	return 0;
 }
 
-void cc_cg_rollback(struct cc_cg *cg, struct cc_cg_undo *undo)
+int cc_cg_rollback(struct cc_cg *cg, struct cc_cg_undo *undo, struct cc_err *err)
 {
+	int rc = 0;
+
 	for (int i = undo->n; i-- > 0;) {
 		struct cc_cg_undo_entry *e = &undo->e[i];
-		struct cc_err ignored = CC_ERR_INIT;
+		struct cc_err step = CC_ERR_INIT;
 		const char *v = e->old;
 		_cleanup_free_ char *first = NULL;
 
@@ -183,9 +173,14 @@ void cc_cg_rollback(struct cc_cg *cg, struct cc_cg_undo *undo)
 		if (!*v && strcmp(e->file, "cpuset.cpus") && strcmp(e->file, "cpuset.mems") &&
 		    strcmp(e->file, "cpuset.cpus.exclusive"))
 			continue;
-		cc_cg_write(cg, e->cgroup, e->file, v, NULL, &ignored);
+		if (cc_cg_write(cg, e->cgroup, e->file, v, NULL, &step) < 0) {
+			if (rc == 0 && err)
+				*err = step;
+			rc = -1;
+		}
 	}
 	cc_cg_undo_fini(undo);
+	return rc;
 }
 
 void cc_cg_undo_fini(struct cc_cg_undo *undo)

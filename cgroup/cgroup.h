@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "noderec.h"
 #include "root.h"
 
 #define CC_CGROUP_MOUNT "/sys/fs/cgroup"
@@ -28,15 +29,36 @@ enum cc_cg_mode {
 	CC_MODE_CPUSET_ONLY,
 };
 
+struct cc_cg;
+
+/* How cgroup files are changed.  Reads always go through the root; the
+ * writes go through these, so the whole apply and undo can run against a
+ * test double over a temp tree (tests/unit/fakecg.c) that models the
+ * cpuset rules the real kernels were seen to follow.  The host's are
+ * cc_cg_host_ops (host.c): libcgroup for controller files, the cgroup core
+ * files written directly. */
+struct cc_cg_ops {
+	int (*write)(struct cc_cg *cg, const char *cgroup, const char *file, const char *value,
+		     struct cc_err *err);
+	int (*mkdir)(struct cc_cg *cg, const char *cgroup, struct cc_err *err);
+	int (*rmdir)(struct cc_cg *cg, const char *cgroup, struct cc_err *err);
+};
+
+extern const struct cc_cg_ops cc_cg_host_ops;
+
 struct cc_cg {
 	const struct cc_root *root;
 	char mount[PATH_MAX];
+	/* NULL: nothing is written (a captured tree under --root). */
+	const struct cc_cg_ops *ops;
+	void *ops_arg;             /* the test double's state */
 	bool libcgroup_ready;
 	FILE *trace; /* when set, every write is printed there (hook --verbose) */
 	const char *fault; /* fault-injection step armed by the entry point (fault.h) */
 };
 
-/* One write that can be undone: what it was before. */
+/* One write that can be undone: what it was before (the VM threads'
+ * cgroups, init-parent: cgroups owned by the caller alone). */
 struct cc_cg_undo_entry {
 	char cgroup[PATH_MAX];
 	char file[64];
@@ -48,27 +70,10 @@ struct cc_cg_undo {
 	struct cc_cg_undo_entry *e;
 };
 
-/* What to apply to one container cgroup. */
-struct cc_cg_request {
-	const char *cgroup;        /* e.g. /kubepods/pod1/ctr1 */
-	hwloc_const_bitmap_t cpus;
-	hwloc_const_bitmap_t parked; /* may be empty */
-	hwloc_const_bitmap_t mems;   /* empty: leave cpuset.mems alone */
-	hwloc_const_bitmap_t carved; /* every CPU carved on the node, this one included */
-	bool isolated;             /* partition isolated rather than root */
-	bool drop_quota;
-	bool exclusive;            /* false: shared pool, only narrow cpuset.cpus */
-	/* Write-ahead journal, may be NULL.  Called once the mode is known and
-	 * before the first write a crash would leave behind, then again after
-	 * each record appended to `changes` and before the write it describes:
-	 * the caller persists the carve (mode, CPUs, changes so far), so a
-	 * process killed half-way leaves a ledger that says what to undo.  A
-	 * negative return (err set) aborts the apply, rolled back. */
-	int (*journal)(void *arg, enum cc_cg_mode mode, struct cc_err *err);
-	void *journal_arg;
-};
-
+/* Open the cgroup2 mount under `root`: writes through cc_cg_host_ops when
+ * the root is the host, none otherwise (cc_cg_use sets a test double). */
 int cc_cg_open(struct cc_cg *cg, const struct cc_root *root, struct cc_err *err);
+void cc_cg_use(struct cc_cg *cg, const struct cc_cg_ops *ops, void *arg);
 
 /* Read a control file of a cgroup (relative to the mount). Caller frees. */
 char *cc_cg_read(const struct cc_cg *cg, const char *cgroup, const char *file,
@@ -101,27 +106,133 @@ enum cc_cg_mode cc_cg_probe_mode(const struct cc_cg *cg, const char *cgroup);
 const char *cc_cg_mode_name(enum cc_cg_mode m);
 int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m);
 
-/* Apply a carve.  On failure everything written is rolled back and err
- * says why (a partition that reads "... invalid (reason)" quotes the reason).
- * `changes` receives the records needed to restore things outside the
- * container's own cgroup later (parent quotas, peer cpusets), each appended
- * before its write (see journal); after a failure it may hold records of
- * writes that were rolled back.  Refused on a root that is not the host,
- * and for a cgroup that is not a directory. */
-int cc_cg_apply(struct cc_cg *cg, const struct cc_cg_request *req,
-		enum cc_cg_mode *mode, json_t *changes, struct cc_err *err);
+/* ---- a carve (carve.c) ------------------------------------------------
+ *
+ * A carve writes its own cgroup (cpuset.cpus, cpuset.cpus.exclusive, the
+ * partition, cpuset.mems, cpu.max) and, outside it, files other carves
+ * may need too: ancestors' cpuset.cpus.exclusive (remote partitions), the
+ * parked partition, peers' cpuset.cpus (cpuset-only mode), ancestors'
+ * cpu.max.  Each of those is a node record (noderec.h) in the ledger
+ * section "cgroup", keyed by "<cgroup>/<file>", of one of four kinds:
+ *
+ *   exclusive  orig ∪ the owners' CPUs
+ *   parked     orig ∪ the owners' parked siblings, an isolated partition
+ *              (orig null: corecarve made the cgroup, and removes it)
+ *   peer       (orig, or the parent's CPUs when orig is "" = inherit)
+ *              minus the owners' CPUs and parked siblings; the owners are
+ *              every cpuset-only carve under the same parent
+ *   quota      "max <period>" while the owners' CPUs, times the period,
+ *              exceed orig's quota; orig otherwise
+ *
+ * so the value of every file is a function of its original and the live
+ * carves, whatever order they came and go in.  A cgroup that belongs to a
+ * live carve is never a peer.  A file that no longer reads what corecarve
+ * wrote was changed by someone else: when a carve arrives their value
+ * becomes the record's original; when one goes the record is dropped and
+ * their value kept.  Either is said once (msgs). */
 
-/* Undo a carve recorded earlier (the container cgroup may be gone).
- * `still_carved`: CPUs other carves keep, never handed back. `others`: the
- * cgroups of the remaining carves, so shared parent changes stay while a
- * carve below still needs them.  Best effort: every step is tried, the first
- * failure is reported. */
-int cc_cg_release(struct cc_cg *cg, const char *cgroup, enum cc_cg_mode mode,
-		  hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t parked,
-		  json_t *changes, hwloc_const_bitmap_t still_carved,
-		  const char *const *others, int nothers, struct cc_err *err);
+#define CC_CG_SECTION "cgroup"
+extern const char *const cc_cg_rec_kinds[]; /* exclusive, parked, peer, quota */
 
-void cc_cg_rollback(struct cc_cg *cg, struct cc_cg_undo *undo);
+/* What one carve asks of the cgroups. */
+struct cc_cg_carve {
+	const char *id;
+	const char *cgroup;          /* relative to the mount, e.g. /kubepods/pod1/ctr1 */
+	hwloc_const_bitmap_t cpus;
+	hwloc_const_bitmap_t parked; /* may be empty */
+	hwloc_const_bitmap_t mems;   /* empty: cpuset.mems left alone */
+	bool exclusive;              /* false: shared pool, only cpuset.cpus narrowed */
+	bool isolated;               /* partition isolated rather than root */
+	bool drop_quota;
+	enum cc_cg_mode mode;        /* planned: the mode found; undone: the mode recorded */
+};
+
+/* A carve under the same parent, for a peer record made now. */
+struct cc_cg_share {
+	char id[256];
+	char share[CC_NODEREC_VALUE_MAX]; /* its CPUs and parked siblings, a CPU list */
+};
+
+/* What the plan asks about the other live carves (the ledger knows). */
+struct cc_cg_others {
+	/* Whether `cgroup` is the cgroup of a live carve other than this one. */
+	bool (*is_carve)(void *arg, const char *cgroup);
+	/* The cpuset-only carves other than this one whose cgroup is a child
+	 * of `parent`; *shares is the caller's to free.  -1 with err. */
+	int (*siblings)(void *arg, const char *parent, struct cc_cg_share **shares, int *n, struct cc_err *err);
+	void *arg;
+};
+
+#define CC_CG_MSG_MAX 8
+/* Lines for the entry point to print once: a value someone else wrote,
+ * kept; a kernel that would not take the original back. */
+struct cc_cg_msgs {
+	int n;
+	char line[CC_CG_MSG_MAX][320];
+};
+
+struct cc_cg_step;
+struct cc_cg_plan {
+	enum cc_cg_mode mode;
+	int n, done;            /* steps, and how many were written */
+	struct cc_cg_step *steps;
+	struct cc_cg_msgs msgs;
+};
+
+/* Read the world and decide, for a carve arriving: the writes to its own
+ * cgroup and to the recorded files, in the order the kernel needs them
+ * (ancestors' exclusive sets top-down before the partition, peers after
+ * the carve's own cpuset).  `recs` becomes the journal: owners added,
+ * records made for files met for the first time (orig = their value now),
+ * `pending` = the value each write will leave; the caller commits it
+ * before cc_cg_apply_plan.  Nothing is written but the controllers on the
+ * path (cgroup.subtree_control: runtimes enable them too; never undone).
+ * Refused without write ops (a captured tree) and for a cgroup that is not
+ * a directory reached without a symbolic link.  c->mode is set. */
+int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg_others *others,
+		     struct cc_noderecs *recs, struct cc_cg_plan *plan, struct cc_err *err);
+
+/* Write the plan in order, read every partition back (the kernel accepts
+ * a write and then reports "root invalid (reason)"), and last the carve's
+ * cpuset.cpus.effective (and cpuset.cpus.exclusive.effective where the
+ * kernel has it): a carve that does not run on exactly its CPUs is
+ * refused (seen on Linux 6.1 with a partition root elsewhere taking
+ * them).  Records get the value read back as `set` and lose `pending`.
+ * -1 at the first failure, with nothing undone: the caller undoes with
+ * cc_cg_undo_carve(..., plan, ...). */
+int cc_cg_apply_plan(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg_plan *plan,
+		     struct cc_noderecs *recs, struct cc_err *err);
+void cc_cg_plan_fini(struct cc_cg_plan *plan);
+
+/* Undo a carve: its own partition released when its cgroup is still
+ * there (given the plan of a failed apply, the carve's own files put back
+ * as they were), then every record it owns recomputed without it: the
+ * last owner writes orig back when the file still reads what corecarve
+ * wrote.  Best effort: every step is tried, and a record whose write
+ * failed keeps the carve as owner so a retry computes the same.  -1 with
+ * the first failure (the caller keeps the carve as `releasing`). */
+int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct cc_cg_plan *plan,
+		     struct cc_noderecs *recs, struct cc_cg_msgs *msgs, struct cc_err *err);
+
+/* audit --fix: a cgroup holding CPUs of carves becomes their peer — a
+ * peer record with `owners` (their shares added to any it has), its new
+ * value written after `journal` has committed the record.  Refused for a
+ * cgroup that is a partition of its own. */
+int cc_cg_take_peer(struct cc_cg *cg, const char *peer, const struct cc_cg_share *owners, int n,
+		    struct cc_noderecs *recs,
+		    int (*journal)(void *arg, const struct cc_noderecs *recs, struct cc_err *err), void *arg,
+		    struct cc_cg_msgs *msgs, struct cc_err *err);
+
+/* The value a record asks for now: the pure function above.  `parent_cpus`
+ * is the peer's parent's cpuset.cpus.effective (peer records with orig ""
+ * only).  NULL value for a parked record with orig null and no owners (the
+ * cgroup goes).  -1 on a malformed record (err names it). */
+int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus, char **value,
+		    struct cc_err *err);
+
+/* Undo a cc_cg_write() journal (VM threads' cgroups, init-parent) in
+ * reverse.  Every entry is tried; -1 with the first failure. */
+int cc_cg_rollback(struct cc_cg *cg, struct cc_cg_undo *undo, struct cc_err *err);
 void cc_cg_undo_fini(struct cc_cg_undo *undo);
 
 /* Prepare a parent cgroup as a partition root holding `cpus`, so that

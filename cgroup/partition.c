@@ -1,4 +1,6 @@
-/* corecarve: applying and undoing a carve on cgroup v2. */
+/* corecarve: the cgroup-v2 pieces a carve is built from (cgroup_int.h):
+ * cpu sets written only when they differ, partitions read back, the
+ * controllers on a path, the cgroup directory checked, and init-parent. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -9,25 +11,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "cgroup_int.h"
 #include "cleanup.h"
 #include "cpulist.h"
 #include "fault.h"
 #include "oci.h"
 
-int cc_cg_mkdir(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
-{
-	char path[PATH_MAX];
-
-	if (!cg->root->is_host)
-		return cc_err_set(err, EPERM, "mkdir %s: cgroups are only changed on the real host", cgroup);
-	if (cc_path(path, sizeof(path), err, "%s%s", cg->mount, cgroup) < 0)
-		return -1;
-	return cc_root_mkdir(cg->root, path, 0755, err);
-}
-
 /* Write a cpu set to a file unless it already holds exactly that set. */
-static int write_cpus(struct cc_cg *cg, const char *cgroup, const char *file,
+int cg_write_cpus(struct cc_cg *cg, const char *cgroup, const char *file,
 		      hwloc_const_bitmap_t set, struct cc_cg_undo *undo, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t cur = hwloc_bitmap_alloc();
@@ -48,7 +39,7 @@ static int write_cpus(struct cc_cg *cg, const char *cgroup, const char *file,
 /* Make `cgroup` a partition of the given kind and read it back: the kernel
  * accepts the write and then reports "root invalid (reason)" when it cannot
  * honour it, so the read-back is the real answer. */
-static int make_partition(struct cc_cg *cg, const char *cgroup, bool isolated,
+int cg_make_partition(struct cc_cg *cg, const char *cgroup, bool isolated,
 			  struct cc_cg_undo *undo, struct cc_err *err)
 {
 	const char *want = isolated ? "isolated" : "root";
@@ -82,7 +73,7 @@ static int make_partition(struct cc_cg *cg, const char *cgroup, bool isolated,
 /* Every cgroup on the path gets cpuset and cpu in its children's controllers
  * (runtimes usually did this already; the cgroup v2 "no internal process"
  * rule does not apply to controller enabling on the path). */
-static int enable_controllers(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
+int cg_enable_controllers(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 {
 	char prefix[PATH_MAX];
 	const char *p = cgroup;
@@ -125,130 +116,16 @@ int cc_cg_parked_cgroup(enum cc_cg_mode mode, const char *cgroup, char *out, siz
 	return cc_path(out, len, err, "%s/%s", strcmp(parent, "/") ? parent : "", CC_PARKED_NAME);
 }
 
-/* Parked SMT siblings live in an empty isolated partition of their own: no
- * task of any tenant can be scheduled there, and the container's own
- * partition holds exactly the CPUs it runs on. */
-static int park(struct cc_cg *cg, enum cc_cg_mode mode, const char *cgroup,
-		hwloc_const_bitmap_t parked, struct cc_cg_undo *undo, struct cc_err *err)
-{
-	_cleanup_bitmap_ hwloc_bitmap_t cur = hwloc_bitmap_alloc();
-	char pk[PATH_MAX];
-
-	if (cc_cg_parked_cgroup(mode, cgroup, pk, sizeof(pk), err) < 0)
-		return -1;
-	if (cc_cg_mkdir(cg, pk, err) < 0)
-		return -1;
-	if (cc_cg_read_cpus(cg, pk, "cpuset.cpus", cur, err) < 0)
-		return -1;
-	hwloc_bitmap_or(cur, cur, parked);
-	if (mode == CC_MODE_REMOTE && write_cpus(cg, pk, "cpuset.cpus.exclusive", cur, undo, err) < 0)
-		return cc_err_prefix(err, "park siblings");
-	if (write_cpus(cg, pk, "cpuset.cpus", cur, undo, err) < 0)
-		return cc_err_prefix(err, "park siblings");
-	if (make_partition(cg, pk, true, undo, err) < 0)
-		return cc_err_prefix(err, "park siblings");
-	return 0;
-}
-
-static int unpark(struct cc_cg *cg, enum cc_cg_mode mode, const char *cgroup,
-		  hwloc_const_bitmap_t parked, struct cc_err *err)
-{
-	_cleanup_bitmap_ hwloc_bitmap_t cur = hwloc_bitmap_alloc();
-	char pk[PATH_MAX];
-
-	if (cc_cg_parked_cgroup(mode, cgroup, pk, sizeof(pk), err) < 0)
-		return -1;
-	if (!cc_cg_exists(cg, pk, NULL))
-		return 0;
-	if (cc_cg_read_cpus(cg, pk, "cpuset.cpus", cur, err) < 0)
-		return -1;
-	hwloc_bitmap_andnot(cur, cur, parked);
-	if (hwloc_bitmap_iszero(cur)) {
-		/* An empty partition is invalid: leave partition mode first. */
-		if (cc_cg_write(cg, pk, "cpuset.cpus.partition", "member", NULL, err) < 0)
-			return -1;
-	}
-	if (mode == CC_MODE_REMOTE && write_cpus(cg, pk, "cpuset.cpus.exclusive", cur, NULL, err) < 0)
-		return -1;
-	return write_cpus(cg, pk, "cpuset.cpus", cur, NULL, err);
-}
-
 /* Remote partitions draw their CPUs through cpuset.cpus.exclusive of every
  * ancestor below the root: widen top-down on apply, narrow bottom-up on
  * release (a parent's exclusive set must cover its children's). */
-static int ancestors(const char *cgroup, char out[][PATH_MAX], int max)
+int cg_ancestors(const char *cgroup, char out[][PATH_MAX], int max)
 {
 	int n = 0;
 
 	for (const char *p = strchr(cgroup + 1, '/'); p && n < max; p = strchr(p + 1, '/'))
 		snprintf(out[n++], PATH_MAX, "%.*s", (int)(p - cgroup), cgroup);
 	return n;
-}
-
-#define CC_MAX_DEPTH 32
-
-/* The caller's write-ahead journal (cgroup.h): persist before writing. */
-static int journal(const struct cc_cg_request *req, enum cc_cg_mode mode, struct cc_err *err)
-{
-	if (!req->journal)
-		return 0;
-	return req->journal(req->journal_arg, mode, err);
-}
-
-/* Append a restore record, then journal it, before the write it describes:
- * killed after the write, the record is on disk; killed before it, the
- * restore writes back the value that is still there. */
-static int record_change(const struct cc_cg_request *req, enum cc_cg_mode mode, json_t *changes,
-			 const char *type, const char *cgroup, const char *old, struct cc_err *err)
-{
-	if (json_array_append_new(changes, json_pack("{s:s, s:s, s:s}", "type", type, "cgroup", cgroup,
-						     "old", old)) < 0)
-		return cc_err_sys(err, ENOMEM, "changes");
-	return journal(req, mode, err);
-}
-
-static int take_from_peers(struct cc_cg *cg, const struct cc_cg_request *req, hwloc_const_bitmap_t take,
-			   struct cc_cg_undo *undo, json_t *changes, struct cc_err *err)
-{
-	const char *cgroup = req->cgroup;
-	char parent[PATH_MAX], dir[PATH_MAX];
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-	const char *self = strrchr(cgroup, '/') + 1;
-
-	cc_cg_parent(cgroup, parent, sizeof(parent));
-	if (cc_path(dir, sizeof(dir), err, "%s%s", cg->mount, strcmp(parent, "/") ? parent : "") < 0)
-		return -1;
-	d = cc_root_opendir(cg->root, dir, err);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		_cleanup_bitmap_ hwloc_bitmap_t eff = hwloc_bitmap_alloc();
-		_cleanup_free_ char *orig = NULL;
-		char peer[PATH_MAX];
-
-		if (de->d_type != DT_DIR || de->d_name[0] == '.' || !strcmp(de->d_name, self) ||
-		    !strcmp(de->d_name, CC_PARKED_NAME))
-			continue;
-		if (cc_path(peer, sizeof(peer), err, "%s/%s", strcmp(parent, "/") ? parent : "", de->d_name) < 0)
-			return -1;
-		if (!cc_cg_exists(cg, peer, "cpuset.cpus"))
-			continue;
-		if (cc_cg_read_cpus(cg, peer, "cpuset.cpus.effective", eff, err) < 0)
-			return -1;
-		if (!hwloc_bitmap_intersects(eff, take))
-			continue;
-		orig = cc_cg_read(cg, peer, "cpuset.cpus", err);
-		if (!orig)
-			return -1;
-		hwloc_bitmap_andnot(eff, eff, take);
-		if (hwloc_bitmap_iszero(eff))
-			return cc_err_set(err, ENOSPC, "cpuset-only mode: peer cgroup %s would be left without CPUs", peer);
-		if (record_change(req, CC_MODE_CPUSET_ONLY, changes, "peer-cpuset", peer, orig, err) < 0 ||
-		    write_cpus(cg, peer, "cpuset.cpus", eff, undo, err) < 0)
-			return -1;
-	}
-	return 0;
 }
 
 int cc_cg_parse_cpu_max(const char *s, long long *quota, long long *period)
@@ -266,49 +143,12 @@ int cc_cg_parse_cpu_max(const char *s, long long *quota, long long *period)
 	return (*end || *quota <= 0) ? -1 : 0;
 }
 
-static int drop_quotas(struct cc_cg *cg, const struct cc_cg_request *req, enum cc_cg_mode mode,
-		       struct cc_cg_undo *undo, json_t *changes, struct cc_err *err)
-{
-	const char *cgroup = req->cgroup;
-	int ncpus = hwloc_bitmap_weight(req->cpus);
-	char anc[CC_MAX_DEPTH][PATH_MAX];
-	int n = ancestors(cgroup, anc, CC_MAX_DEPTH);
-
-	/* The container itself: always unlimited. */
-	for (int i = n; i >= 0; i--) {
-		const char *cgp = i == n ? cgroup : anc[i];
-		_cleanup_free_ char *cur = NULL;
-		long long quota, period;
-		char val[64];
-
-		if (!cc_cg_exists(cg, cgp, "cpu.max"))
-			continue;
-		cur = cc_cg_read(cg, cgp, "cpu.max", err);
-		if (!cur)
-			return -1;
-		if (cc_cg_parse_cpu_max(cur, &quota, &period) < 0)
-			return cc_err_set(err, EINVAL, "%s/cpu.max: unexpected value \"%.32s\"", cgp, cur);
-		if (quota < 0)
-			continue;
-		/* A parent (pod-level) quota matters only when it is smaller than
-		 * the carve: then it would throttle the exclusive CPUs. */
-		if (i != n && quota >= (long long)ncpus * period)
-			continue;
-		snprintf(val, sizeof(val), "max %lld", period);
-		if (i != n && record_change(req, mode, changes, "cpu.max", cgp, cur, err) < 0)
-			return -1;
-		if (cc_cg_write(cg, cgp, "cpu.max", val, undo, err) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* The container's cgroup must be a directory below the mount, reached
  * without following a symbolic link: the path came from /proc/<pid>/cgroup,
  * and cgroupfs has no links, so a link on the way (a captured tree, a
  * planted path) is refused, as is a regular file where the cgroup should be.
  * One component at a time from the mount, each with O_NOFOLLOW. */
-static int check_cgroup_dir(const struct cc_cg *cg, const char *cgroup, struct cc_err *err)
+int cg_check_dir(const struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 {
 	_cleanup_close_ int fd = -1;
 	const char *p = cgroup;
@@ -355,185 +195,6 @@ static int check_cgroup_dir(const struct cc_cg *cg, const char *cgroup, struct c
 	return 0;
 }
 
-int cc_cg_apply(struct cc_cg *cg, const struct cc_cg_request *req,
-		enum cc_cg_mode *modep, json_t *changes, struct cc_err *err)
-{
-	struct cc_cg_undo undo = { 0 };
-	char anc[CC_MAX_DEPTH][PATH_MAX];
-	enum cc_cg_mode mode = CC_MODE_CPUSET_ONLY;
-	int nanc;
-
-	if (check_cgroup_dir(cg, req->cgroup, err) < 0)
-		return -1;
-	/* Before the first write (controllers): nothing half-applied. */
-	if (!cg->root->is_host)
-		return cc_err_set(err, EPERM, "cgroup %s: cgroups are only changed on the real host (root is %s)",
-				  req->cgroup, cg->root->path);
-	nanc = ancestors(req->cgroup, anc, CC_MAX_DEPTH);
-	if (nanc >= CC_MAX_DEPTH)
-		return cc_err_set(err, EINVAL, "cgroup %s is nested deeper than %d levels", req->cgroup, CC_MAX_DEPTH);
-	if (enable_controllers(cg, req->cgroup, err) < 0)
-		goto fail;
-	if (req->exclusive)
-		mode = cc_cg_probe_mode(cg, req->cgroup);
-	/* Enabling controllers is never undone; everything from here is. */
-	if (journal(req, mode, err) < 0)
-		goto fail;
-
-	if (req->exclusive && !hwloc_bitmap_iszero(req->parked) && mode != CC_MODE_CPUSET_ONLY &&
-	    park(cg, mode, req->cgroup, req->parked, &undo, err) < 0)
-		goto fail;
-
-	switch (mode) {
-	case CC_MODE_REMOTE:
-		for (int i = 0; i < nanc; i++) {
-			_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc();
-
-			if (cc_cg_read_cpus(cg, anc[i], "cpuset.cpus.exclusive", x, err) < 0)
-				goto fail;
-			hwloc_bitmap_or(x, x, req->cpus);
-			if (write_cpus(cg, anc[i], "cpuset.cpus.exclusive", x, &undo, err) < 0)
-				goto fail;
-		}
-		cc_fault(cg->fault, "mid-cgroup-write");
-		if (write_cpus(cg, req->cgroup, "cpuset.cpus", req->cpus, &undo, err) < 0 ||
-		    write_cpus(cg, req->cgroup, "cpuset.cpus.exclusive", req->cpus, &undo, err) < 0 ||
-		    make_partition(cg, req->cgroup, req->isolated, &undo, err) < 0)
-			goto fail;
-		break;
-	case CC_MODE_LOCAL:
-		if (write_cpus(cg, req->cgroup, "cpuset.cpus", req->cpus, &undo, err) < 0)
-			goto fail;
-		cc_fault(cg->fault, "mid-cgroup-write");
-		if (make_partition(cg, req->cgroup, req->isolated, &undo, err) < 0)
-			goto fail;
-		break;
-	case CC_MODE_CPUSET_ONLY:
-		if (write_cpus(cg, req->cgroup, "cpuset.cpus", req->cpus, &undo, err) < 0)
-			goto fail;
-		if (req->exclusive) {
-			_cleanup_bitmap_ hwloc_bitmap_t take = hwloc_bitmap_alloc();
-
-			hwloc_bitmap_or(take, req->cpus, req->parked);
-			if (take_from_peers(cg, req, take, &undo, changes, err) < 0)
-				goto fail;
-		}
-		cc_fault(cg->fault, "mid-cgroup-write");
-		break;
-	}
-	if (!hwloc_bitmap_iszero(req->mems) &&
-	    write_cpus(cg, req->cgroup, "cpuset.mems", req->mems, &undo, err) < 0)
-		goto fail;
-	if (req->drop_quota && drop_quotas(cg, req, mode, &undo, changes, err) < 0)
-		goto fail;
-	cc_cg_undo_fini(&undo);
-	*modep = mode;
-	return 0;
-fail:
-	cc_err_prefix(err, "%s (%s)", req->cgroup, cc_cg_mode_name(mode));
-	cc_cg_rollback(cg, &undo);
-	return -1;
-}
-
-static bool needed_below(const char *cgroup, const char *const *others, int nothers)
-{
-	size_t n = strlen(cgroup);
-
-	for (int i = 0; i < nothers; i++)
-		if (!strncmp(others[i], cgroup, n) && others[i][n] == '/')
-			return true;
-	return false;
-}
-
-static void keep_first(struct cc_err *err, struct cc_err *step)
-{
-	if (cc_err_isset(step) && !cc_err_isset(err))
-		*err = *step;
-	cc_err_clear(step);
-}
-
-int cc_cg_release(struct cc_cg *cg, const char *cgroup, enum cc_cg_mode mode,
-		  hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t parked,
-		  json_t *changes, hwloc_const_bitmap_t still_carved,
-		  const char *const *others, int nothers, struct cc_err *err)
-{
-	struct cc_err step = CC_ERR_INIT;
-	char anc[CC_MAX_DEPTH][PATH_MAX];
-	int nanc = ancestors(cgroup, anc, CC_MAX_DEPTH);
-	size_t i;
-	json_t *c;
-
-	/* The container cgroup is usually gone by poststop; when it is still
-	 * there (a failed start, a repair), hand its CPUs back first. */
-	if (mode != CC_MODE_CPUSET_ONLY && cc_cg_exists(cg, cgroup, "cpuset.cpus.partition")) {
-		cc_cg_write(cg, cgroup, "cpuset.cpus.partition", "member", NULL, &step);
-		keep_first(err, &step);
-		if (mode == CC_MODE_REMOTE) {
-			cc_cg_write(cg, cgroup, "cpuset.cpus.exclusive", "", NULL, &step);
-			keep_first(err, &step);
-		}
-	}
-	if (mode == CC_MODE_REMOTE) {
-		for (int k = nanc - 1; k >= 0; k--) {
-			_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc();
-
-			if (!cc_cg_exists(cg, anc[k], "cpuset.cpus.exclusive"))
-				continue;
-			if (cc_cg_read_cpus(cg, anc[k], "cpuset.cpus.exclusive", x, &step) == 0) {
-				hwloc_bitmap_andnot(x, x, cpus);
-				write_cpus(cg, anc[k], "cpuset.cpus.exclusive", x, NULL, &step);
-			}
-			keep_first(err, &step);
-		}
-	}
-	if (mode != CC_MODE_CPUSET_ONLY && parked && !hwloc_bitmap_iszero(parked)) {
-		unpark(cg, mode, cgroup, parked, &step);
-		keep_first(err, &step);
-	}
-	for (i = json_array_size(changes); changes && i-- > 0;) {
-		const char *type, *cgp, *old;
-
-		c = json_array_get(changes, i);
-		if (json_unpack(c, "{s:s, s:s, s:s}", "type", &type, "cgroup", &cgp, "old", &old) < 0)
-			continue;
-		if (!cc_cg_exists(cg, cgp, NULL))
-			continue;
-		if (!strcmp(type, "cpu.max")) {
-			if (needed_below(cgp, others, nothers))
-				continue;
-			cc_cg_write(cg, cgp, "cpu.max", old, NULL, &step);
-		} else if (!strcmp(type, "peer-cpuset")) {
-			_cleanup_bitmap_ hwloc_bitmap_t set = hwloc_bitmap_alloc();
-			char parent[PATH_MAX];
-
-			/* Give the peer back its CPUs, except those other carves
-			 * still hold; an inherited ("") set is kept inherited only
-			 * when nothing under the parent is still carved. */
-			if (*old) {
-				if (cc_cpulist_parse(old, set, "changes.old", &step) == 0) {
-					hwloc_bitmap_andnot(set, set, still_carved);
-					write_cpus(cg, cgp, "cpuset.cpus", set, NULL, &step);
-				}
-			} else {
-				cc_cg_parent(cgp, parent, sizeof(parent));
-				if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", set, &step) == 0) {
-					/* Linux 6.1 refuses an empty cpuset.cpus on a cgroup
-					 * with tasks (ENOSPC) although it means "inherit":
-					 * then write the parent's CPUs explicitly. */
-					if (hwloc_bitmap_intersects(set, still_carved) ||
-					    cc_cg_write(cg, cgp, "cpuset.cpus", "", NULL, &step) < 0) {
-						cc_err_clear(&step);
-						hwloc_bitmap_andnot(set, set, still_carved);
-						write_cpus(cg, cgp, "cpuset.cpus", set, NULL, &step);
-					}
-				}
-			}
-		}
-		keep_first(err, &step);
-	}
-	return cc_err_isset(err) ? -1 : 0;
-}
-
 int cc_cg_init_parent(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t cpus,
 		      hwloc_const_bitmap_t mems, struct cc_err *err)
 {
@@ -541,17 +202,17 @@ int cc_cg_init_parent(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t
 
 	if (cc_cg_mkdir(cg, cgroup, err) < 0)
 		return -1;
-	if (enable_controllers(cg, cgroup, err) < 0)
+	if (cg_enable_controllers(cg, cgroup, err) < 0)
 		goto fail;
 	if (mems && !hwloc_bitmap_iszero(mems) &&
-	    write_cpus(cg, cgroup, "cpuset.mems", mems, &undo, err) < 0)
+	    cg_write_cpus(cg, cgroup, "cpuset.mems", mems, &undo, err) < 0)
 		goto fail;
-	if (write_cpus(cg, cgroup, "cpuset.cpus", cpus, &undo, err) < 0)
+	if (cg_write_cpus(cg, cgroup, "cpuset.cpus", cpus, &undo, err) < 0)
 		goto fail;
 	if (cc_cg_exists(cg, cgroup, "cpuset.cpus.exclusive") &&
-	    write_cpus(cg, cgroup, "cpuset.cpus.exclusive", cpus, &undo, err) < 0)
+	    cg_write_cpus(cg, cgroup, "cpuset.cpus.exclusive", cpus, &undo, err) < 0)
 		goto fail;
-	if (make_partition(cg, cgroup, false, &undo, err) < 0)
+	if (cg_make_partition(cg, cgroup, false, &undo, err) < 0)
 		goto fail;
 	/* Children must be able to use cpuset too. */
 	if (cc_cg_write(cg, cgroup, "cgroup.subtree_control", "+cpuset", NULL, err) < 0)
@@ -560,6 +221,11 @@ int cc_cg_init_parent(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t
 	return 0;
 fail:
 	cc_err_prefix(err, "init-parent %s", cgroup);
-	cc_cg_rollback(cg, &undo);
+	{
+		struct cc_err rb = CC_ERR_INIT;
+
+		if (cc_cg_rollback(cg, &undo, &rb) < 0)
+			cc_err_prefix(err, "%s; putting back what was written failed too (%s)", err->msg, rb.msg);
+	}
 	return -1;
 }

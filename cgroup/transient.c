@@ -68,7 +68,7 @@ int cc_cg_empty(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 {
 	bool populated = true, has_kill;
 
-	if (!cg->root->is_host)
+	if (!cg->ops)
 		return cc_err_set(err, EPERM, "empty %s: cgroups are only changed on the real host", cgroup);
 	if (!cc_cg_exists(cg, cgroup, NULL))
 		return 0;
@@ -89,20 +89,4 @@ int cc_cg_empty(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 		sleep_ms(EMPTY_STEP_MS);
 	}
 	return cc_err_set(err, EBUSY, "%s still has processes %d ms after SIGKILL", cgroup, EMPTY_WAIT_MS);
-}
-
-int cc_cg_rmdir(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
-{
-	char path[PATH_MAX];
-
-	if (!cg->root->is_host)
-		return cc_err_set(err, EPERM, "rmdir %s: cgroups are only changed on the real host", cgroup);
-	if (!cc_cgroup_path_safe(cgroup) || !strcmp(cgroup, "/"))
-		return cc_err_set(err, EINVAL, "rmdir: \"%.64s\" is not a cgroup below the root", cgroup);
-	/* The root is "/" here, so the absolute path is the real one. */
-	if (cc_path(path, sizeof(path), err, "%s%s", cg->mount, cgroup) < 0)
-		return -1;
-	if (rmdir(path) < 0 && errno != ENOENT)
-		return cc_err_sys(err, errno, "rmdir %s", cgroup);
-	return 0;
 }

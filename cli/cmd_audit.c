@@ -299,7 +299,7 @@ int cc_cmd_audit(int argc, char **argv)
 	if (audit(&o, root, &ledger, topo, policy, &found, &st, &err) < 0)
 		goto out;
 	if (o.fix && found.n) {
-		struct cc_audit_fix_ctx fx = { root, ledger, topo, policy, NULL };
+		struct cc_audit_fix_ctx fx = { .root = root, .ledger = ledger, .topo = topo, .policy = policy };
 
 		/* With --json the changes go to stderr, so stdout stays one document. */
 		log = o.common.json ? stderr : stdout;

@@ -36,6 +36,9 @@ static const struct {
 	[CC_AUDIT_VM_GONE] = { "VM_GONE", CC_AUDIT_WARNING },
 	[CC_AUDIT_POWER_DRIFT] = { "POWER_DRIFT", CC_AUDIT_WARNING },
 	[CC_AUDIT_POWER_NOT_RESTORED] = { "POWER_NOT_RESTORED", CC_AUDIT_WARNING },
+	[CC_AUDIT_RELEASE_PENDING] = { "RELEASE_PENDING", CC_AUDIT_WARNING },
+	[CC_AUDIT_RECORD_ORPHAN] = { "RECORD_ORPHAN", CC_AUDIT_WARNING },
+	[CC_AUDIT_RECORD_DRIFT] = { "RECORD_DRIFT", CC_AUDIT_WARNING },
 };
 
 static const char *const repairs[] = {
@@ -48,6 +51,7 @@ static const char *const repairs[] = {
 	[CC_REPAIR_RELEASE] = "release",
 	[CC_REPAIR_VM_RECONCILE] = "vm-reconcile",
 	[CC_REPAIR_POWER] = "power",
+	[CC_REPAIR_DROP_OWNER] = "drop-owner",
 };
 
 const char *cc_audit_code_name(enum cc_audit_code c)

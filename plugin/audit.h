@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cgroup.h"
 #include "error.h"
 #include "irq.h"
 #include "ledger.h"
@@ -63,6 +64,13 @@ enum cc_audit_code {
 	 * carve needs any more whose original was not put back. */
 	CC_AUDIT_POWER_DRIFT,
 	CC_AUDIT_POWER_NOT_RESTORED,
+	/* The restore model (docs/design.md): a carve whose undo failed, kept
+	 * as releasing; a cgroup record owned by a carve the ledger does not
+	 * hold; a recorded cgroup file someone else changed since corecarve
+	 * wrote it. */
+	CC_AUDIT_RELEASE_PENDING,
+	CC_AUDIT_RECORD_ORPHAN,
+	CC_AUDIT_RECORD_DRIFT,
 	CC_AUDIT_NCODES
 };
 
@@ -82,6 +90,7 @@ enum cc_audit_repair {
 	CC_REPAIR_RELEASE,    /* undo a stale carve (cc_carve_undo) and drop its record */
 	CC_REPAIR_VM_RECONCILE, /* cc_vm_reconcile(): re-pin, release, carve VMs */
 	CC_REPAIR_POWER,      /* power: write the recorded value back, restore what no carve needs */
+	CC_REPAIR_DROP_OWNER, /* a record's owner that is no carve: the record recomputed without it */
 };
 
 #define CC_AUDIT_TEXT_MAX 256
@@ -226,7 +235,7 @@ struct cc_audit_in {
 typedef int (*cc_audit_check_fn)(const struct cc_audit_in *in, struct cc_audit_report *out,
 				 struct cc_err *err);
 
-/* STALE_RECORD, UNKNOWN_CARVE */
+/* STALE_RECORD, UNKNOWN_CARVE, RELEASE_PENDING, RECORD_ORPHAN, RECORD_DRIFT */
 int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
 /* CARVE_DRIFT, MEMS_MISALIGNED */
 int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
@@ -296,6 +305,9 @@ struct cc_audit_fix_ctx {
 	const struct cc_topo *topo;
 	const struct cc_policy *policy;
 	FILE *out;                        /* every change is printed here */
+	/* Cgroup writes through a test double (cgroup.h); NULL: the host's. */
+	const struct cc_cg_ops *cg_ops;
+	void *cg_ops_arg;
 };
 
 struct cc_audit_fix_result {

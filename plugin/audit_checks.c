@@ -118,6 +118,102 @@ static const char *owner_id(const struct cc_ledger *l, const int *own, hwloc_con
 
 /* ---- records: STALE_RECORD, UNKNOWN_CARVE ----------------------------- */
 
+/* What the record's file reads in the snapshot, in the record's words;
+ * NULL when the cgroup is gone (a parked cgroup: absent). */
+static char *record_now(const struct cc_audit_snap *s, const char *cgroup, const char *file)
+{
+	int i = cc_audit_snap_find(s, cgroup);
+	const struct cc_audit_cgroup *g;
+	char buf[64];
+
+	if (i < 0)
+		return NULL;
+	g = &s->cgroups[i];
+	if (!strcmp(file, "cpu.max")) {
+		if (g->quota < 0)
+			snprintf(buf, sizeof(buf), "max %lld", g->period);
+		else
+			snprintf(buf, sizeof(buf), "%lld %lld", g->quota, g->period);
+		return strdup(buf);
+	}
+	if (!strcmp(file, "cpuset.cpus.exclusive"))
+		return g->exclusive ? cc_cpulist_format(g->exclusive) : NULL;
+	return cc_cpulist_format(g->cpus);
+}
+
+static bool same_value(const char *file, const char *a, const char *b)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc(), y = hwloc_bitmap_alloc();
+	struct cc_err e = CC_ERR_INIT;
+
+	if (!a || !b)
+		return a == b;
+	if (!strcmp(file, "cpu.max")) {
+		long long qa, pa, qb, pb;
+
+		return cc_cg_parse_cpu_max(a, &qa, &pa) == 0 && cc_cg_parse_cpu_max(b, &qb, &pb) == 0 && qa == qb &&
+		       pa == pb;
+	}
+	return x && y && cc_cpulist_parse(a, x, "a", &e) == 0 && cc_cpulist_parse(b, y, "b", &e) == 0 &&
+	       hwloc_bitmap_isequal(x, y);
+}
+
+/* The restore model's invariant over the cgroup records: every owner is a
+ * carve of the ledger, and every file written holds what corecarve wrote
+ * (or a write in flight). */
+static int check_cgroup_records(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	struct cc_noderecs recs;
+	int rc = -1;
+
+	if (cc_noderecs_parse(cc_ledger_section((struct cc_ledger *)in->ledger, CC_CG_SECTION, false),
+			      "sections." CC_CG_SECTION, cc_cg_rec_kinds, &recs, err) < 0)
+		return -1;
+	for (int i = 0; i < recs.n; i++) {
+		const struct cc_noderec *r = &recs.r[i];
+		const char *slash = strrchr(r->path, '/');
+		char cgroup[PATH_MAX];
+		_cleanup_free_ char *now = NULL;
+		struct cc_finding *f;
+
+		snprintf(cgroup, sizeof(cgroup), "%.*s", slash && slash != r->path ? (int)(slash - r->path) : 1,
+			 slash && slash != r->path ? r->path : "/");
+		for (int k = 0; k < r->nowners; k++) {
+			bool known = false;
+
+			for (int j = 0; j < in->ledger->ncarves && !known; j++)
+				known = !strcmp(in->ledger->carves[j].id, r->owners[k].id);
+			if (known)
+				continue;
+			if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_ORPHAN, r->owners[k].id, err)))
+				goto out;
+			f->repair = CC_REPAIR_DROP_OWNER;
+			CC_AUDIT_SET(f->object, "record %s", r->path);
+			CC_AUDIT_SET(f->expected, "owned by carves of the ledger");
+			CC_AUDIT_SET(f->actual, "owner \"%s\" is no carve", r->owners[k].id);
+			CC_AUDIT_SET(f->fix, "--fix recomputes the file without it (the last owner restores the original)");
+		}
+		if (!r->set || !r->nowners)
+			continue;
+		now = record_now(in->snap, cgroup, slash ? slash + 1 : "");
+		if (same_value(slash ? slash + 1 : "", now, r->set) ||
+		    (r->pending && same_value(slash ? slash + 1 : "", now, r->pending)))
+			continue;
+		if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_DRIFT, r->owners[0].id, err)))
+			goto out;
+		f->repair = CC_REPAIR_REAPPLY;
+		CC_AUDIT_SET(f->object, "%s", r->path);
+		CC_AUDIT_SET(f->expected, "\"%s\", as corecarve wrote it", r->set);
+		CC_AUDIT_SET(f->actual, "\"%s\"", now ? now : "(gone)");
+		CC_AUDIT_SET(f->fix, "--fix re-applies carve %s: the new value becomes the one restored at its release",
+			     r->owners[0].id);
+	}
+	rc = 0;
+out:
+	cc_noderecs_fini(&recs);
+	return rc;
+}
+
 int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
 {
 	const struct cc_ledger *l = in->ledger;
@@ -131,6 +227,18 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 		const struct cc_carve *c = &l->carves[k];
 		struct cc_finding *f;
 
+		if (c->releasing) {
+			f = cc_audit_add(out, CC_AUDIT_RELEASE_PENDING, c->id, err);
+			if (!f)
+				goto out;
+			f->repair = CC_REPAIR_RELEASE;
+			CC_AUDIT_SET(f->object, "carve %s", c->id);
+			CC_AUDIT_SET(f->expected, "released: its container is gone or was refused");
+			CC_AUDIT_SET(f->actual, "kept as releasing: undoing what it changed failed; its CPUs stay taken");
+			CC_AUDIT_SET(f->fix, "--fix (or the next hook) tries the undo again");
+			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			continue;
+		}
 		if (!c->cgroup[0] || cc_audit_snap_find(s, c->cgroup) >= 0)
 			continue;
 		f = cc_audit_add(out, CC_AUDIT_STALE_RECORD, c->id, err);
@@ -207,7 +315,7 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 				 fmt(a, sizeof(a), g->exclusive), fmt(b, sizeof(b), extra));
 		CC_AUDIT_SET(f->fix, "not corecarve's: if a crashed hook left it, write member to its partition and clear cpuset.cpus.exclusive; else its owner must");
 	}
-	rc = 0;
+	rc = check_cgroup_records(in, out, err);
 out:
 	for (int i = 0; i < s->ncgroups; i++)
 		if (below[i])
@@ -545,6 +653,21 @@ static bool keeps_quota(const struct cc_audit_in *in, const struct cc_carve *c)
 	return cls && cls->quota == CC_QUOTA_KEEP;
 }
 
+/* The CPUs of the quota-dropping carves below `path`. */
+static long long cpus_below(const struct cc_audit_in *in, const char *path)
+{
+	size_t n = strlen(path);
+	long long sum = 0;
+
+	for (int k = 0; k < in->ledger->ncarves; k++) {
+		const struct cc_carve *c = &in->ledger->carves[k];
+
+		if (!strncmp(c->cgroup, path, n) && c->cgroup[n] == '/' && !keeps_quota(in, c))
+			sum += hwloc_bitmap_weight(c->cpus);
+	}
+	return sum;
+}
+
 int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
 {
 	const struct cc_ledger *l = in->ledger;
@@ -557,18 +680,17 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 	for (int k = 0; k < l->ncarves; k++) {
 		const struct cc_carve *c = &l->carves[k];
 		int i = carve_cgroup(in, c);
-		long long ncpus = hwloc_bitmap_weight(c->cpus);
 		struct cc_finding *f;
 
 		if (i < 0 || keeps_quota(in, c))
 			continue;
 		/* The carve itself: no quota at all.  A parent (the pod level):
-		 * only one below the carve's CPUs throttles it; the hook lifts
-		 * exactly those. */
+		 * one below the CPUs of all the carves under it throttles them;
+		 * the hook lifts exactly those. */
 		for (int p = i; p > 0; p = s->cgroups[p].parent) {
 			const struct cc_audit_cgroup *g = &s->cgroups[p];
 
-			if (g->quota < 0 || (p != i && g->quota >= ncpus * g->period))
+			if (g->quota < 0 || (p != i && g->quota >= cpus_below(in, g->path) * g->period))
 				continue;
 			f = ADD(CC_AUDIT_QUOTA_ON_CARVE, c->id);
 			f->repair = CC_REPAIR_REAPPLY;
@@ -577,7 +699,8 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 			if (p == i)
 				CC_AUDIT_SET(f->expected, "cpu.max max");
 			else
-				CC_AUDIT_SET(f->expected, "no quota below the carve's %lld CPUs", ncpus);
+				CC_AUDIT_SET(f->expected, "no quota below the %lld CPUs carved under it",
+					     cpus_below(in, g->path));
 			quota_text(f->actual, sizeof(f->actual), g);
 			CC_AUDIT_SET(f->fix, "--fix lifts the quota (the parent's is restored at release)");
 		}

@@ -1,12 +1,14 @@
 /* corecarve audit --fix: repair what is safe, through the paths that made
- * the carves in the first place — cc_cg_apply() for a carve's cgroup, its
- * parked partition and its parents' quotas, cc_carve_undo() for a carve
- * whose container is gone, cc_irq_reconcile() for IRQs — so a repair
- * leaves exactly the state (and the restore records) a fresh carve would.
+ * the carves in the first place — the cgroup effect's plan and apply for
+ * a carve's cgroup, its parked partition and its parents' quotas, the
+ * release for a carve whose container is gone (or one kept as releasing),
+ * cc_irq_reconcile() for IRQs — so a repair leaves exactly the state (and
+ * the node records) a fresh carve would (effect.h).
  *
- * Cgroups corecarve does not own are written in one case only: a
- * cpuset-only carve's CPUs are taken out of a peer's cpuset.cpus, recorded
- * in the carve's `changes` first so its release gives them back. */
+ * Cgroups corecarve does not own are written in one case only: carved
+ * CPUs are taken out of a cgroup that holds them, which becomes the
+ * carves' peer (a node record they own), so the last of them to go gives
+ * it everything back. */
 #define _GNU_SOURCE
 #include "audit.h"
 
@@ -19,6 +21,7 @@
 #include "cleanup.h"
 #include "container.h"
 #include "cpulist.h"
+#include "effect.h"
 
 struct fixer {
 	const struct cc_audit_fix_ctx *fx;
@@ -84,144 +87,60 @@ static void release_stale(struct fixer *x, const struct cc_finding *f)
 
 	if (!c || !first_time(x, "release", f->carve))
 		return;
-	snprintf(what, sizeof(what), "STALE_RECORD %.200s: released the CPUs of carve %.200s", f->object, f->carve);
-	rc = cc_carve_undo(&x->ctx, &x->cg, l, c, &e);
-	/* The record goes even when a restore step failed, as at poststop:
-	 * the container is gone, its CPUs are free; what did not restore is
-	 * the next audit's finding. */
-	cc_ledger_remove(l, f->carve);
+	snprintf(what, sizeof(what), "%s %.200s: released the CPUs of carve %.200s", cc_audit_code_name(f->code),
+		 f->object, f->carve);
+	/* Undone and removed, or kept as releasing for the next try. */
+	rc = cc_carve_release(&x->ctx, &x->cg, l, f->carve, &e);
 	outcome(x, what, rc, &e);
 }
 
 /* ---- re-applying a carve ------------------------------------------------- */
 
-struct journal_arg {
-	struct cc_ledger *l;
-};
-
-/* cc_cg_apply() appends restore records before the writes they describe;
- * the ledger goes to disk each time, as in the hook. */
-static int journal(void *arg, enum cc_cg_mode mode, struct cc_err *err)
+static struct cc_effect_run fix_run(struct fixer *x, const char *id, const struct cc_pclass *cls)
 {
-	struct journal_arg *j = arg;
-
-	(void)mode;
-	return cc_ledger_commit(j->l, err);
+	return (struct cc_effect_run){ .ctx = &x->ctx, .cg = &x->cg, .ledger = x->fx->ledger, .id = id,
+				       .policy = x->fx->policy, .topo = x->fx->topo, .pclass = cls };
 }
 
 static void reapply(struct fixer *x, const char *id)
 {
 	struct cc_ledger *l = x->fx->ledger;
 	struct cc_carve *c = cc_ledger_find(l, id);
-	const struct cc_pclass *cls;
-	_cleanup_bitmap_ hwloc_bitmap_t carved = NULL;
-	struct journal_arg j = { l };
-	struct cc_cg_request req;
+	struct cc_effect_run run;
 	struct cc_err e = CC_ERR_INIT;
-	enum cc_cg_mode was, mode;
-	char what[512], codes[128];
+	char what[512], codes[128], was[32];
 	int rc;
 
 	if (!c || !c->cgroup[0] || !first_time(x, "reapply", id))
 		return;
 	codes_of(x, id, CC_REPAIR_REAPPLY, codes, sizeof(codes));
 	snprintf(what, sizeof(what), "%.100s: carve %.100s re-applied to %.200s", codes, id, c->cgroup);
-	if (cc_cg_mode_parse(c->mode, &was) < 0) {
-		cc_err_set(&e, EINVAL, "unknown mode \"%s\"", c->mode);
-		outcome(x, what, -1, &e);
-		return;
-	}
-	carved = cc_ledger_taken(l);
-	if (!carved) {
-		cc_err_sys(&e, ENOMEM, "audit fix");
-		outcome(x, what, -1, &e);
-		return;
-	}
+	snprintf(was, sizeof(was), "%s", c->mode);
 	/* The class decides what the hook applied; a class gone from the
 	 * policy keeps the carve as it is: a root partition, quota dropped. */
-	cls = cc_policy_class(x->fx->policy, c->class_name);
-	req = (struct cc_cg_request){
-		.cgroup = c->cgroup,
-		.cpus = c->cpus,
-		.parked = c->parked,
-		.mems = c->mems,
-		.carved = carved,
-		.isolated = cls && cls->partition == CC_PART_ISOLATED,
-		.drop_quota = !cls || cls->quota == CC_QUOTA_DROP,
-		.exclusive = c->exclusive,
-		.journal = journal,
-		.journal_arg = &j,
-	};
-	rc = cc_cg_apply(&x->cg, &req, &mode, c->changes, &e);
-	if (rc == 0 && mode != was) {
-		/* The kernel offers another mode now (a parent became a
-		 * partition): the release must undo what this apply did. */
-		fprintf(x->fx->out, "carve %s: mode %s -> %s\n", id, c->mode, cc_cg_mode_name(mode));
-		snprintf(c->mode, sizeof(c->mode), "%s", cc_cg_mode_name(mode));
-		l->dirty = true;
-	}
+	run = fix_run(x, id, cc_policy_class(x->fx->policy, c->class_name));
+	rc = cc_effect_cgroup_reapply(&run, &e);
+	c = cc_ledger_find(l, id);
+	/* The kernel offers another mode now (a parent became a partition):
+	 * the release undoes what this apply did. */
+	if (rc == 0 && c && strcmp(was, c->mode))
+		fprintf(x->fx->out, "carve %s: mode %s -> %s\n", id, was, c->mode);
 	outcome(x, what, rc, &e);
 }
 
-/* ---- cpuset-only: taking carved CPUs back from a peer --------------------- */
+/* ---- carved CPUs in a cgroup that is not a carve --------------------------- */
 
 static int take_back(struct fixer *x, const char *cgroup, struct cc_err *err)
 {
-	struct cc_ledger *l = x->fx->ledger;
-	_cleanup_bitmap_ hwloc_bitmap_t taken = cc_ledger_taken(l);
-	_cleanup_bitmap_ hwloc_bitmap_t eff = hwloc_bitmap_alloc();
-	_cleanup_bitmap_ hwloc_bitmap_t mine = hwloc_bitmap_alloc();
-	_cleanup_bitmap_ hwloc_bitmap_t held = hwloc_bitmap_alloc();
-	_cleanup_free_ char *orig = NULL;
-	_cleanup_free_ char *list = NULL;
-	char part[64] = "";
+	struct cc_effect_run run = fix_run(x, cgroup, NULL);
 
-	if (!taken || !eff || !mine || !held)
-		return cc_err_sys(err, ENOMEM, "audit fix");
-	if (cc_cg_read_cpus(&x->cg, cgroup, "cpuset.cpus.effective", eff, err) < 0)
-		return -1;
-	if (!hwloc_bitmap_intersects(eff, taken))
-		return 0; /* an earlier repair (a re-applied carve) took them already */
-	{
-		_cleanup_free_ char *p = cc_cg_read(&x->cg, cgroup, "cpuset.cpus.partition", err);
-
-		if (!p)
-			return -1;
-		snprintf(part, sizeof(part), "%s", p);
-	}
-	/* A partition of its own is not a peer to narrow: UNKNOWN_CARVE. */
-	if (strcmp(part, "member"))
-		return cc_err_set(err, EPERM, "%s is a partition (%s): not corecarve's to narrow", cgroup, part);
-	orig = cc_cg_read(&x->cg, cgroup, "cpuset.cpus", err);
-	if (!orig)
-		return -1;
-	hwloc_bitmap_and(held, eff, taken);
-	hwloc_bitmap_andnot(eff, eff, taken);
-	if (hwloc_bitmap_iszero(eff))
-		return cc_err_set(err, ENOSPC, "cgroup %s would be left without CPUs", cgroup);
-	list = cc_cpulist_format(eff);
-	if (!list)
-		return cc_err_sys(err, ENOMEM, "audit fix");
-	/* Every carve whose CPUs it held gets the restore record, so the
-	 * last of them to go gives the peer everything back. */
-	for (int k = 0; k < l->ncarves; k++) {
-		struct cc_carve *c = &l->carves[k];
-
-		hwloc_bitmap_or(mine, c->cpus, c->parked);
-		if (!hwloc_bitmap_intersects(mine, held))
-			continue;
-		if (json_array_append_new(c->changes, json_pack("{s:s, s:s, s:s}", "type", "peer-cpuset", "cgroup",
-								 cgroup, "old", orig)) < 0)
-			return cc_err_sys(err, ENOMEM, "audit fix");
-		l->dirty = true;
-	}
-	if (cc_ledger_commit(l, err) < 0)
-		return -1;
-	return cc_cg_write(&x->cg, cgroup, "cpuset.cpus", list, NULL, err);
+	return cc_effect_cgroup_take_peer(&run, cgroup, err);
 }
 
 /* ---- a quota inside a carve ---------------------------------------------- */
 
+/* The carve's own subtree (a runtime's nested leaf): its cgroups are the
+ * carve's, nothing to record. */
 static int drop_quota(struct fixer *x, const char *cgroup, struct cc_err *err)
 {
 	_cleanup_free_ char *cur = cc_cg_read(&x->cg, cgroup, "cpu.max", err);
@@ -339,6 +258,8 @@ int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report
 	x.ctx = (struct cc_ctx){ .root = (struct cc_root *)fx->root, .log = fx->out, .verbose = true };
 	if (cc_cg_open(&x.cg, fx->root, err) < 0)
 		return -1;
+	if (fx->cg_ops)
+		cc_cg_use(&x.cg, fx->cg_ops, fx->cg_ops_arg);
 	x.cg.trace = fx->out;
 	for (int i = 0; i < r->n; i++)
 		res->manual += r->f[i].repair == CC_REPAIR_NONE;
@@ -362,6 +283,13 @@ int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report
 			cc_audit_text(what, sizeof(what), "%s %s: carved CPUs taken out of its cpuset.cpus",
 				 cc_audit_code_name(f->code), f->object);
 			rc = take_back(&x, f->target, &e);
+			outcome(&x, what, rc, &e);
+		} else if (f->repair == CC_REPAIR_DROP_OWNER && first_time(&x, "drop-owner", f->carve)) {
+			struct cc_effect_run run = fix_run(&x, f->carve, NULL);
+
+			cc_audit_text(what, sizeof(what), "%s %s: recomputed without \"%s\"", cc_audit_code_name(f->code),
+				      f->object, f->carve);
+			rc = cc_effect_cgroup_drop_owner(&run, f->carve, &e);
 			outcome(&x, what, rc, &e);
 		} else if (f->repair == CC_REPAIR_DROP_QUOTA && first_time(&x, "quota", f->target)) {
 			cc_audit_text(what, sizeof(what), "%s %s: cpu.max max", cc_audit_code_name(f->code), f->object);

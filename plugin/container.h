@@ -11,22 +11,13 @@
 
 #include "alloc.h"
 #include "cgroup.h"
+#include "ctx.h"
 #include "error.h"
 #include "ledger.h"
 #include "oci.h"
 #include "policy.h"
 #include "power.h"
 #include "root.h"
-
-/* Everything an entry point resolved from argv and the environment. */
-struct cc_ctx {
-	struct cc_root *root;
-	const char *policy_path; /* NULL: /etc/corecarve/policy.yaml or embedded */
-	const char *state_dir;   /* NULL: /run/corecarve */
-	const char *fault;       /* fault-injection step name, NULL normally */
-	FILE *log;               /* informational lines (stderr in the hook) */
-	bool verbose;            /* also trace every cgroup write to log */
-};
 
 /* Outcome of a create, for messages and tests. */
 struct cc_create_result {
@@ -56,16 +47,21 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 		    struct cc_create_result *res, struct cc_err *err);
 
 /* poststop (and the end of a carved exec): undo what was recorded for
- * `id`; unknown id is success. */
+ * `id`; unknown id is success.  A failed undo keeps the carve as
+ * `releasing` (-1, err says so). */
 int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err *err);
 
-/* Undo one recorded carve's kernel changes (not the ledger entry): its
- * cgroup changes, then, for a steer-away carve, the IRQs (back to their
- * originals minus the CPUs of the remaining steer-away carves; the "irq"
- * section of `l` is updated and journaled, see irq.h), then the power
- * settings no other carve owns (the "power" section, power.h). */
-int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l,
-		  const struct cc_carve *c, struct cc_err *err);
+/* Undo every effect of the recorded carve `id` (effect.h): its cgroups,
+ * then, for a steer-away carve, the IRQs, then the power settings no other
+ * carve owns; the ledger's records are updated, the carve itself stays.
+ * Every effect is tried; -1 with the first failure. */
+int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id,
+		  struct cc_err *err);
+
+/* Undo, then remove the carve — or keep it as `releasing` when the undo
+ * failed — and commit.  Fault step "before-release-commit". */
+int cc_carve_release(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id,
+		     struct cc_err *err);
 
 /* Kill this process with SIGKILL when ctx->fault names `step` (tests of
  * crash consistency; see docs/design.md). */

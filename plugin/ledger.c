@@ -621,6 +621,34 @@ json_t *cc_ledger_section(struct cc_ledger *l, const char *name, bool create)
 	return s;
 }
 
+int cc_ledger_set_section(struct cc_ledger *l, const char *name, json_t *value, struct cc_err *err)
+{
+	if (!value) {
+		if (json_object_get(l->sections, name)) {
+			json_object_del(l->sections, name);
+			l->dirty = true;
+		}
+		return 0;
+	}
+	if (json_object_set_new(l->sections, name, value) < 0)
+		return cc_err_sys(err, ENOMEM, "ledger: sections.%s", name);
+	l->dirty = true;
+	return 0;
+}
+
+int cc_ledger_mark_releasing(struct cc_ledger *l, const char *id)
+{
+	struct cc_carve *c = cc_ledger_find(l, id);
+
+	if (!c)
+		return 0;
+	if (!c->releasing) {
+		c->releasing = true;
+		l->dirty = true;
+	}
+	return 1;
+}
+
 /* An exec carve's cgroup that no process uses any more: its `corecarve
  * exec` was killed before it could release.  Unreadable counts as in use:
  * CPUs are never handed out on a guess. */
@@ -658,6 +686,13 @@ static int carve_gone(const struct cc_root *root, const char *cgroup_mount, cons
 	return r == 0 || (exec && exec_cgroup_unused(root, path));
 }
 
+/* A carve gc must take up: stale, or kept as releasing. */
+static int gc_due(const struct cc_root *root, const char *cgroup_mount, const char *id, const char *kind,
+		  const char *cg, bool releasing, struct cc_err *err)
+{
+	return releasing ? 1 : carve_gone(root, cgroup_mount, id, kind, cg, err);
+}
+
 int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,
 		 int (*release)(struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
 {
@@ -675,9 +710,9 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cg
 		 * found live and are not looked up again. */
 		r = 0;
 		json_array_foreach(l->index->entries, i, e) {
-			r = carve_gone(root, cgroup_mount, json_string_value(json_array_get(e, 0)),
-				       json_string_value(json_array_get(e, 1)), json_string_value(json_array_get(e, 2)),
-				       err);
+			r = gc_due(root, cgroup_mount, json_string_value(json_array_get(e, 0)),
+				   json_string_value(json_array_get(e, 1)), json_string_value(json_array_get(e, 2)),
+				   json_array_size(e) == 4, err);
 			if (r != 0)
 				break;
 		}
@@ -691,19 +726,26 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cg
 	}
 	for (int i = first; i < l->ncarves;) {
 		struct cc_carve *c = &l->carves[i];
+		char id[sizeof(c->id)];
 
-		r = carve_gone(root, cgroup_mount, c->id, c->kind, c->cgroup, err);
+		r = gc_due(root, cgroup_mount, c->id, c->kind, c->cgroup, c->releasing, err);
 		if (r < 0)
 			return -1;
 		if (r == 0) {
 			i++;
 			continue;
 		}
-		if (release && release(c, arg) < 0)
-			return cc_err_set(err, ECANCELED, "gc of carve \"%s\": releasing it failed; kept in the ledger",
-					  c->id);
-		cc_ledger_remove(l, c->id);
-		removed++;
+		snprintf(id, sizeof(id), "%s", c->id);
+		if (release && release(c, arg) < 0) {
+			/* Kept, its CPUs still taken: the next gc tries again. */
+			cc_ledger_mark_releasing(l, id);
+			i++;
+		} else {
+			cc_ledger_remove(l, id);
+			removed++;
+		}
+		if (cc_ledger_commit(l, err) < 0)
+			return cc_err_prefix(err, "gc of carve \"%s\"", id);
 	}
 	return removed;
 }

@@ -35,10 +35,15 @@ struct cc_carve {
 	hwloc_bitmap_t mems;
 	bool exclusive;
 	bool steer_irqs;         /* irq: steer-away */
+	/* Its container is gone (or its start was refused) but undoing what it
+	 * changed failed: its CPUs stay taken, and every hook's gc and
+	 * `audit --fix` try the undo again until it succeeds. */
+	bool releasing;
 	long long created;       /* unix seconds */
-	/* What was changed outside the carve's own cgroup, for restore:
-	 * an array of objects owned by the module that made them, e.g.
-	 * {"type":"cpu.max","path":"/kubepods/pod1","old":"50000 100000"}. */
+	/* Records of the carve's own, for modules whose changes belong to it
+	 * alone (a VM's threads and their cgroups: vm.h).  Changes outside it
+	 * that other carves may share are node records in sections
+	 * (noderec.h), never here. */
 	json_t *changes;
 };
 
@@ -145,17 +150,24 @@ void cc_carve_fini(struct cc_carve *c);
  * Changes made through it (or through a carve's `changes`) are detected
  * by cc_ledger_commit(), which compares with what is on disk. */
 json_t *cc_ledger_section(struct cc_ledger *l, const char *name, bool create);
+/* Replace a section with `value` (its reference is taken; NULL removes the
+ * section). */
+int cc_ledger_set_section(struct cc_ledger *l, const char *name, json_t *value, struct cc_err *err);
+
+/* Keep the carve `id` as `releasing` (struct cc_carve); 0 when unknown. */
+int cc_ledger_mark_releasing(struct cc_ledger *l, const char *id);
 
 /* Release carves of kind "container" whose cgroup directory
  * `<cgroup_mount>/<cgroup>` (cgroup_mount NULL: /sys/fs/cgroup) no longer
- * exists under `root`, and carves of kind "exec" whose cgroup is gone or
- * reads "populated 0" in cgroup.events (the command ended and its
- * `corecarve exec` was killed before releasing): calls `release` first
- * (may be NULL; the hook undoes IRQ and quota changes there), then removes
- * the carve.  Carves without a cgroup and other kinds are kept.  Returns the number removed (commit to
- * record), or -1: a lookup that failed other than "does not exist", or
- * `release` returned < 0 — gc stops there, keeps that carve, and carves
- * already removed stay removed in `l`. */
+ * exists under `root`, carves of kind "exec" whose cgroup is gone or reads
+ * "populated 0" in cgroup.events (the command ended and its `corecarve
+ * exec` was killed before releasing), and carves kept as `releasing`:
+ * calls `release` (may be NULL; the hook undoes the carve's effects there),
+ * then removes the carve, or — `release` returned < 0 — keeps it as
+ * `releasing` for the next try.  Each change is committed at once, so a
+ * process killed during gc loses nothing it did.  Carves without a cgroup
+ * and other kinds are kept.  Returns the number removed, or -1: a lookup
+ * that failed other than "does not exist", or a commit that failed. */
 int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root,
 		 const char *cgroup_mount,
 		 int (*release)(struct cc_carve *c, void *arg), void *arg,

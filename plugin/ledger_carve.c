@@ -16,7 +16,7 @@ static const char *const carve_modes[] = { "remote-partition", "local-partition"
 					   "cpuset-only", "affinity", NULL };
 static const char *const carve_fields[] = { "id", "kind", "cgroup", "class", "core_class",
 					    "mode", "cpus", "parked", "mems", "exclusive",
-					    "steer_irqs", "created", "changes", NULL };
+					    "steer_irqs", "state", "created", "changes", NULL };
 
 bool ledger_in_list(const char *const *list, const char *s)
 {
@@ -346,6 +346,13 @@ int ledger_parse_carve(json_t *obj, const char *what, struct cc_carve *c, struct
 	    get_bool(obj, what, "exclusive", &c->exclusive, err) < 0 ||
 	    get_bool(obj, what, "steer_irqs", &c->steer_irqs, err) < 0)
 		return -1;
+	/* Absent for a live carve: the usual line stays as it was. */
+	if ((v = json_object_get(obj, "state"))) {
+		if (!json_is_string(v) || strcmp(json_string_value(v), "releasing"))
+			return cc_err_set(err, EINVAL, "%s.state: expected \"releasing\", got %s", what,
+					  json_is_string(v) ? json_string_value(v) : ledger_json_type(v));
+		c->releasing = true;
+	}
 	if (ledger_get_field(obj, what, "created", &v, err) < 0)
 		return -1;
 	if (!json_is_integer(v))
@@ -382,6 +389,7 @@ json_t *ledger_carve_to_json(const struct cc_carve *c)
 	    set_new(o, "parked", set_json(c->parked)) < 0 || set_new(o, "mems", set_json(c->mems)) < 0 ||
 	    set_new(o, "exclusive", json_boolean(c->exclusive)) < 0 ||
 	    set_new(o, "steer_irqs", json_boolean(c->steer_irqs)) < 0 ||
+	    (c->releasing && set_new(o, "state", json_string("releasing")) < 0) ||
 	    set_new(o, "created", json_integer(c->created)) < 0 ||
 	    set_new(o, "changes", c->changes ? json_incref(c->changes) : json_array()) < 0)
 		return NULL;

@@ -185,7 +185,9 @@ static int parse_header(json_t *doc, struct header *h, struct cc_err *err)
 	return 0;
 }
 
-/* entries[i]: [id, kind, cgroup], strings checked as the carve's own fields
+/* entries[i]: [id, kind, cgroup] or, for a carve kept as releasing,
+ * [id, kind, cgroup, "releasing"] (gc retries those from the index
+ * alone); strings checked as the carve's own fields
  * are: an index-only reader joins the cgroup to the cgroup2 mount (gc) and
  * compares ids (duplicates) without ever parsing the carve. */
 static int entry_fields(json_t *e, size_t i, const char *f[3], struct cc_err *err)
@@ -193,8 +195,12 @@ static int entry_fields(json_t *e, size_t i, const char *f[3], struct cc_err *er
 	char what[48];
 
 	snprintf(what, sizeof(what), "entries[%zu]", i);
-	if (!json_is_array(e) || json_array_size(e) != 3)
-		return cc_err_set(err, EINVAL, "%s: expected [id, kind, cgroup], got %s", what, ledger_json_type(e));
+	if (!json_is_array(e) || json_array_size(e) < 3 || json_array_size(e) > 4)
+		return cc_err_set(err, EINVAL, "%s: expected [id, kind, cgroup] or [id, kind, cgroup, \"releasing\"], got %s",
+				  what, json_is_array(e) ? "another array" : ledger_json_type(e));
+	if (json_array_size(e) == 4 && (!json_is_string(json_array_get(e, 3)) ||
+					strcmp(json_string_value(json_array_get(e, 3)), "releasing")))
+		return cc_err_set(err, EINVAL, "%s[3]: expected \"releasing\"", what);
 	for (size_t k = 0; k < 3; k++) {
 		json_t *s = json_array_get(e, k);
 
@@ -303,7 +309,8 @@ static int check_index(const struct cc_ledger *l, json_t *entries, const char *t
 		const char *f[3] = { json_string_value(json_array_get(e, 0)), json_string_value(json_array_get(e, 1)),
 				     json_string_value(json_array_get(e, 2)) };
 
-		if (strcmp(f[0], c->id) || strcmp(f[1], c->kind) || strcmp(f[2], c->cgroup))
+		if (strcmp(f[0], c->id) || strcmp(f[1], c->kind) || strcmp(f[2], c->cgroup) ||
+		    (json_array_size(e) == 4) != c->releasing)
 			return cc_err_set(err, EINVAL, "entries[%zu]: \"%.64s\" (%s, \"%.64s\") is not carves[%zu]", i,
 					  f[0], f[1], f[2], i);
 		if (c->steer_irqs &&
@@ -537,7 +544,8 @@ char *ledger_serialize(const struct cc_ledger *l, struct ledger_layout *at, stru
 		goto nomem;
 	for (int i = 0; i < l->ncarves; i++) {
 		const struct cc_carve *c = &l->carves[i];
-		_cleanup_json_ json_t *o = ledger_carve_to_json(c), *e = json_pack("[sss]", c->id, c->kind, c->cgroup);
+		_cleanup_json_ json_t *o = ledger_carve_to_json(c), *e = c->releasing ? json_pack("[ssss]", c->id, c->kind, c->cgroup, "releasing")
+									    : json_pack("[sss]", c->id, c->kind, c->cgroup);
 
 		if (!o || !e)
 			return cc_err_set(err, EINVAL, "%s/" CC_LEDGER_FILE ": carve \"%s\" cannot be serialised",

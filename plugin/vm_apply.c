@@ -187,10 +187,16 @@ static int write_entry(struct writer *wr, const struct cc_vm_entry *e, bool best
 	return rc;
 fail:
 	unpin(e, i);
-	if (wr->cg_open)
-		cc_cg_rollback(&wr->cg, &undo);
-	cc_cg_undo_fini(&undo);
 	*err = step;
+	if (wr->cg_open) {
+		struct cc_err rb = CC_ERR_INIT;
+
+		if (cc_cg_rollback(&wr->cg, &undo, &rb) < 0) {
+			cc_cg_undo_fini(&undo);
+			return cc_err_prefix(err, "VM %s: putting back what was written failed (%s)", e->name, rb.msg);
+		}
+	}
+	cc_cg_undo_fini(&undo);
 	return cc_err_prefix(err, "VM %s: put back what was written", e->name);
 }
 

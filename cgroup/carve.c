@@ -1,0 +1,1006 @@
+/* corecarve: a carve's cgroups — plan, apply and undo over the node
+ * records of the "cgroup" section (cgroup.h says what each kind of record
+ * computes; docs/design.md, "One restore model"). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup_int.h"
+#include "cleanup.h"
+#include "cpulist.h"
+#include "fault.h"
+
+const char *const cc_cg_rec_kinds[] = { "exclusive", "parked", "peer", "quota", NULL };
+
+enum rec_kind { K_EXCLUSIVE, K_PARKED, K_PEER, K_QUOTA, K_UNKNOWN };
+
+enum step_op {
+	STEP_WRITE,     /* value into file */
+	STEP_MKDIR,     /* the parked cgroup, made the first time */
+	STEP_PARTITION, /* value "root" or "isolated", read back */
+	STEP_FAULT,     /* "mid-cgroup-write" (fault.h): half of the carve written */
+};
+
+struct cc_cg_step {
+	enum step_op op;
+	char *cgroup;
+	char file[40];
+	char *value;
+	char *old;       /* the carve's own files: the value before, for the undo of a failed apply */
+	char *rec;       /* the record this write gives its `set`; NULL for the carve's own files */
+};
+
+static enum rec_kind rec_kind(const struct cc_noderec *r)
+{
+	for (int k = 0; cc_cg_rec_kinds[k]; k++)
+		if (!strcmp(r->kind, cc_cg_rec_kinds[k]))
+			return (enum rec_kind)k;
+	return K_UNKNOWN;
+}
+
+static void msg(struct cc_cg_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void msg(struct cc_cg_msgs *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!m || m->n >= CC_CG_MSG_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(m->line[m->n++], sizeof(m->line[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- records: keys, values ------------------------------------------- */
+
+static int rec_key(char *buf, size_t len, const char *cgroup, const char *file, struct cc_err *err)
+{
+	return cc_path(buf, len, err, "%s/%s", strcmp(cgroup, "/") ? cgroup : "", file);
+}
+
+/* "<cgroup>/<file>" back into its parts. */
+static int rec_split(const struct cc_noderec *r, char *cgroup, size_t len, const char **file, struct cc_err *err)
+{
+	const char *slash = strrchr(r->path, '/');
+
+	if (!slash || slash == r->path || !slash[1])
+		return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": \"%.200s\" is not a cgroup file", r->path);
+	snprintf(cgroup, len, "%.*s", (int)(slash - r->path), r->path);
+	*file = slash + 1;
+	return 0;
+}
+
+static int parse_cpus(const char *s, hwloc_bitmap_t out, const struct cc_noderec *r, const char *field,
+		      struct cc_err *err)
+{
+	char what[PATH_MAX + 64];
+
+	snprintf(what, sizeof(what), "sections." CC_CG_SECTION ": %s.%s", r->path, field);
+	return cc_cpulist_parse(s, out, what, err);
+}
+
+int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus, char **value,
+		    struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t share = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t all = hwloc_bitmap_alloc();
+	enum rec_kind k = rec_kind(r);
+
+	*value = NULL;
+	if (!set || !share || !all)
+		return cc_err_sys(err, ENOMEM, "cgroup record");
+	if (k == K_UNKNOWN)
+		return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s: unknown kind \"%s\"", r->path, r->kind);
+	if (!r->orig && k != K_PARKED)
+		return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s: orig null is for a parked cgroup only",
+				  r->path);
+	/* The last owner gone: the original, as it was. */
+	if (!r->nowners) {
+		if (r->orig && !(*value = strdup(r->orig)))
+			return cc_err_sys(err, ENOMEM, "cgroup record");
+		return 0;
+	}
+	if (k == K_QUOTA) {
+		long long quota, period, need = 0;
+		char buf[64];
+
+		if (cc_cg_parse_cpu_max(r->orig, &quota, &period) < 0)
+			return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s.orig: \"%.32s\" is not a cpu.max value",
+					  r->path, r->orig);
+		for (int i = 0; i < r->nowners; i++) {
+			char *end;
+			long long n = strtoll(r->owners[i].share, &end, 10);
+
+			if (*end || n < 1 || n > 100000)
+				return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s.owners.%s: \"%.32s\" is not a CPU count",
+						  r->path, r->owners[i].id, r->owners[i].share);
+			need += n;
+		}
+		/* The carves run on exclusive CPUs: a quota smaller than all of
+		 * them together would throttle them (the double constraint). */
+		if (quota >= 0 && need * period > quota) {
+			snprintf(buf, sizeof(buf), "max %lld", period);
+			*value = strdup(buf);
+		} else {
+			*value = strdup(r->orig);
+		}
+		return *value ? 0 : cc_err_sys(err, ENOMEM, "cgroup record");
+	}
+	for (int i = 0; i < r->nowners; i++) {
+		char field[300];
+
+		snprintf(field, sizeof(field), "owners.%.256s", r->owners[i].id);
+		if (parse_cpus(r->owners[i].share, share, r, field, err) < 0)
+			return -1;
+		hwloc_bitmap_or(all, all, share);
+	}
+	switch (k) {
+	case K_EXCLUSIVE:
+	case K_PARKED:
+		if (r->orig && parse_cpus(r->orig, set, r, "orig", err) < 0)
+			return -1;
+		hwloc_bitmap_or(set, set, all);
+		break;
+	case K_PEER:
+		/* An empty cpuset.cpus inherits: its CPUs are the parent's. */
+		if (r->orig[0]) {
+			if (parse_cpus(r->orig, set, r, "orig", err) < 0)
+				return -1;
+		} else if (parent_cpus) {
+			hwloc_bitmap_copy(set, parent_cpus);
+		} else {
+			return cc_err_set(err, EINVAL, "%s: the parent's CPUs are needed for an inheriting peer", r->path);
+		}
+		hwloc_bitmap_andnot(set, set, all);
+		if (hwloc_bitmap_iszero(set))
+			return cc_err_set(err, ENOSPC, "cpuset-only mode: peer cgroup %.*s would be left without CPUs",
+					  (int)(strrchr(r->path, '/') - r->path), r->path);
+		break;
+	default:
+		break;
+	}
+	*value = cc_cpulist_format(set);
+	return *value ? 0 : cc_err_sys(err, ENOMEM, "cgroup record");
+}
+
+/* Two values of a record's file mean the same: sets compare as sets,
+ * cpu.max as its two numbers; NULL (no cgroup) only equals NULL. */
+static bool same(enum rec_kind k, const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (k == K_QUOTA) {
+		long long qa, pa, qb, pb;
+
+		if (cc_cg_parse_cpu_max(a, &qa, &pa) < 0 || cc_cg_parse_cpu_max(b, &qb, &pb) < 0)
+			return !strcmp(a, b);
+		return qa == qb && pa == pb;
+	}
+	{
+		_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc();
+		_cleanup_bitmap_ hwloc_bitmap_t y = hwloc_bitmap_alloc();
+		struct cc_err ignored = CC_ERR_INIT;
+
+		if (!x || !y || cc_cpulist_parse(a, x, "a", &ignored) < 0 || cc_cpulist_parse(b, y, "b", &ignored) < 0)
+			return !strcmp(a, b);
+		return hwloc_bitmap_isequal(x, y);
+	}
+}
+
+/* The file holds what corecarve left there: what it wrote last, a write
+ * that was in flight, or — never written — the original. */
+static bool ours(const struct cc_noderec *r, const char *cur)
+{
+	enum rec_kind k = rec_kind(r);
+
+	/* A parked cgroup corecarve made and has not filled yet is as it was:
+	 * absent. */
+	if (k == K_PARKED && !r->orig && !r->set && cur && !cur[0])
+		return true;
+	if (r->pending && same(k, cur, r->pending))
+		return true;
+	return same(k, cur, r->set ? r->set : r->orig);
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+/* A control file's value; *out NULL when the cgroup or the file is gone. */
+static int read_opt(const struct cc_cg *cg, const char *cgroup, const char *file, char **out, struct cc_err *err)
+{
+	struct cc_err e = CC_ERR_INIT;
+
+	*out = cc_cg_read(cg, cgroup, file, &e);
+	if (*out || e.code == ENOENT || e.code == ENOTDIR)
+		return 0;
+	*err = e;
+	return -1;
+}
+
+/* ---- the plan ------------------------------------------------------------ */
+
+struct planner {
+	struct cc_cg *cg;
+	struct cc_cg_carve *c;
+	const struct cc_cg_others *others;
+	struct cc_noderecs *recs;
+	struct cc_cg_plan *plan;
+	bool has_exclusive; /* the kernel has cpuset.cpus.exclusive (Linux >= 6.7) */
+};
+
+static struct cc_cg_step *add_step(struct cc_cg_plan *plan, enum step_op op, const char *cgroup, const char *file,
+				   const char *value, const char *old, const char *rec)
+{
+	struct cc_cg_step *grown = realloc(plan->steps, (size_t)(plan->n + 1) * sizeof(*grown)), *s;
+
+	if (!grown)
+		return NULL;
+	plan->steps = grown;
+	s = &plan->steps[plan->n];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->file, sizeof(s->file), "%s", file ? file : "");
+	s->op = op;
+	if (cc_noderec_put(&s->cgroup, cgroup) < 0 || cc_noderec_put(&s->value, value) < 0 ||
+	    cc_noderec_put(&s->old, old) < 0 || cc_noderec_put(&s->rec, rec) < 0) {
+		free(s->cgroup);
+		free(s->value);
+		free(s->old);
+		free(s->rec);
+		return NULL;
+	}
+	plan->n++;
+	return s;
+}
+
+/* A write to the carve's own cgroup, with the value before for a failed
+ * apply's undo. */
+static int own(struct planner *p, const char *file, const char *value, struct cc_err *err)
+{
+	_cleanup_free_ char *old = cc_cg_read(p->cg, p->c->cgroup, file, err);
+
+	if (!old)
+		return -1;
+	if (!add_step(p->plan, STEP_WRITE, p->c->cgroup, file, value, old, NULL))
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
+	return 0;
+}
+
+static int fault_point(struct planner *p, struct cc_err *err)
+{
+	if (!add_step(p->plan, STEP_FAULT, p->c->cgroup, NULL, NULL, NULL, NULL))
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
+	return 0;
+}
+
+static int own_partition(struct planner *p, struct cc_err *err)
+{
+	_cleanup_free_ char *old = cc_cg_read(p->cg, p->c->cgroup, "cpuset.cpus.partition", err);
+
+	if (!old)
+		return -1;
+	if (!add_step(p->plan, STEP_PARTITION, p->c->cgroup, "cpuset.cpus.partition",
+		      p->c->isolated ? "isolated" : "root", old, NULL))
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
+	return 0;
+}
+
+/* The record for `key`, ready to take this carve: a file that no longer
+ * reads what corecarve left there was changed by someone else, and their
+ * value becomes the original to restore (said once, when corecarve had
+ * written it); a file met the first time is recorded as it is now. */
+static struct cc_noderec *take_record(struct planner *p, const char *key, enum rec_kind k, const char *cur,
+				      bool create, struct cc_err *err)
+{
+	struct cc_noderec *r = cc_noderecs_find(p->recs, key);
+
+	if (r && !ours(r, cur)) {
+		if (r->set)
+			msg(&p->plan->msgs, "%s was changed by someone else (\"%s\", corecarve had written \"%s\"); "
+			    "that value is kept as the one to restore", key, cur ? cur : "(gone)", r->set);
+		if (cc_noderec_put(&r->orig, cur) < 0 || cc_noderec_put(&r->set, NULL) < 0 ||
+		    cc_noderec_put(&r->pending, NULL) < 0)
+			return cc_err_sys(err, ENOMEM, "cgroup records"), NULL;
+	}
+	if (r || !create)
+		return r;
+	r = cc_noderecs_add(p->recs, key, cc_cg_rec_kinds[k], cur);
+	if (!r)
+		cc_err_sys(err, ENOMEM, "cgroup records");
+	return r;
+}
+
+/* Give the record this carve's share and plan the write its new value
+ * needs, if any. */
+static int own_share(struct planner *p, struct cc_noderec *r, const char *share, const char *cgroup,
+		     const char *file, const char *cur, hwloc_const_bitmap_t parent_cpus, struct cc_err *err)
+{
+	_cleanup_free_ char *value = NULL;
+
+	if (cc_noderec_set_owner(r, p->c->id, share) < 0)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	if (cc_cg_rec_value(r, parent_cpus, &value, err) < 0)
+		return -1;
+	if (same(rec_kind(r), value, cur))
+		return 0;
+	if (cc_noderec_put(&r->pending, value) < 0 || !add_step(p->plan, STEP_WRITE, cgroup, file, value, NULL, r->path))
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
+	return 0;
+}
+
+static int plan_exclusive(struct planner *p, const char *anc, const char *share, struct cc_err *err)
+{
+	_cleanup_free_ char *cur = cc_cg_read(p->cg, anc, "cpuset.cpus.exclusive", err);
+	char key[PATH_MAX + 64];
+	struct cc_noderec *r;
+
+	if (!cur || rec_key(key, sizeof(key), anc, "cpuset.cpus.exclusive", err) < 0)
+		return -1;
+	r = take_record(p, key, K_EXCLUSIVE, cur, true, err);
+	return r ? own_share(p, r, share, anc, "cpuset.cpus.exclusive", cur, NULL, err) : -1;
+}
+
+/* Parked SMT siblings live in an empty isolated partition of their own: no
+ * task of any tenant can be scheduled there, and the container's own
+ * partition holds exactly the CPUs it runs on. */
+static int plan_parked(struct planner *p, const char *share, struct cc_err *err)
+{
+	_cleanup_free_ char *cur = NULL, *value = NULL;
+	char pk[PATH_MAX], key[PATH_MAX + 64];
+	struct cc_noderec *r;
+	bool exists;
+
+	if (cc_cg_parked_cgroup(p->c->mode, p->c->cgroup, pk, sizeof(pk), err) < 0 ||
+	    rec_key(key, sizeof(key), pk, "cpuset.cpus", err) < 0)
+		return -1;
+	exists = cc_cg_exists(p->cg, pk, NULL);
+	if (exists && !(cur = cc_cg_read(p->cg, pk, "cpuset.cpus", err)))
+		return -1;
+	r = take_record(p, key, K_PARKED, cur, true, err);
+	if (!r || cc_noderec_set_owner(r, p->c->id, share) < 0)
+		return r ? cc_err_sys(err, ENOMEM, "cgroup records") : -1;
+	if (cc_cg_rec_value(r, NULL, &value, err) < 0)
+		return -1;
+	if (cc_noderec_put(&r->pending, value) < 0)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	if ((!exists && !add_step(p->plan, STEP_MKDIR, pk, NULL, NULL, NULL, NULL)) ||
+	    (p->has_exclusive && !add_step(p->plan, STEP_WRITE, pk, "cpuset.cpus.exclusive", value, NULL, NULL)) ||
+	    !add_step(p->plan, STEP_WRITE, pk, "cpuset.cpus", value, NULL, r->path) ||
+	    !add_step(p->plan, STEP_PARTITION, pk, "cpuset.cpus.partition", "isolated", NULL, NULL))
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
+	return 0;
+}
+
+/* cpuset-only mode: the carve's CPUs and parked siblings leave every
+ * sibling cgroup that is not itself a carve. */
+static int plan_peers(struct planner *p, const char *share, struct cc_err *err)
+{
+	const char *cgroup = p->c->cgroup, *self = strrchr(cgroup, '/') + 1;
+	_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
+	_cleanup_free_ struct cc_cg_share *sib = NULL;
+	_cleanup_closedir_ DIR *d = NULL;
+	char parent[PATH_MAX], dir[PATH_MAX];
+	struct dirent *de;
+	int nsib = -1;
+
+	if (!parent_cpus)
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
+	cc_cg_parent(cgroup, parent, sizeof(parent));
+	if (cc_cg_read_cpus(p->cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0)
+		return -1;
+	if (cc_path(dir, sizeof(dir), err, "%s%s", p->cg->mount, strcmp(parent, "/") ? parent : "") < 0)
+		return -1;
+	d = cc_root_opendir(p->cg->root, dir, err);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *cur = NULL;
+		char peer[PATH_MAX], key[PATH_MAX + 64];
+		struct cc_noderec *r;
+		bool fresh;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || !strcmp(de->d_name, self) ||
+		    !strcmp(de->d_name, CC_PARKED_NAME))
+			continue;
+		if (cc_path(peer, sizeof(peer), err, "%s/%s", strcmp(parent, "/") ? parent : "", de->d_name) < 0 ||
+		    rec_key(key, sizeof(key), peer, "cpuset.cpus", err) < 0)
+			return -1;
+		/* A live carve's cgroup is never a peer: it holds its own CPUs. */
+		if (p->others->is_carve(p->others->arg, peer))
+			continue;
+		if (read_opt(p->cg, peer, "cpuset.cpus", &cur, err) < 0)
+			return -1;
+		if (!cur)
+			continue;
+		fresh = !cc_noderecs_find(p->recs, key);
+		r = take_record(p, key, K_PEER, cur, true, err);
+		if (!r)
+			return -1;
+		/* Met for the first time: the cpuset-only carves already under
+		 * this parent are its owners too (it may have been made after
+		 * them). */
+		if (fresh) {
+			if (nsib < 0 && p->others->siblings(p->others->arg, parent, &sib, &nsib, err) < 0)
+				return -1;
+			for (int i = 0; i < nsib; i++)
+				if (cc_noderec_set_owner(r, sib[i].id, sib[i].share) < 0)
+					return cc_err_sys(err, ENOMEM, "cgroup records");
+		}
+		if (own_share(p, r, share, peer, "cpuset.cpus", cur, parent_cpus, err) < 0)
+			return -1;
+		/* Nothing to take and nothing recorded before: no record. */
+		if (fresh && !r->pending)
+			cc_noderecs_del(p->recs, key);
+	}
+	return 0;
+}
+
+/* A quota above the carve throttles it when it is smaller than the carves
+ * below it together; every quota-dropping carve below a limited ancestor
+ * is an owner, whether or not its arrival lifts it. */
+static int plan_quota(struct planner *p, const char *anc, const char *share, struct cc_err *err)
+{
+	_cleanup_free_ char *cur = NULL;
+	char key[PATH_MAX + 64];
+	long long quota, period;
+	struct cc_noderec *r;
+
+	if (read_opt(p->cg, anc, "cpu.max", &cur, err) < 0)
+		return -1;
+	if (!cur)
+		return 0;
+	if (cc_cg_parse_cpu_max(cur, &quota, &period) < 0)
+		return cc_err_set(err, EINVAL, "%s/cpu.max: unexpected value \"%.32s\"", anc, cur);
+	if (rec_key(key, sizeof(key), anc, "cpu.max", err) < 0)
+		return -1;
+	r = take_record(p, key, K_QUOTA, cur, quota >= 0, err);
+	if (!r)
+		return cc_err_isset(err) ? -1 : 0;
+	return own_share(p, r, share, anc, "cpu.max", cur, NULL, err);
+}
+
+int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg_others *others,
+		     struct cc_noderecs *recs, struct cc_cg_plan *plan, struct cc_err *err)
+{
+	struct planner p = { cg, c, others, recs, plan, false };
+	char anc[CG_MAX_DEPTH][PATH_MAX], key[PATH_MAX + 64];
+	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
+	_cleanup_free_ char *cpus = NULL, *parked = NULL, *both_s = NULL, *mems = NULL;
+	int nanc;
+
+	memset(plan, 0, sizeof(*plan));
+	if (!both)
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
+	if (cg_check_dir(cg, c->cgroup, err) < 0)
+		return -1;
+	/* Before the first write (controllers): nothing half-applied. */
+	if (!cg->ops)
+		return cc_err_set(err, EPERM, "cgroup %s: cgroups are only changed on the real host (root is %s)",
+				  c->cgroup, cg->root->path);
+	nanc = cg_ancestors(c->cgroup, anc, CG_MAX_DEPTH);
+	if (nanc >= CG_MAX_DEPTH)
+		return cc_err_set(err, EINVAL, "cgroup %s is nested deeper than %d levels", c->cgroup, CG_MAX_DEPTH);
+	if (cg_enable_controllers(cg, c->cgroup, err) < 0)
+		return cc_err_prefix(err, "%s", c->cgroup);
+	c->mode = c->exclusive ? cc_cg_probe_mode(cg, c->cgroup) : CC_MODE_CPUSET_ONLY;
+	plan->mode = c->mode;
+	p.has_exclusive = cc_cg_exists(cg, c->cgroup, "cpuset.cpus.exclusive");
+
+	hwloc_bitmap_or(both, c->cpus, c->parked);
+	cpus = cc_cpulist_format(c->cpus);
+	parked = cc_cpulist_format(c->parked);
+	both_s = cc_cpulist_format(both);
+	mems = cc_cpulist_format(c->mems);
+	if (!cpus || !parked || !both_s || !mems)
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
+
+	/* The carve's cgroup, once a peer of an earlier carve, is one no more:
+	 * its cpuset.cpus is the carve's now. */
+	if (rec_key(key, sizeof(key), c->cgroup, "cpuset.cpus", err) < 0)
+		return -1;
+	cc_noderecs_del(recs, key);
+
+	if (c->exclusive && !hwloc_bitmap_iszero(c->parked) && c->mode != CC_MODE_CPUSET_ONLY &&
+	    plan_parked(&p, parked, err) < 0)
+		goto fail;
+	switch (c->mode) {
+	case CC_MODE_REMOTE:
+		/* Remote partitions draw their CPUs through the exclusive set of
+		 * every ancestor below the root: widened top-down. */
+		for (int i = 0; i < nanc; i++)
+			if (plan_exclusive(&p, anc[i], cpus, err) < 0)
+				goto fail;
+		if (fault_point(&p, err) < 0 || own(&p, "cpuset.cpus", cpus, err) < 0 ||
+		    own(&p, "cpuset.cpus.exclusive", cpus, err) < 0 || own_partition(&p, err) < 0)
+			goto fail;
+		break;
+	case CC_MODE_LOCAL:
+		if (own(&p, "cpuset.cpus", cpus, err) < 0 || fault_point(&p, err) < 0 || own_partition(&p, err) < 0)
+			goto fail;
+		break;
+	case CC_MODE_CPUSET_ONLY:
+		if (own(&p, "cpuset.cpus", cpus, err) < 0 || (c->exclusive && plan_peers(&p, both_s, err) < 0) ||
+		    fault_point(&p, err) < 0)
+			goto fail;
+		break;
+	}
+	if (!hwloc_bitmap_iszero(c->mems) && own(&p, "cpuset.mems", mems, err) < 0)
+		goto fail;
+	if (c->drop_quota) {
+		char n[32];
+		_cleanup_free_ char *cur = NULL;
+
+		snprintf(n, sizeof(n), "%d", hwloc_bitmap_weight(c->cpus));
+		/* A shared-pool container owns no CPU: it lifts no pod quota. */
+		for (int i = nanc - 1; c->exclusive && i >= 0; i--)
+			if (plan_quota(&p, anc[i], n, err) < 0)
+				goto fail;
+		/* The container itself: no quota at all. */
+		if (read_opt(cg, c->cgroup, "cpu.max", &cur, err) < 0)
+			goto fail;
+		if (cur) {
+			long long quota, period;
+			char val[64];
+
+			if (cc_cg_parse_cpu_max(cur, &quota, &period) < 0) {
+				cc_err_set(err, EINVAL, "%s/cpu.max: unexpected value \"%.32s\"", c->cgroup, cur);
+				goto fail;
+			}
+			snprintf(val, sizeof(val), "max %lld", period);
+			if (quota >= 0 && own(&p, "cpu.max", val, err) < 0)
+				goto fail;
+		}
+	}
+	return 0;
+fail:
+	cc_err_prefix(err, "%s (%s)", c->cgroup, cc_cg_mode_name(c->mode));
+	cc_cg_plan_fini(plan);
+	return -1;
+}
+
+void cc_cg_plan_fini(struct cc_cg_plan *plan)
+{
+	for (int i = 0; i < plan->n; i++) {
+		free(plan->steps[i].cgroup);
+		free(plan->steps[i].value);
+		free(plan->steps[i].old);
+		free(plan->steps[i].rec);
+	}
+	free(plan->steps);
+	plan->steps = NULL;
+	plan->n = plan->done = 0;
+}
+
+/* ---- apply ------------------------------------------------------------- */
+
+static bool is_cpuset_file(const char *file)
+{
+	return !strcmp(file, "cpuset.cpus") || !strcmp(file, "cpuset.mems") || !strcmp(file, "cpuset.cpus.exclusive");
+}
+
+/* A value into a file: sets only when they differ (a cpuset write that
+ * changes nothing still costs the kernel a rebuild of the domains). */
+static int put(struct cc_cg *cg, const char *cgroup, const char *file, const char *value, struct cc_err *err)
+{
+	if (is_cpuset_file(file)) {
+		_cleanup_bitmap_ hwloc_bitmap_t set = hwloc_bitmap_alloc();
+		char what[PATH_MAX + 64];
+
+		snprintf(what, sizeof(what), "%s/%s", cgroup, file);
+		if (!set)
+			return cc_err_sys(err, ENOMEM, "cgroup");
+		if (cc_cpulist_parse(value, set, what, err) < 0)
+			return -1;
+		return cg_write_cpus(cg, cgroup, file, set, NULL, err);
+	}
+	return cc_cg_write(cg, cgroup, file, value, NULL, err);
+}
+
+static int step_do(struct cc_cg *cg, const struct cc_cg_step *s, struct cc_err *err)
+{
+	switch (s->op) {
+	case STEP_MKDIR:
+		return cc_cg_mkdir(cg, s->cgroup, err);
+	case STEP_PARTITION:
+		return cg_make_partition(cg, s->cgroup, !strcmp(s->value, "isolated"), NULL, err);
+	case STEP_FAULT:
+		cc_fault(cg->fault, "mid-cgroup-write");
+		return 0;
+	case STEP_WRITE:
+		break;
+	}
+	return put(cg, s->cgroup, s->file, s->value, err);
+}
+
+/* The carve runs on exactly its CPUs: nothing else proves it (Linux 7.0
+ * strips CPUs a sibling partition holds instead of failing the write). */
+static int check_effective(struct cc_cg *cg, const struct cc_cg_carve *c, const char *file, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t got = hwloc_bitmap_alloc();
+	_cleanup_free_ char *g = NULL, *w = NULL;
+
+	if (!got)
+		return cc_err_sys(err, ENOMEM, "cgroup");
+	if (cc_cg_read_cpus(cg, c->cgroup, file, got, err) < 0)
+		return -1;
+	if (hwloc_bitmap_isequal(got, c->cpus))
+		return 0;
+	g = cc_cpulist_format(got);
+	w = cc_cpulist_format(c->cpus);
+	return cc_err_set(err, EIO,
+			  "%s reads \"%s\", not the carved \"%s\": the kernel runs the container on other CPUs "
+			  "(a partition elsewhere holds some of them?); refused",
+			  file, g ? g : "?", w ? w : "?");
+}
+
+int cc_cg_apply_plan(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg_plan *plan,
+		     struct cc_noderecs *recs, struct cc_err *err)
+{
+	for (plan->done = 0; plan->done < plan->n; plan->done++) {
+		struct cc_cg_step *s = &plan->steps[plan->done];
+		struct cc_noderec *r;
+
+		if (step_do(cg, s, err) < 0)
+			goto fail;
+		if (!s->rec || !(r = cc_noderecs_find(recs, s->rec)))
+			continue;
+		{
+			_cleanup_free_ char *now = cc_cg_read(cg, s->cgroup, s->file, err);
+
+			if (!now)
+				goto fail;
+			if (cc_noderec_put(&r->set, now) < 0 || cc_noderec_put(&r->pending, NULL) < 0) {
+				cc_err_sys(err, ENOMEM, "cgroup records");
+				goto fail;
+			}
+		}
+	}
+	/* A shared pool's cgroup runs wherever the pool is. */
+	if (!c->exclusive)
+		return 0;
+	if (check_effective(cg, c, "cpuset.cpus.effective", err) < 0 ||
+	    (c->mode == CC_MODE_REMOTE && cc_cg_exists(cg, c->cgroup, "cpuset.cpus.exclusive.effective") &&
+	     check_effective(cg, c, "cpuset.cpus.exclusive.effective", err) < 0))
+		goto fail;
+	return 0;
+fail:
+	return cc_err_prefix(err, "%s (%s)", c->cgroup, cc_cg_mode_name(c->mode));
+}
+
+/* ---- undo ---------------------------------------------------------------- */
+
+/* Undo order: quotas, peers, ancestors' exclusive sets bottom-up (a
+ * parent's must cover its children's), the parked partition last. */
+static int undo_rank(const struct cc_noderec *r)
+{
+	int depth = 0;
+
+	for (const char *p = r->path; *p; p++)
+		depth += *p == '/';
+	switch (rec_kind(r)) {
+	case K_QUOTA:
+		return 0;
+	case K_PEER:
+		return 1;
+	case K_EXCLUSIVE:
+		return 2 + (CG_MAX_DEPTH + 2 - depth);
+	default:
+		return 2 * CG_MAX_DEPTH + 8;
+	}
+}
+
+static int by_undo_rank(const void *a, const void *b)
+{
+	const struct cc_noderec *const *x = a, *const *y = b;
+	int rx = undo_rank(*x), ry = undo_rank(*y);
+
+	if (rx != ry)
+		return rx - ry;
+	return (*x)->seq < (*y)->seq ? 1 : (*x)->seq > (*y)->seq ? -1 : 0;
+}
+
+/* An inheriting peer goes back to inheriting.  Linux 6.1 refuses an empty
+ * cpuset.cpus on a cgroup with tasks (ENOSPC) although it means
+ * "inherit": then it gets the parent's CPUs written out, and is told. */
+static int write_peer(struct cc_cg *cg, const char *peer, const char *value, hwloc_const_bitmap_t parent_cpus,
+		      struct cc_cg_msgs *msgs, struct cc_err *err)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_free_ char *all = NULL;
+
+	if (value[0] || put(cg, peer, "cpuset.cpus", "", &e) == 0)
+		return value[0] ? put(cg, peer, "cpuset.cpus", value, err) : 0;
+	if (e.code != ENOSPC) {
+		*err = e;
+		return -1;
+	}
+	all = cc_cpulist_format(parent_cpus);
+	if (!all)
+		return cc_err_sys(err, ENOMEM, "cgroup");
+	msg(msgs, "%s/cpuset.cpus: the kernel refuses the empty (inheriting) set on a cgroup with tasks; "
+	    "it gets its parent's CPUs %s written out", peer, all);
+	return put(cg, peer, "cpuset.cpus", all, err);
+}
+
+/* The carve's own files back as they were before a failed apply, in
+ * reverse: its partition gives its CPUs back before anything above it
+ * narrows. */
+static int undo_own_steps(struct cc_cg *cg, const struct cc_cg_plan *plan, struct cc_err *err)
+{
+	int rc = 0;
+
+	for (int i = plan->done < plan->n ? plan->done : plan->n - 1; i >= 0; i--) {
+		const struct cc_cg_step *s = &plan->steps[i];
+		struct cc_err step = CC_ERR_INIT;
+		int r;
+
+		if (s->rec || !s->old || s->op == STEP_MKDIR || s->op == STEP_FAULT)
+			continue;
+		if (s->op == STEP_PARTITION) {
+			_cleanup_free_ char *first = strndup(s->old, strcspn(s->old, " "));
+
+			r = first ? cc_cg_write(cg, s->cgroup, s->file, first, NULL, &step) : cc_err_sys(&step, ENOMEM, "undo");
+		} else if (!s->old[0] && !is_cpuset_file(s->file)) {
+			continue;
+		} else if (!strcmp(s->file, "cpuset.cpus") && !s->old[0]) {
+			_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
+			char parent[PATH_MAX];
+
+			/* Inheriting again; on 6.1, with the tasks of the refused
+			 * container still there, its parent's CPUs. */
+			cc_cg_parent(s->cgroup, parent, sizeof(parent));
+			r = !parent_cpus ? cc_err_sys(&step, ENOMEM, "undo")
+					 : cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_cpus, &step);
+			if (r == 0)
+				r = write_peer(cg, s->cgroup, "", parent_cpus, NULL, &step);
+		} else {
+			r = put(cg, s->cgroup, s->file, s->old, &step);
+		}
+		if (r < 0 && rc == 0) {
+			*err = step;
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+/* A poststop's cgroup is usually gone; one still there (a failed start,
+ * a repair) hands its CPUs back first. */
+static int release_own(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_err *err)
+{
+	_cleanup_free_ char *part = NULL;
+	struct cc_err step = CC_ERR_INIT;
+	int rc = 0;
+
+	if (c->mode == CC_MODE_CPUSET_ONLY || !c->cgroup[0])
+		return 0;
+	if (read_opt(cg, c->cgroup, "cpuset.cpus.partition", &part, err) < 0)
+		return -1;
+	if (!part)
+		return 0;
+	if (strcmp(part, "member") && cc_cg_write(cg, c->cgroup, "cpuset.cpus.partition", "member", NULL, &step) < 0) {
+		*err = step;
+		rc = -1;
+	}
+	cc_err_clear(&step);
+	if (c->mode == CC_MODE_REMOTE && cc_cg_exists(cg, c->cgroup, "cpuset.cpus.exclusive") &&
+	    put(cg, c->cgroup, "cpuset.cpus.exclusive", "", &step) < 0 && rc == 0) {
+		*err = step;
+		rc = -1;
+	}
+	return rc;
+}
+
+/* The parked partition at `value` (NULL: gone): out of partition mode
+ * first when it empties (an empty partition is invalid), the exclusive
+ * set before cpuset.cpus as the kernel wants when it narrows. */
+static int write_parked(struct cc_cg *cg, const char *pk, const char *value, struct cc_err *err)
+{
+	bool empty = !value || !value[0];
+
+	if (empty && cc_cg_write(cg, pk, "cpuset.cpus.partition", "member", NULL, err) < 0)
+		return -1;
+	if (cc_cg_exists(cg, pk, "cpuset.cpus.exclusive") &&
+	    put(cg, pk, "cpuset.cpus.exclusive", value ? value : "", err) < 0)
+		return -1;
+	if (put(cg, pk, "cpuset.cpus", value ? value : "", err) < 0)
+		return -1;
+	return value ? 0 : cc_cg_rmdir(cg, pk, err);
+}
+
+/* One record without the carve. */
+static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_noderecs *recs,
+		       struct cc_noderec *r, struct cc_cg_msgs *msgs, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
+	_cleanup_free_ char *cur = NULL, *target = NULL, *share = NULL, *now = NULL;
+	char cgroup[PATH_MAX], parent[PATH_MAX];
+	enum rec_kind k = rec_kind(r);
+	const char *file = NULL;
+	bool written = false;
+	int rc;
+
+	if (!parent_cpus)
+		return cc_err_sys(err, ENOMEM, "cgroup");
+	if (rec_split(r, cgroup, sizeof(cgroup), &file, err) < 0)
+		return -1;
+	share = strdup(cc_noderec_share(r, c->id));
+	if (!share)
+		return cc_err_sys(err, ENOMEM, "cgroup");
+	if (read_opt(cg, cgroup, file, &cur, err) < 0)
+		return -1;
+	/* The cgroup went (a pod removed, a peer container gone): nothing
+	 * left to give back.  Other owners of a parked partition someone
+	 * removed keep the record: the audit reports it. */
+	if (!cur) {
+		cc_noderec_del_owner(r, c->id);
+		if (!r->nowners)
+			cc_noderecs_del(recs, r->path);
+		return 0;
+	}
+	if (k == K_PEER) {
+		cc_cg_parent(cgroup, parent, sizeof(parent));
+		if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0)
+			return -1;
+	}
+	cc_noderec_del_owner(r, c->id);
+	if (cc_cg_rec_value(r, parent_cpus, &target, err) < 0)
+		goto keep;
+	/* Someone else wrote it since: theirs stays.  What an interrupted
+	 * undo of this carve left (the target) is corecarve's too — for a
+	 * parked cgroup that was to go, an empty one still there. */
+	if (!ours(r, cur) && !same(k, cur, target) && !(k == K_PARKED && !target && !cur[0])) {
+		if (r->set)
+			msg(msgs, "%s was changed by someone else (\"%s\", corecarve had written \"%s\"); kept, "
+			    "and no longer restored by corecarve", r->path, cur, r->set);
+		if (!r->set && r->nowners) {
+			/* Never written: their value is simply the original now. */
+			if (cc_noderec_put(&r->orig, cur) < 0)
+				return cc_err_sys(err, ENOMEM, "cgroup records");
+			return 0;
+		}
+		cc_noderecs_del(recs, r->path);
+		return 0;
+	}
+	/* The parked partition is more than its cpuset.cpus (the exclusive
+	 * set may be wider after a write that failed half-way): every file
+	 * is brought to the value, and one corecarve made goes with its last
+	 * owner. */
+	if (!same(k, cur, target) || k == K_PARKED) {
+		written = true;
+		if (k == K_PARKED)
+			rc = write_parked(cg, cgroup, target, err);
+		else if (k == K_PEER)
+			rc = write_peer(cg, cgroup, target, parent_cpus, msgs, err);
+		else
+			rc = put(cg, cgroup, file, target, err);
+		if (rc < 0)
+			goto keep;
+	}
+	if (!r->nowners) {
+		cc_noderecs_del(recs, r->path);
+		return 0;
+	}
+	if (written) {
+		if (read_opt(cg, cgroup, file, &now, err) < 0 || cc_noderec_put(&r->set, now ? now : target) < 0)
+			goto keep;
+	}
+	if (cc_noderec_put(&r->pending, NULL) < 0)
+		goto keep;
+	return 0;
+keep:
+	/* Kept with the carve as owner: a retry computes the same value. */
+	if (cc_noderec_set_owner(r, c->id, share) < 0)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	return cc_err_prefix(err, "%s", r->path);
+}
+
+int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct cc_cg_plan *plan,
+		     struct cc_noderecs *recs, struct cc_cg_msgs *msgs, struct cc_err *err)
+{
+	_cleanup_free_ const struct cc_noderec **mine = NULL;
+	struct cc_err step = CC_ERR_INIT;
+	char **paths = NULL;
+	int n = 0, rc = 0;
+
+	if (!cg->ops)
+		return cc_err_set(err, EPERM, "carve %s: cgroups are only changed on the real host (root is %s)", c->id,
+				  cg->root->path);
+	if ((plan ? undo_own_steps(cg, plan, &step) : release_own(cg, c, &step)) < 0) {
+		cc_err_prefix(&step, "%s", c->cgroup);
+		*err = step;
+		rc = -1;
+	}
+	mine = calloc((size_t)recs->n + 1, sizeof(*mine));
+	paths = calloc((size_t)recs->n + 1, sizeof(*paths));
+	if (!mine || !paths) {
+		free(paths);
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	}
+	for (int i = 0; i < recs->n; i++)
+		if (cc_noderec_share(&recs->r[i], c->id))
+			mine[n++] = &recs->r[i];
+	qsort(mine, (size_t)n, sizeof(*mine), by_undo_rank);
+	/* By path from here: undoing one record may drop it from recs and
+	 * move the others. */
+	for (int i = 0; i < n; i++)
+		if (!(paths[i] = strdup(mine[i]->path)))
+			rc = cc_err_sys(err, ENOMEM, "cgroup records");
+	for (int i = 0; i < n; i++) {
+		struct cc_noderec *r = paths[i] ? cc_noderecs_find(recs, paths[i]) : NULL;
+		if (!r || !cc_noderec_share(r, c->id))
+			continue;
+		cc_err_clear(&step);
+		if (undo_record(cg, c, recs, r, msgs, &step) < 0 && rc == 0) {
+			*err = step;
+			rc = -1;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return rc;
+}
+
+/* ---- a peer taken in by audit --fix ------------------------------------- */
+
+int cc_cg_take_peer(struct cc_cg *cg, const char *peer, const struct cc_cg_share *owners, int n,
+		    struct cc_noderecs *recs,
+		    int (*journal)(void *arg, const struct cc_noderecs *recs, struct cc_err *err), void *arg,
+		    struct cc_cg_msgs *msgs, struct cc_err *err)
+{
+	struct cc_cg_plan scratch = { 0 };
+	struct planner p = { .cg = cg, .recs = recs, .plan = &scratch };
+	_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
+	_cleanup_free_ char *cur = NULL, *part = NULL, *value = NULL, *now = NULL;
+	char parent[PATH_MAX], key[PATH_MAX + 64];
+	struct cc_noderec *r;
+	bool fresh;
+
+	if (!parent_cpus)
+		return cc_err_sys(err, ENOMEM, "cgroup");
+	if (!cg->ops)
+		return cc_err_set(err, EPERM, "%s: cgroups are only changed on the real host", peer);
+	part = cc_cg_read(cg, peer, "cpuset.cpus.partition", err);
+	if (!part)
+		return -1;
+	/* A partition of its own is not a peer to narrow: UNKNOWN_CARVE. */
+	if (strcmp(part, "member"))
+		return cc_err_set(err, EPERM, "%s is a partition (%s): not corecarve's to narrow", peer, part);
+	cur = cc_cg_read(cg, peer, "cpuset.cpus", err);
+	if (!cur)
+		return -1;
+	cc_cg_parent(peer, parent, sizeof(parent));
+	if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0 ||
+	    rec_key(key, sizeof(key), peer, "cpuset.cpus", err) < 0)
+		return -1;
+	fresh = !cc_noderecs_find(recs, key);
+	r = take_record(&p, key, K_PEER, cur, true, err);
+	for (int i = 0; i < scratch.msgs.n; i++)
+		msg(msgs, "%s", scratch.msgs.line[i]);
+	if (!r)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (cc_noderec_set_owner(r, owners[i].id, owners[i].share) < 0)
+			return cc_err_sys(err, ENOMEM, "cgroup records");
+	if (cc_cg_rec_value(r, parent_cpus, &value, err) < 0)
+		return -1;
+	if (same(K_PEER, value, cur)) {
+		if (fresh)
+			cc_noderecs_del(recs, key);
+		return 0;
+	}
+	if (cc_noderec_put(&r->pending, value) < 0)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	if (journal(arg, recs, err) < 0 || put(cg, peer, "cpuset.cpus", value, err) < 0)
+		return -1;
+	r = cc_noderecs_find(recs, key);
+	now = cc_cg_read(cg, peer, "cpuset.cpus", err);
+	if (!r || !now)
+		return r ? -1 : 0;
+	if (cc_noderec_put(&r->set, now) < 0 || cc_noderec_put(&r->pending, NULL) < 0)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	return 0;
+}

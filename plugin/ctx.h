@@ -1,0 +1,31 @@
+/* corecarve: what an entry point resolved from argv and the environment,
+ * handed to the flows (a carve's create and release, exec, vm, audit
+ * --fix).  Only entry points fill it; the library reads it. */
+#ifndef CC_CTX_H
+#define CC_CTX_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "root.h"
+
+struct cc_cg_ops;
+struct cc_topo_source;
+
+struct cc_ctx {
+	struct cc_root *root;
+	const char *policy_path; /* NULL: /etc/corecarve/policy.yaml or embedded */
+	const char *state_dir;   /* NULL: /run/corecarve */
+	const char *fault;       /* fault-injection step name, NULL normally */
+	FILE *log;               /* informational lines (stderr in the hook) */
+	bool verbose;            /* also trace every cgroup write to log */
+	/* The kernel's side, for the unit tests of the whole flow: cgroup
+	 * writes through a test double over a temp tree (NULL: the host's,
+	 * when root is the host) and a topology other than root's sysfs
+	 * (NULL: root's). */
+	const struct cc_cg_ops *cg_ops;
+	void *cg_ops_arg;
+	const struct cc_topo_source *topo_src;
+};
+
+#endif

@@ -1,0 +1,527 @@
+/* corecarve: the effects of a carve and the loops over them (effect.h). */
+#define _GNU_SOURCE
+#include "effect.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "cpulist.h"
+#include "irq.h"
+
+static void log_line(const struct cc_effect_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_line(const struct cc_effect_run *run, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!run->ctx->log)
+		return;
+	fprintf(run->ctx->log, "corecarve: %s: ", run->id);
+	va_start(ap, fmt);
+	vfprintf(run->ctx->log, fmt, ap);
+	va_end(ap);
+	fputc('\n', run->ctx->log);
+}
+
+static struct cc_carve *carve_of(const struct cc_effect_run *run, struct cc_err *err)
+{
+	struct cc_carve *c = NULL;
+
+	if (cc_ledger_lookup(run->ledger, run->id, &c, err) < 0)
+		return NULL;
+	if (!c)
+		cc_err_set(err, ENOENT, "carve %s: not in the ledger", run->id);
+	return c;
+}
+
+/* ---- cgroup ---------------------------------------------------------------- */
+
+static int load_recs(struct cc_ledger *l, struct cc_noderecs *recs, struct cc_err *err)
+{
+	return cc_noderecs_parse(cc_ledger_section(l, CC_CG_SECTION, false), "sections." CC_CG_SECTION,
+				 cc_cg_rec_kinds, recs, err);
+}
+
+static int store_recs(struct cc_ledger *l, const struct cc_noderecs *recs, struct cc_err *err)
+{
+	json_t *j = cc_noderecs_json(recs, err);
+
+	if (!j && recs->n)
+		return -1;
+	return cc_ledger_set_section(l, CC_CG_SECTION, j, err);
+}
+
+static void cg_carve_of(const struct cc_carve *c, const struct cc_pclass *pc, struct cc_cg_carve *out)
+{
+	*out = (struct cc_cg_carve){
+		.id = c->id,
+		.cgroup = c->cgroup,
+		.cpus = c->cpus,
+		.parked = c->parked,
+		.mems = c->mems,
+		.exclusive = c->exclusive,
+		/* A class gone from the policy keeps the carve as it is: a root
+		 * partition, quota dropped. */
+		.isolated = pc && pc->partition == CC_PART_ISOLATED,
+		.drop_quota = !pc || pc->quota == CC_QUOTA_DROP,
+	};
+	cc_cg_mode_parse(c->mode, &out->mode);
+}
+
+/* The other carves, as a plan asks about them. */
+struct others {
+	struct cc_ledger *l;
+	const char *self;
+	json_t *cgroups; /* the other carves' cgroups, as a set */
+	struct cc_err err;
+};
+
+static bool is_carve(void *arg, const char *cgroup)
+{
+	struct others *o = arg;
+
+	return json_object_get(o->cgroups, cgroup) != NULL;
+}
+
+static int siblings(void *arg, const char *parent, struct cc_cg_share **out, int *nout, struct cc_err *err)
+{
+	struct others *o = arg;
+	_cleanup_free_ const char **ids = NULL, **cgs = NULL;
+	_cleanup_free_ char **mine = NULL;
+	_cleanup_free_ struct cc_cg_share *sh = NULL;
+	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
+	int n = 0, k = 0, rc = -1;
+
+	*out = NULL;
+	*nout = 0;
+	if (!both || cc_ledger_refs(o->l, o->self, &ids, &cgs, &n) < 0)
+		return cc_err_sys(err, errno ? errno : ENOMEM, "the carves of the ledger");
+	mine = calloc((size_t)n + 1, sizeof(*mine));
+	if (!mine)
+		return cc_err_sys(err, ENOMEM, "carves");
+	/* The ids first: looking a carve up may load them all, which frees
+	 * what the refs point into. */
+	for (int i = 0; i < n; i++) {
+		char p[PATH_MAX];
+
+		if (!cgs[i][0])
+			continue;
+		cc_cg_parent(cgs[i], p, sizeof(p));
+		if (!strcmp(p, parent) && !(mine[k++] = strdup(ids[i])))
+			goto out;
+	}
+	sh = calloc((size_t)k + 1, sizeof(*sh));
+	if (!sh)
+		goto out;
+	for (int i = 0; i < k; i++) {
+		struct cc_carve *c = NULL;
+		_cleanup_free_ char *s = NULL;
+
+		if (cc_ledger_lookup(o->l, mine[i], &c, err) < 0)
+			goto out;
+		if (!c || !c->exclusive || strcmp(c->mode, "cpuset-only"))
+			continue;
+		hwloc_bitmap_or(both, c->cpus, c->parked);
+		s = cc_cpulist_format(both);
+		if (!s)
+			goto out;
+		snprintf(sh[*nout].id, sizeof(sh[*nout].id), "%s", c->id);
+		snprintf(sh[*nout].share, sizeof(sh[*nout].share), "%s", s);
+		(*nout)++;
+	}
+	*out = cc_steal_ptr(sh);
+	rc = 0;
+out:
+	for (int i = 0; i < k; i++)
+		free(mine[i]);
+	if (rc < 0 && !cc_err_isset(err))
+		cc_err_sys(err, ENOMEM, "carves");
+	return rc;
+}
+
+int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_cg_plan *plan,
+			  struct cc_err *err)
+{
+	struct cc_noderecs recs;
+	struct cc_cg_carve cgc;
+	struct others o = { .l = run->ledger, .self = c->id };
+	struct cc_cg_others others = { is_carve, siblings, &o };
+	_cleanup_free_ const char **cgs = NULL;
+	_cleanup_json_ json_t *set = json_object();
+	int n = 0, rc = -1;
+
+	cc_noderecs_init(&recs);
+	if (!set || cc_ledger_refs(run->ledger, NULL, NULL, &cgs, &n) < 0)
+		return cc_err_sys(err, errno ? errno : ENOMEM, "the carves of the ledger");
+	for (int i = 0; i < n; i++)
+		if (cgs[i][0] && json_object_set_new(set, cgs[i], json_true()) < 0)
+			return cc_err_sys(err, ENOMEM, "carves");
+	/* The carve's own cgroup is no other carve's. */
+	json_object_del(set, c->cgroup);
+	o.cgroups = set;
+	cg_carve_of(c, run->pclass, &cgc);
+	if (load_recs(run->ledger, &recs, err) < 0)
+		goto out;
+	if (cc_cg_plan_carve(run->cg, &cgc, &others, &recs, plan, err) < 0)
+		goto out;
+	for (int i = 0; i < plan->msgs.n; i++)
+		log_line(run, "%s", plan->msgs.line[i]);
+	snprintf(c->mode, sizeof(c->mode), "%s", cc_cg_mode_name(cgc.mode));
+	rc = store_recs(run->ledger, &recs, err);
+	if (rc < 0)
+		cc_cg_plan_fini(plan);
+out:
+	cc_noderecs_fini(&recs);
+	return rc;
+}
+
+static bool cgroup_held(const struct cc_carve *c)
+{
+	return c->cgroup[0] != '\0';
+}
+
+static bool cgroup_wanted(const struct cc_effect_run *run, const struct cc_carve *c)
+{
+	(void)run;
+	return cgroup_held(c);
+}
+
+static int cgroup_apply(struct cc_effect_run *run, struct cc_err *err)
+{
+	struct cc_carve *c = carve_of(run, err);
+	struct cc_noderecs recs;
+	struct cc_cg_carve cgc;
+	int rc;
+
+	if (!c)
+		return -1;
+	cg_carve_of(c, run->pclass, &cgc);
+	cc_noderecs_init(&recs);
+	if (load_recs(run->ledger, &recs, err) < 0)
+		return -1;
+	rc = cc_cg_apply_plan(run->cg, &cgc, run->cg_plan, &recs, err);
+	/* What was written is recorded either way: the undo reads it. */
+	if (store_recs(run->ledger, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
+		rc = -1;
+	cc_noderecs_fini(&recs);
+	return rc;
+}
+
+static int cgroup_undo(struct cc_effect_run *run, struct cc_err *err)
+{
+	struct cc_carve *c = carve_of(run, err);
+	struct cc_cg_msgs msgs = { 0 };
+	struct cc_noderecs recs;
+	struct cc_cg_carve cgc;
+	int rc;
+
+	if (!c)
+		return -1;
+	if (!c->cgroup[0])
+		return 0;
+	cg_carve_of(c, NULL, &cgc);
+	if (cc_cg_mode_parse(c->mode, &cgc.mode) < 0)
+		return cc_err_set(err, EINVAL, "carve %s: unknown mode \"%s\"", c->id, c->mode);
+	if (load_recs(run->ledger, &recs, err) < 0)
+		return -1;
+	rc = cc_cg_undo_carve(run->cg, &cgc, run->cg_plan, &recs, &msgs, err);
+	for (int i = 0; i < msgs.n; i++)
+		log_line(run, "%s", msgs.line[i]);
+	if (store_recs(run->ledger, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
+		rc = -1;
+	cc_noderecs_fini(&recs);
+	return rc < 0 ? cc_err_prefix(err, "carve %s: giving cgroups back", c->id) : 0;
+}
+
+/* ---- irq ------------------------------------------------------------------- */
+
+static bool irq_held(const struct cc_carve *c)
+{
+	return c->steer_irqs;
+}
+
+static bool irq_wanted(const struct cc_effect_run *run, const struct cc_carve *c)
+{
+	(void)run;
+	return irq_held(c);
+}
+
+/* Every IRQ off the union of the steer-away carves, this one included (it
+ * is in the ledger): a movable IRQ that cannot be moved refuses the carve,
+ * with every IRQ moved so far put back (strict). */
+static int irq_apply(struct cc_effect_run *run, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t reserved = cc_policy_reserved(run->policy, run->topo);
+	struct cc_irq_fallback fb = { 0 };
+	FILE *trace = run->ctx->verbose ? run->ctx->log : NULL;
+	struct cc_irq_opts o = { .root = run->ctx->root, .fb = &fb, .trace = trace };
+	struct cc_irq_report rep;
+	int rc;
+
+	if (!reserved)
+		return cc_err_sys(err, ENOMEM, "IRQ steering");
+	if (cc_irq_fallback_from_topo(run->topo, reserved, &fb, err) < 0)
+		return -1;
+	rc = cc_irq_reconcile(run->ledger, &o, &rep, err);
+	cc_irq_fallback_fini(&fb);
+	if (rc < 0)
+		return cc_err_prefix(err, "steering IRQs");
+	if (rep.irqbalance.warning[0])
+		log_line(run, "%s", rep.irqbalance.warning);
+	/* Kernel-managed IRQs are the kernel's per-CPU queues: recorded
+	 * (corecarve irq status) and reported here, never fatal. */
+	if (run->ctx->verbose)
+		log_line(run, "IRQs: %d moved (%d to the fallback), %d unmovable (kernel-managed)%s%s%s%s", rep.moved,
+			 rep.fell_back, rep.unmovable, rep.unmovable ? ": " : "", rep.unmovable_list,
+			 rep.irqbalance.action[0] ? "; " : "", rep.irqbalance.action);
+	return 0;
+}
+
+/* Back to their originals minus the CPUs of the remaining steer-away
+ * carves; best effort, every IRQ is tried. */
+static int irq_undo(struct cc_effect_run *run, struct cc_err *err)
+{
+	struct cc_irq_opts o = { .root = run->ctx->root, .except = run->id, .best_effort = true,
+				 .trace = run->ctx->verbose ? run->ctx->log : NULL };
+	struct cc_irq_report rep;
+	int rc = cc_irq_reconcile(run->ledger, &o, &rep, err);
+
+	if (rep.irqbalance.warning[0])
+		log_line(run, "%s", rep.irqbalance.warning);
+	if (run->ctx->verbose)
+		log_line(run, "IRQs: %d restored, %d adjusted%s%s", rep.restored, rep.moved,
+			 rep.irqbalance.action[0] ? "; " : "", rep.irqbalance.action);
+	return rc < 0 ? cc_err_prefix(err, "carve %s: giving IRQs back", run->id) : 0;
+}
+
+/* ---- power ----------------------------------------------------------------- */
+
+static void log_power(const struct cc_effect_run *run, const struct cc_power_report *rep)
+{
+	for (int i = 0; i < rep->msgs.nwarnings; i++)
+		log_line(run, "warning: %s", rep->msgs.warnings[i]);
+	for (int i = 0; run->ctx->verbose && i < rep->msgs.nnotes; i++)
+		log_line(run, "%s", rep->msgs.notes[i]);
+}
+
+/* The carve does not say whether its class had power settings (the policy
+ * may have changed since): the release looks at the records. */
+static bool power_held(const struct cc_carve *c)
+{
+	(void)c;
+	return true;
+}
+
+static bool power_wanted(const struct cc_effect_run *run, const struct cc_carve *c)
+{
+	(void)c;
+	return run->pclass && !cc_power_spec_empty(&run->pclass->power);
+}
+
+/* Only a journal that cannot be committed fails: a setting the node does
+ * not offer is a warning (power.h). */
+static int power_apply(struct cc_effect_run *run, struct cc_err *err)
+{
+	struct cc_power_report scratch, *rep = run->power ? run->power : &scratch;
+	struct cc_carve *c = carve_of(run, err);
+
+	if (!c)
+		return -1;
+	if (cc_power_apply(run->ctx->root, run->ledger, &run->pclass->power, c->id, c->cpus, c->parked,
+			   run->ctx->verbose ? run->ctx->log : NULL, rep, err) < 0)
+		return cc_err_prefix(err, "power settings");
+	log_power(run, rep);
+	if (run->ctx->verbose)
+		log_line(run, "power: %d settings written", rep->written);
+	return 0;
+}
+
+/* Whatever no other carve still needs: every release runs it, so a file
+ * shared with a carve that went earlier (or was never seen again after a
+ * crash) is restored by whoever goes last. */
+static int power_undo(struct cc_effect_run *run, struct cc_err *err)
+{
+	struct cc_power_report rep;
+	int rc = cc_power_release(run->ctx->root, run->ledger, run->id, run->ctx->verbose ? run->ctx->log : NULL,
+				  &rep, err);
+
+	log_power(run, &rep);
+	if (run->ctx->verbose && rep.restored)
+		log_line(run, "power: %d settings restored", rep.restored);
+	return rc < 0 ? cc_err_prefix(err, "carve %s: giving power settings back", run->id) : 0;
+}
+
+const struct cc_effect cc_effects[3] = {
+	{ "cgroup", cgroup_wanted, cgroup_held, cgroup_apply, cgroup_undo },
+	{ "irq", irq_wanted, irq_held, irq_apply, irq_undo },
+	{ "power", power_wanted, power_held, power_apply, power_undo },
+};
+
+#define NEFFECTS ((int)(sizeof(cc_effects) / sizeof(cc_effects[0])))
+
+/* ---- the loops --------------------------------------------------------------- */
+
+static int undo_from(struct cc_effect_run *run, int last, bool only_applied, struct cc_err *err)
+{
+	int rc = 0;
+
+	for (int i = last; i >= 0; i--) {
+		struct cc_err step = CC_ERR_INIT;
+		struct cc_carve *c;
+
+		if (only_applied && !run->applied[i])
+			continue;
+		c = carve_of(run, &step);
+		if (!c) {
+			if (rc == 0)
+				*err = step;
+			return -1;
+		}
+		if (!only_applied && !cc_effects[i].held(c))
+			continue;
+		if (cc_effects[i].undo(run, &step) < 0 && rc == 0) {
+			*err = step;
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+int cc_effects_apply(struct cc_effect_run *run, bool *undo_failed, struct cc_err *err)
+{
+	struct cc_carve *c;
+
+	*undo_failed = false;
+	memset(run->applied, 0, sizeof(run->applied));
+	for (int i = 0; i < NEFFECTS; i++) {
+		struct cc_err undo = CC_ERR_INIT;
+
+		c = carve_of(run, err);
+		if (!c)
+			return -1;
+		if (!cc_effects[i].wanted(run, c))
+			continue;
+		/* Marked first: an effect that failed half-way is undone too
+		 * (every undo is computed, so undoing what was not done is a
+		 * no-op). */
+		run->applied[i] = true;
+		if (cc_effects[i].apply(run, err) == 0)
+			continue;
+		if (undo_from(run, i, true, &undo) < 0) {
+			char first[CC_ERR_MSG_MAX];
+
+			*undo_failed = true;
+			snprintf(first, sizeof(first), "%s", err->msg);
+			snprintf(err->msg, sizeof(err->msg), "%.500s; undoing it failed too (%.480s)", first, undo.msg);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+int cc_effects_undo(struct cc_effect_run *run, struct cc_err *err)
+{
+	return undo_from(run, NEFFECTS - 1, false, err);
+}
+
+/* ---- repairs (audit --fix) ------------------------------------------------ */
+
+int cc_effect_cgroup_reapply(struct cc_effect_run *run, struct cc_err *err)
+{
+	struct cc_cg_plan plan = { 0 };
+	struct cc_carve *c = carve_of(run, err);
+	int rc = -1;
+
+	if (!c)
+		return -1;
+	run->cg_plan = &plan;
+	/* The same plan as the carve's arrival: its records get it as owner
+	 * again (a value someone else wrote since becomes their original),
+	 * and only what differs is written. */
+	if (cc_effect_cgroup_plan(run, c, &plan, err) < 0 || cc_ledger_commit(run->ledger, err) < 0)
+		goto out;
+	rc = cgroup_apply(run, err);
+	if (cc_ledger_commit(run->ledger, rc < 0 ? NULL : err) < 0)
+		rc = -1;
+out:
+	cc_cg_plan_fini(&plan);
+	run->cg_plan = NULL;
+	return rc;
+}
+
+static int journal_recs(void *arg, const struct cc_noderecs *recs, struct cc_err *err)
+{
+	struct cc_ledger *l = arg;
+
+	if (store_recs(l, recs, err) < 0)
+		return -1;
+	return cc_ledger_commit(l, err);
+}
+
+int cc_effect_cgroup_take_peer(struct cc_effect_run *run, const char *peer, struct cc_err *err)
+{
+	struct cc_ledger *l = run->ledger;
+	_cleanup_bitmap_ hwloc_bitmap_t eff = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+	_cleanup_free_ struct cc_cg_share *owners = NULL;
+	struct cc_cg_msgs msgs = { 0 };
+	struct cc_noderecs recs;
+	int n = 0, rc;
+
+	if (!eff || !mine)
+		return cc_err_sys(err, ENOMEM, "audit fix");
+	if (cc_cg_read_cpus(run->cg, peer, "cpuset.cpus.effective", eff, err) < 0)
+		return -1;
+	owners = calloc((size_t)l->ncarves + 1, sizeof(*owners));
+	if (!owners)
+		return cc_err_sys(err, ENOMEM, "audit fix");
+	/* Every carve whose CPUs it holds owns the record, so the last of
+	 * them to go gives the peer everything back. */
+	for (int k = 0; k < l->ncarves; k++) {
+		const struct cc_carve *c = &l->carves[k];
+		_cleanup_free_ char *s = NULL;
+
+		hwloc_bitmap_or(mine, c->cpus, c->parked);
+		if (!hwloc_bitmap_intersects(mine, eff))
+			continue;
+		s = cc_cpulist_format(mine);
+		if (!s)
+			return cc_err_sys(err, ENOMEM, "audit fix");
+		snprintf(owners[n].id, sizeof(owners[n].id), "%s", c->id);
+		snprintf(owners[n].share, sizeof(owners[n].share), "%s", s);
+		n++;
+	}
+	if (!n)
+		return 0; /* an earlier repair (a re-applied carve) took them already */
+	if (load_recs(l, &recs, err) < 0)
+		return -1;
+	rc = cc_cg_take_peer(run->cg, peer, owners, n, &recs, journal_recs, l, &msgs, err);
+	for (int i = 0; i < msgs.n; i++)
+		log_line(run, "%s", msgs.line[i]);
+	if (rc == 0)
+		rc = journal_recs(l, &recs, err);
+	cc_noderecs_fini(&recs);
+	return rc;
+}
+
+int cc_effect_cgroup_drop_owner(struct cc_effect_run *run, const char *owner, struct cc_err *err)
+{
+	struct cc_cg_carve cgc = { .id = owner, .cgroup = "", .mode = CC_MODE_CPUSET_ONLY };
+	struct cc_cg_msgs msgs = { 0 };
+	struct cc_noderecs recs;
+	int rc;
+
+	if (load_recs(run->ledger, &recs, err) < 0)
+		return -1;
+	/* No cgroup of its own: only the records are recomputed without it. */
+	rc = cc_cg_undo_carve(run->cg, &cgc, NULL, &recs, &msgs, err);
+	for (int i = 0; i < msgs.n; i++)
+		log_line(run, "%s", msgs.line[i]);
+	if (journal_recs(run->ledger, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
+		rc = -1;
+	cc_noderecs_fini(&recs);
+	return rc;
+}

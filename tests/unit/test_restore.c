@@ -1,0 +1,867 @@
+/* The hook's whole kernel half — cc_carve_create and cc_container_release
+ * with the ledger, the allocator and the cgroup effect — against the
+ * cgroup test double (fakecg.h) on a 2-socket SMT host (the e2e guest's
+ * shape): every order of create and release, an uncarved sidecar, a pod
+ * quota, sibling cgroups made before and after the carves, outside writes
+ * between carve and release, a write failure injected at every step, and
+ * seeded random sequences.  After every step: no CPU is owned twice, every
+ * live carve runs on exactly its CPUs, the sidecar holds none of them;
+ * after the last release every file holds its original value or the
+ * outside write (docs/design.md, "One restore model"). */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "cleanup.h"
+#include "container.h"
+#include "cpulist.h"
+#include "fakecg.h"
+#include "ledger.h"
+#include "testlib.h"
+#include "topo.h"
+
+#define SYNTH "pack:2 numa:1 core:4 pu:2"
+#define POD "/kubepods/pod1"
+#define SIDECAR POD "/x"
+
+static const char policy_yaml[] = "reserved: \"0-1,8-9\"\n"
+				  "minShared: 1\n"
+				  "classes:\n"
+				  "  latency:\n"
+				  "    coreType: performance\n"
+				  "    smt: isolate\n"
+				  "    exclusive: true\n"
+				  "    memory: local\n"
+				  "    irq: leave\n"
+				  "    partition: root\n"
+				  "    quota: drop\n"
+				  "  wide:\n"
+				  "    coreType: performance\n"
+				  "    smt: full\n"
+				  "    exclusive: true\n"
+				  "    memory: local\n"
+				  "    irq: leave\n"
+				  "    partition: root\n"
+				  "    quota: drop\n";
+
+static const enum fakecg_kernel kernels[] = { FAKECG_6_1, FAKECG_6_12, FAKECG_7 };
+static const char *const kernel_names[] = { "6.1", "6.12", "7" };
+
+struct env {
+	char dir[PATH_MAX];
+	char state[PATH_MAX + 16];
+	char policy[PATH_MAX + 16];
+	enum fakecg_kernel k;
+	struct fakecg *f;
+	struct cc_root *root;
+	struct cc_topo_source src;
+	struct cc_ctx ctx;
+	char *log;
+	size_t loglen;
+	char where[256]; /* the step, for messages */
+};
+
+static void env_init(struct env *e, enum fakecg_kernel k)
+{
+	struct cc_err err = CC_ERR_INIT;
+	FILE *fp;
+
+	memset(e, 0, sizeof(*e));
+	e->k = k;
+	/* tmpfs: the ledger fsyncs every commit, thousands of times here. */
+	snprintf(e->dir, sizeof(e->dir), "%s/cc-restore-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(e->dir));
+	snprintf(e->state, sizeof(e->state), "%s/state", e->dir);
+	snprintf(e->policy, sizeof(e->policy), "%s/policy.yaml", e->dir);
+	ck_assert_int_eq(mkdir(e->state, 0700), 0);
+	fp = fopen(e->policy, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs(policy_yaml, fp);
+	fclose(fp);
+	e->f = fakecg_new(e->dir, k, "0-15", "0-1");
+	ck_assert_ptr_nonnull(e->f);
+	e->root = cc_root_open(e->dir, &err);
+	ck_assert_msg(e->root != NULL, "%s", err.msg);
+	e->src = (struct cc_topo_source){ .kind = CC_TOPO_SYNTHETIC, .arg = SYNTH };
+	e->ctx = (struct cc_ctx){ .root = e->root,
+				  .policy_path = e->policy,
+				  .state_dir = e->state,
+				  .log = open_memstream(&e->log, &e->loglen),
+				  .cg_ops = &fakecg_ops,
+				  .cg_ops_arg = e->f,
+				  .topo_src = &e->src };
+	ck_assert_ptr_nonnull(e->ctx.log);
+}
+
+static void env_fini(struct env *e)
+{
+	char *out = NULL;
+
+	fclose(e->ctx.log);
+	free(e->log);
+	cc_root_free(e->root);
+	fakecg_free(e->f);
+	cc_test_sh(&out, "rm -rf '%s'", e->dir);
+	free(out);
+}
+
+/* The log so far (the hook's stderr). */
+static const char *env_log(struct env *e)
+{
+	fflush(e->ctx.log);
+	return e->log ? e->log : "";
+}
+
+static void mk(struct env *e, const char *cgroup, bool populated)
+{
+	ck_assert_int_eq(fakecg_mkdir(e->f, cgroup, populated), 0);
+}
+
+/* A pod as the kubelet makes it: its cgroup with a quota, a sidecar that
+ * inherits its cpuset. */
+static void mk_pod(struct env *e, const char *quota)
+{
+	mk(e, "/kubepods", false);
+	mk(e, POD, false);
+	ck_assert_int_eq(fakecg_write(e->f, POD, "cpu.max", quota), 0);
+	mk(e, SIDECAR, true);
+}
+
+static int carve(struct env *e, const char *id, const char *cgroup, const char *cls, int cpus, struct cc_err *err)
+{
+	struct cc_request req = { .cpus = cpus };
+	struct cc_carve_spec spec = { .id = id, .kind = "container", .cgroup = cgroup, .req = &req };
+	struct cc_create_result res;
+	int rc;
+
+	snprintf(req.class_name, sizeof(req.class_name), "%s", cls);
+	cc_err_clear(err);
+	rc = cc_carve_create(&e->ctx, &spec, &res, err);
+	cc_decision_fini(&res.decision);
+	return rc;
+}
+
+/* poststop: the runtime has removed the container's cgroup first. */
+static int release(struct env *e, const char *id, const char *cgroup, struct cc_err *err)
+{
+	if (cgroup && fakecg_exists(e->f, cgroup)) {
+		fakecg_exit(e->f, cgroup);
+		ck_assert_int_eq(fakecg_rmdir(e->f, cgroup), 0);
+	}
+	cc_err_clear(err);
+	return cc_container_release(&e->ctx, id, err);
+}
+
+static struct cc_ledger *ledger(struct env *e)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_ledger *l = cc_ledger_read(e->state, &err);
+
+	ck_assert_msg(l != NULL, "%s: ledger: %s", e->where, err.msg);
+	return l;
+}
+
+static bool same_set(const char *a, const char *b)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc(), y = hwloc_bitmap_alloc();
+	struct cc_err err = CC_ERR_INIT;
+
+	if (cc_cpulist_parse(a, x, "a", &err) < 0 || cc_cpulist_parse(b, y, "b", &err) < 0)
+		return false;
+	return hwloc_bitmap_isequal(x, y);
+}
+
+static void set_of(const char *s, hwloc_bitmap_t out)
+{
+	struct cc_err err = CC_ERR_INIT;
+
+	ck_assert_msg(cc_cpulist_parse(s, out, "set", &err) == 0, "%s", err.msg);
+}
+
+/* The invariant after every step.  `cpus_below_pod` (out): the CPUs of
+ * the live quota-dropping carves in the pod. */
+static void check_invariant(struct env *e, int *cpus_below_pod, int *releasing)
+{
+	_cleanup_ledger_ struct cc_ledger *l = ledger(e);
+	_cleanup_bitmap_ hwloc_bitmap_t held = hwloc_bitmap_alloc(), mine = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t eff = hwloc_bitmap_alloc(), live = hwloc_bitmap_alloc();
+	int below = 0;
+
+	for (int i = 0; i < l->ncarves; i++) {
+		const struct cc_carve *c = &l->carves[i];
+		_cleanup_free_ char *want = cc_cpulist_format(c->cpus);
+
+		hwloc_bitmap_or(mine, c->cpus, c->parked);
+		ck_assert_msg(!hwloc_bitmap_intersects(mine, held), "%s: carve %s shares CPUs with another", e->where,
+			      c->id);
+		hwloc_bitmap_or(held, held, mine);
+		if (!c->releasing)
+			hwloc_bitmap_or(live, live, mine);
+		if (!strncmp(c->cgroup, POD "/", strlen(POD) + 1) && !c->releasing)
+			below += hwloc_bitmap_weight(c->cpus);
+		if (c->releasing || !fakecg_exists(e->f, c->cgroup))
+			continue;
+		ck_assert_msg(same_set(fakecg_get(e->f, c->cgroup, "cpuset.cpus.effective"), want),
+			      "%s: carve %s runs on %s, not its %s\n%s", e->where, c->id,
+			      fakecg_get(e->f, c->cgroup, "cpuset.cpus.effective"), want, env_log(e));
+	}
+	/* The sidecar, and any other cgroup of the pod that is no carve,
+	 * holds none of the carves' CPUs or parked siblings. */
+	if (fakecg_exists(e->f, SIDECAR)) {
+		set_of(fakecg_get(e->f, SIDECAR, "cpuset.cpus.effective"), eff);
+		ck_assert_msg(!hwloc_bitmap_intersects(eff, live), "%s: the sidecar runs on %s, carved CPUs among them\n%s",
+			      e->where, fakecg_get(e->f, SIDECAR, "cpuset.cpus.effective"), env_log(e));
+	}
+	if (cpus_below_pod)
+		*cpus_below_pod = below;
+	if (releasing) {
+		*releasing = 0;
+		for (int i = 0; i < l->ncarves; i++)
+			*releasing += l->carves[i].releasing;
+	}
+}
+
+/* After the last release: the node as it was (or as others left it). */
+static void check_restored(struct env *e, const char *quota)
+{
+	_cleanup_ledger_ struct cc_ledger *l = ledger(e);
+	const char *sc;
+
+	ck_assert_msg(l->ncarves == 0, "%s: %d carves left", e->where, l->ncarves);
+	ck_assert_msg(!cc_ledger_section(l, "cgroup", false), "%s: cgroup records left:\n%s", e->where,
+		      json_dumps(cc_ledger_section(l, "cgroup", false), JSON_COMPACT));
+	if (quota)
+		ck_assert_msg(!strcmp(fakecg_get(e->f, POD, "cpu.max"), quota), "%s: pod cpu.max \"%s\", not \"%s\"",
+			      e->where, fakecg_get(e->f, POD, "cpu.max"), quota);
+	if (fakecg_exists(e->f, SIDECAR)) {
+		sc = fakecg_get(e->f, SIDECAR, "cpuset.cpus");
+		/* Linux 6.1 refuses the empty (inheriting) set on a cgroup with
+		 * tasks: the parent's CPUs are written out instead. */
+		ck_assert_msg(!strcmp(sc, "") ||
+				      (e->k == FAKECG_6_1 && same_set(sc, fakecg_get(e->f, POD, "cpuset.cpus.effective"))),
+			      "%s: sidecar cpuset.cpus \"%s\"", e->where, sc);
+		ck_assert_msg(same_set(fakecg_get(e->f, SIDECAR, "cpuset.cpus.effective"),
+				       fakecg_get(e->f, POD, "cpuset.cpus.effective")),
+			      "%s: sidecar effective %s, pod %s", e->where, fakecg_get(e->f, SIDECAR, "cpuset.cpus.effective"),
+			      fakecg_get(e->f, POD, "cpuset.cpus.effective"));
+	}
+	if (e->k != FAKECG_6_1) {
+		ck_assert_msg(!strcmp(fakecg_get(e->f, "/kubepods", "cpuset.cpus.exclusive"), ""),
+			      "%s: /kubepods exclusive \"%s\"", e->where, fakecg_get(e->f, "/kubepods", "cpuset.cpus.exclusive"));
+		ck_assert_msg(!strcmp(fakecg_get(e->f, POD, "cpuset.cpus.exclusive"), ""), "%s: pod exclusive \"%s\"",
+			      e->where, fakecg_get(e->f, POD, "cpuset.cpus.exclusive"));
+	}
+	ck_assert_msg(!fakecg_exists(e->f, "/" CC_PARKED_NAME), "%s: the parked partition is still there (cpus \"%s\")\n%s",
+		      e->where, fakecg_get(e->f, "/" CC_PARKED_NAME, "cpuset.cpus"), env_log(e));
+	ck_assert_msg(!strcmp(fakecg_get(e->f, "/", "cpuset.cpus.effective"), "0-15"), "%s: root effective %s", e->where,
+		      fakecg_get(e->f, "/", "cpuset.cpus.effective"));
+}
+
+/* The pod's quota for `cpus` carved CPUs below it: lifted while they
+ * exceed it. */
+static const char *quota_for(const char *orig, int cpus)
+{
+	long long q, p;
+
+	ck_assert_int_eq(cc_cg_parse_cpu_max(orig, &q, &p), 0);
+	return q >= 0 && (long long)cpus * p > q ? "max 100000" : orig;
+}
+
+static void check_quota(struct env *e, const char *orig, int cpus)
+{
+	const char *want = quota_for(orig, cpus);
+
+	ck_assert_msg(!strcmp(fakecg_get(e->f, POD, "cpu.max"), want), "%s: pod cpu.max \"%s\", want \"%s\" (%d CPUs)\n%s",
+		      e->where, fakecg_get(e->f, POD, "cpu.max"), want, cpus, env_log(e));
+}
+
+/* ---- every order -------------------------------------------------------- */
+
+static bool next_perm(int *a, int n)
+{
+	int i = n - 2, j = n - 1;
+
+	while (i >= 0 && a[i] >= a[i + 1])
+		i--;
+	if (i < 0)
+		return false;
+	while (a[j] <= a[i])
+		j--;
+	int t = a[i];
+	a[i] = a[j];
+	a[j] = t;
+	for (int l = i + 1, r = n - 1; l < r; l++, r--) {
+		t = a[l];
+		a[l] = a[r];
+		a[r] = t;
+	}
+	return true;
+}
+
+/* One pod, `n` carves created in `create` order and released in `rel`
+ * order; the containers' cgroups all exist before the first carve
+ * (`early`, as under a pod start or a kubelet starting them together) or
+ * each is made just before its own carve. */
+static void run_order(enum fakecg_kernel k, int n, const int *create, const int *rel, bool early, const char *quota)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	char id[8], cg[64];
+	int below;
+
+	env_init(&e, k);
+	mk_pod(&e, quota);
+	for (int i = 0; early && i < n; i++) {
+		snprintf(cg, sizeof(cg), POD "/c%d", i);
+		mk(&e, cg, true);
+	}
+	for (int s = 0; s < n; s++) {
+		snprintf(id, sizeof(id), "c%d", create[s]);
+		snprintf(cg, sizeof(cg), POD "/c%d", create[s]);
+		snprintf(e.where, sizeof(e.where), "kernel %s, create %s (step %d)", kernel_names[k], id, s);
+		if (!early)
+			mk(&e, cg, true);
+		ck_assert_msg(carve(&e, id, cg, "latency", 1, &err) == 0, "%s: %s", e.where, err.msg);
+		check_invariant(&e, &below, NULL);
+		check_quota(&e, quota, below);
+	}
+	for (int s = 0; s < n; s++) {
+		snprintf(id, sizeof(id), "c%d", rel[s]);
+		snprintf(cg, sizeof(cg), POD "/c%d", rel[s]);
+		snprintf(e.where, sizeof(e.where), "kernel %s, release %s (step %d)", kernel_names[k], id, s);
+		ck_assert_msg(release(&e, id, cg, &err) == 0, "%s: %s", e.where, err.msg);
+		check_invariant(&e, &below, NULL);
+		check_quota(&e, quota, below);
+	}
+	check_restored(&e, quota);
+	env_fini(&e);
+}
+
+/* 3 carves: every create order with every release order. */
+START_TEST(test_every_order_3)
+{
+	int create[3] = { 0, 1, 2 };
+
+	do {
+		int rel[3] = { 0, 1, 2 };
+
+		do
+			run_order(kernels[_i], 3, create, rel, true, "50000 100000");
+		while (next_perm(rel, 3));
+	} while (next_perm(create, 3));
+}
+END_TEST
+
+/* 4 carves: every release order, the containers' cgroups made one by one
+ * (a sibling made after a carve) and all at once. */
+START_TEST(test_every_release_order_4)
+{
+	int create[4] = { 0, 1, 2, 3 }, rel[4] = { 0, 1, 2, 3 };
+
+	do {
+		run_order(kernels[_i], 4, create, rel, false, "50000 100000");
+		run_order(kernels[_i], 4, create, rel, true, "250000 100000");
+	} while (next_perm(rel, 4));
+}
+END_TEST
+
+/* A pod limit that covers one carve but not two: lifted only while both
+ * live, restored as soon as either goes. */
+START_TEST(test_quota_is_the_sum)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+
+	env_init(&e, kernels[_i]);
+	mk_pod(&e, "300000 100000");
+	mk(&e, POD "/a", true);
+	mk(&e, POD "/b", true);
+	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
+	ck_assert_msg(carve(&e, "a", POD "/a", "latency", 2, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "300000 100000");
+	ck_assert_msg(carve(&e, "b", POD "/b", "latency", 2, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
+	ck_assert_msg(release(&e, "a", POD "/a", &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "300000 100000");
+	ck_assert_msg(release(&e, "b", POD "/b", &err) == 0, "%s", err.msg);
+	check_restored(&e, "300000 100000");
+	env_fini(&e);
+}
+END_TEST
+
+/* The kubelet resizes the pod in place while it is carved: its value
+ * stays, at release and after, and the hook says so once. */
+START_TEST(test_outside_write_wins)
+{
+	static const char *const resize[] = { "300000 100000", "50000 100000" };
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+
+	for (int r = 0; r < 2; r++) {
+		env_init(&e, kernels[_i]);
+		snprintf(e.where, sizeof(e.where), "kernel %s, resize to %s", kernel_names[_i], resize[r]);
+		mk_pod(&e, "100000 100000");
+		mk(&e, POD "/a", true);
+		mk(&e, POD "/b", true);
+		ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) == 0, "%s", err.msg);
+		ck_assert_msg(carve(&e, "b", POD "/b", "latency", 1, &err) == 0, "%s", err.msg);
+		ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
+		ck_assert_int_eq(fakecg_write(e.f, POD, "cpu.max", resize[r]), 0);
+		ck_assert_msg(release(&e, "a", POD "/a", &err) == 0, "%s", err.msg);
+		ck_assert_msg(!strcmp(fakecg_get(e.f, POD, "cpu.max"), resize[r]), "%s: %s", e.where,
+			      fakecg_get(e.f, POD, "cpu.max"));
+		ck_assert_msg(strstr(env_log(&e), POD "/cpu.max was changed by someone else"), "%s: log:\n%s", e.where,
+			      env_log(&e));
+		ck_assert_msg(release(&e, "b", POD "/b", &err) == 0, "%s", err.msg);
+		check_restored(&e, resize[r]);
+		/* Said once: b's release found no record to complain about. */
+		ck_assert_ptr_null(strstr(strstr(env_log(&e), "changed by someone else") + 1, "changed by someone else"));
+		env_fini(&e);
+	}
+}
+END_TEST
+
+/* A value someone else wrote before a carve arrives is the one restored:
+ * the arriving carve takes it as the original. */
+START_TEST(test_outside_write_before_arrival)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
+	mk_pod(&e, "50000 100000");
+	mk(&e, POD "/a", true);
+	mk(&e, POD "/b", true);
+	ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(fakecg_write(e.f, POD, "cpu.max", "70000 100000"), 0);
+	ck_assert_msg(carve(&e, "b", POD "/b", "latency", 1, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
+	ck_assert_msg(release(&e, "b", POD "/b", &err) == 0, "%s", err.msg);
+	ck_assert_msg(release(&e, "a", POD "/a", &err) == 0, "%s", err.msg);
+	check_restored(&e, "70000 100000");
+	env_fini(&e);
+}
+END_TEST
+
+/* The measured 6.1 bug: d's cgroup was there when c was carved, so c made
+ * it a peer; once d is carved it holds its own CPUs, and c's release must
+ * not hand it c's. */
+START_TEST(test_carve_was_a_peer)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
+	mk_pod(&e, "max 100000");
+	mk(&e, POD "/c", true);
+	mk(&e, POD "/d", true);
+	ck_assert_msg(carve(&e, "c", POD "/c", "latency", 1, &err) == 0, "%s", err.msg);
+	ck_assert_msg(carve(&e, "d", POD "/d", "latency", 1, &err) == 0, "%s", err.msg);
+	check_invariant(&e, NULL, NULL);
+	ck_assert_msg(release(&e, "c", POD "/c", &err) == 0, "%s", err.msg);
+	check_invariant(&e, NULL, NULL);
+	ck_assert_msg(release(&e, "d", POD "/d", &err) == 0, "%s", err.msg);
+	check_restored(&e, "max 100000");
+	env_fini(&e);
+}
+END_TEST
+
+/* An inheriting peer goes back to inheriting; on 6.1 a populated one gets
+ * its parent's CPUs written out, and the hook says why. */
+START_TEST(test_inheriting_peer)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+
+	env_init(&e, FAKECG_6_1);
+	snprintf(e.where, sizeof(e.where), "kernel 6.1");
+	mk_pod(&e, "max 100000");
+	mk(&e, POD "/idle", false);
+	mk(&e, POD "/a", true);
+	ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(fakecg_get(e.f, POD "/idle", "cpuset.cpus"), "0-1,4-15");
+	ck_assert_msg(release(&e, "a", POD "/a", &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(fakecg_get(e.f, POD "/idle", "cpuset.cpus"), "");
+	ck_assert_str_eq(fakecg_get(e.f, SIDECAR, "cpuset.cpus"), "0-15");
+	ck_assert_msg(strstr(env_log(&e), SIDECAR "/cpuset.cpus: the kernel refuses the empty (inheriting) set"), "%s",
+		      env_log(&e));
+	check_restored(&e, "max 100000");
+	env_fini(&e);
+}
+END_TEST
+
+/* Local partitions (carves right below the root) share one parked
+ * partition; it goes with the last of them. */
+START_TEST(test_local_partitions)
+{
+	int rel[3] = { 0, 1, 2 };
+
+	do {
+		struct env e;
+		struct cc_err err = CC_ERR_INIT;
+		char id[8], cg[16];
+
+		env_init(&e, kernels[_i]);
+		mk(&e, "/other", true);
+		for (int i = 0; i < 3; i++) {
+			snprintf(id, sizeof(id), "l%d", i);
+			snprintf(cg, sizeof(cg), "/l%d", i);
+			snprintf(e.where, sizeof(e.where), "kernel %s, local create %s", kernel_names[_i], id);
+			mk(&e, cg, true);
+			ck_assert_msg(carve(&e, id, cg, "latency", 1, &err) == 0, "%s: %s", e.where, err.msg);
+			ck_assert_str_eq(fakecg_get(e.f, cg, "cpuset.cpus.partition"), "root");
+			check_invariant(&e, NULL, NULL);
+		}
+		ck_assert_str_eq(fakecg_get(e.f, "/" CC_PARKED_NAME, "cpuset.cpus.partition"), "isolated");
+		ck_assert_str_eq(fakecg_get(e.f, "/" CC_PARKED_NAME, "cpuset.cpus.effective"), "3,5,7");
+		for (int s = 0; s < 3; s++) {
+			snprintf(id, sizeof(id), "l%d", rel[s]);
+			snprintf(cg, sizeof(cg), "/l%d", rel[s]);
+			snprintf(e.where, sizeof(e.where), "kernel %s, local release %s", kernel_names[_i], id);
+			ck_assert_msg(release(&e, id, cg, &err) == 0, "%s: %s", e.where, err.msg);
+			check_invariant(&e, NULL, NULL);
+			ck_assert(!same_set(fakecg_get(e.f, "/other", "cpuset.cpus.effective"), "0-15") || s == 2);
+		}
+		check_restored(&e, NULL);
+		ck_assert_str_eq(fakecg_get(e.f, "/other", "cpuset.cpus.effective"), "0-15");
+		env_fini(&e);
+	} while (next_perm(rel, 3));
+}
+END_TEST
+
+/* A carve that does not run on its CPUs is refused and leaves nothing:
+ * seen on 6.1 when a partition root elsewhere (init-parent's
+ * /corecarve.slice) held them. */
+START_TEST(test_readback_refused)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
+	mk_pod(&e, "50000 100000");
+	mk(&e, "/corecarve.slice", false);
+	ck_assert_int_eq(fakecg_write(e.f, "/corecarve.slice", "cpuset.cpus", "2-7"), 0);
+	ck_assert_int_eq(fakecg_write(e.f, "/corecarve.slice", "cpuset.cpus.partition", "root"), 0);
+	ck_assert_str_eq(fakecg_get(e.f, "/corecarve.slice", "cpuset.cpus.partition"), "root");
+	mk(&e, POD "/a", true);
+	ck_assert_int_eq(carve(&e, "a", POD "/a", "latency", 1, &err), -1);
+	ck_assert_msg(strstr(err.msg, "cpuset.cpus.effective reads") || strstr(err.msg, "invalid"), "%s", err.msg);
+	l = ledger(&e);
+	ck_assert_int_eq(l->ncarves, 0);
+	ck_assert_ptr_null(cc_ledger_section(l, "cgroup", false));
+	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "50000 100000");
+	/* 6.1 refuses the sidecar's empty set back (it has tasks): it gets the
+	 * pod's CPUs written out. */
+	ck_assert_msg(!strcmp(fakecg_get(e.f, SIDECAR, "cpuset.cpus"), "") ||
+			      (e.k == FAKECG_6_1 && same_set(fakecg_get(e.f, SIDECAR, "cpuset.cpus"),
+							     fakecg_get(e.f, POD, "cpuset.cpus.effective"))),
+		      "sidecar %s", fakecg_get(e.f, SIDECAR, "cpuset.cpus"));
+	ck_assert_str_eq(fakecg_get(e.f, POD "/a", "cpuset.cpus.partition"), "member");
+	env_fini(&e);
+}
+END_TEST
+
+/* ---- the audit ------------------------------------------------------------ */
+
+static void audit(struct env *e, bool fix, struct cc_audit_report *found)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_policy_ struct cc_policy *policy = cc_policy_load(e->policy, &err);
+	_cleanup_topo_ struct cc_topo *topo = cc_topo_load(&e->src, &err);
+	_cleanup_ledger_ struct cc_ledger *l = fix ? cc_ledger_open(e->state, &err) : cc_ledger_read(e->state, &err);
+	struct cc_audit_read_opts o = { .skip_irqs = true };
+	struct cc_audit_snap snap;
+	struct cc_audit_in in;
+
+	ck_assert_msg(policy && topo && l, "%s", err.msg);
+	ck_assert_msg(cc_audit_snap_read(e->root, l, &o, &snap, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cc_audit_snap_index(&snap, l, &err) == 0, "%s", err.msg);
+	in = (struct cc_audit_in){ l, topo, policy, &snap };
+	memset(found, 0, sizeof(*found));
+	ck_assert_msg(cc_audit_run(&in, found, &err) == 0, "%s", err.msg);
+	if (fix) {
+		struct cc_audit_fix_ctx fx = { .root = e->root, .ledger = l, .topo = topo, .policy = policy,
+					       .out = e->ctx.log, .cg_ops = &fakecg_ops, .cg_ops_arg = e->f };
+		struct cc_audit_fix_result res;
+
+		ck_assert_msg(cc_audit_fix(&fx, found, &res, &err) == 0, "%s\n%s", err.msg, env_log(e));
+		ck_assert_msg(cc_ledger_commit(l, &err) == 0, "%s", err.msg);
+		ck_assert_int_gt(res.repaired, 0);
+	}
+	cc_audit_snap_fini(&snap);
+}
+
+/* A resize down while carved brings the double constraint back: the audit
+ * finds it and the drift, --fix lifts the quota again with their value as
+ * the one to restore; a carve kept as releasing is found and finished. */
+START_TEST(test_audit_finds_and_fixes)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_audit_report r;
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
+	mk_pod(&e, "100000 100000");
+	mk(&e, POD "/a", true);
+	mk(&e, POD "/b", true);
+	ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) == 0, "%s", err.msg);
+	ck_assert_msg(carve(&e, "b", POD "/b", "latency", 1, &err) == 0, "%s", err.msg);
+	audit(&e, false, &r);
+	ck_assert_int_eq(r.n, 0);
+	cc_audit_report_fini(&r);
+	ck_assert_int_eq(fakecg_write(e.f, POD, "cpu.max", "50000 100000"), 0);
+	audit(&e, true, &r);
+	ck_assert_int_eq(cc_audit_count(&r, CC_AUDIT_QUOTA_ON_CARVE), 2);
+	ck_assert_int_eq(cc_audit_count(&r, CC_AUDIT_RECORD_DRIFT), 1);
+	cc_audit_report_fini(&r);
+	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
+	audit(&e, false, &r);
+	ck_assert_msg(r.n == 0, "%d findings left, the first %s", r.n, r.n ? cc_audit_code_name(r.f[0].code) : "");
+	cc_audit_report_fini(&r);
+	/* a's release fails half-way: kept as releasing, found, finished. */
+	fakecg_fail_write(e.f, 1, EIO);
+	ck_assert_int_eq(release(&e, "a", POD "/a", &err), -1);
+	audit(&e, true, &r);
+	ck_assert_int_eq(cc_audit_count(&r, CC_AUDIT_RELEASE_PENDING), 1);
+	cc_audit_report_fini(&r);
+	ck_assert_msg(release(&e, "b", POD "/b", &err) == 0, "%s", err.msg);
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+}
+END_TEST
+
+/* ---- injected write failures --------------------------------------------- */
+
+/* The standard sequence (3 carves in one pod, released FIFO) with the
+ * `nth` write failing.  A refused create leaves nothing of its own (or a
+ * carve kept as releasing); a failed release keeps the carve as
+ * releasing; retries finish the job; the end state is the original.
+ * Returns false once `nth` is past the last write. */
+static bool run_with_failure(enum fakecg_kernel k, int nth, int code)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	bool failed = false;
+	char id[8], cg[64];
+
+	env_init(&e, k);
+	mk_pod(&e, "50000 100000");
+	for (int i = 0; i < 3; i++) {
+		snprintf(cg, sizeof(cg), POD "/c%d", i);
+		mk(&e, cg, true);
+	}
+	fakecg_fail_write(e.f, nth, code);
+	for (int i = 0; i < 3; i++) {
+		snprintf(id, sizeof(id), "c%d", i);
+		snprintf(cg, sizeof(cg), POD "/c%d", i);
+		snprintf(e.where, sizeof(e.where), "kernel %s, write %d fails, create %s", kernel_names[k], nth, id);
+		cc_err_clear(&err);
+		if (carve(&e, id, cg, "latency", 1, &err) < 0) {
+			failed = true;
+			ck_assert_msg(strstr(err.msg, "(injected)"), "%s: %s", e.where, err.msg);
+		}
+		check_invariant(&e, NULL, NULL);
+	}
+	for (int i = 0; i < 3; i++) {
+		snprintf(id, sizeof(id), "c%d", i);
+		snprintf(cg, sizeof(cg), POD "/c%d", i);
+		snprintf(e.where, sizeof(e.where), "kernel %s, write %d fails, release %s", kernel_names[k], nth, id);
+		cc_err_clear(&err);
+		if (release(&e, id, cg, &err) < 0) {
+			failed = true;
+			ck_assert_msg(strstr(err.msg, "kept as releasing"), "%s: %s", e.where, err.msg);
+		}
+		check_invariant(&e, NULL, NULL);
+	}
+	/* A second poststop (or the next hook's gc) finishes what failed. */
+	for (int i = 0; i < 3; i++) {
+		snprintf(id, sizeof(id), "c%d", i);
+		snprintf(e.where, sizeof(e.where), "kernel %s, write %d failed, retry %s", kernel_names[k], nth, id);
+		ck_assert_msg(release(&e, id, NULL, &err) == 0, "%s: %s", e.where, err.msg);
+	}
+	snprintf(e.where, sizeof(e.where), "kernel %s, write %d failed, end", kernel_names[k], nth);
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+	return failed;
+}
+
+START_TEST(test_every_write_fails)
+{
+	int nth;
+
+	/* Until a run where the failure point is past every write. */
+	for (nth = 1; run_with_failure(kernels[_i], nth, EIO); nth++)
+		ck_assert_int_lt(nth, 200);
+	ck_assert_int_gt(nth, 5);
+	/* ENOSPC and EINVAL are the kernel's own refusals: the same holds. */
+	for (int k = 1; k < nth; k += 3) {
+		run_with_failure(kernels[_i], k, ENOSPC);
+		run_with_failure(kernels[_i], k, EINVAL);
+	}
+}
+END_TEST
+
+/* A carve kept as releasing keeps its CPUs taken until a retry succeeds;
+ * the next hook's gc retries it. */
+START_TEST(test_releasing_retried_by_gc)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
+	mk_pod(&e, "50000 100000");
+	mk(&e, POD "/a", true);
+	mk(&e, POD "/b", true);
+	ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) == 0, "%s", err.msg);
+	fakecg_fail_write(e.f, 1, EIO);
+	ck_assert_int_eq(release(&e, "a", POD "/a", &err), -1);
+	ck_assert_msg(strstr(err.msg, "kept as releasing"), "%s", err.msg);
+	l = ledger(&e);
+	ck_assert_int_eq(l->ncarves, 1);
+	ck_assert(l->carves[0].releasing);
+	cc_ledger_close(l);
+	l = NULL;
+	/* The next carve's gc undoes it, then takes its CPUs. */
+	ck_assert_msg(carve(&e, "b", POD "/b", "latency", 1, &err) == 0, "%s", err.msg);
+	l = ledger(&e);
+	ck_assert_int_eq(l->ncarves, 1);
+	ck_assert_str_eq(l->carves[0].id, "b");
+	ck_assert(!l->carves[0].releasing);
+	check_invariant(&e, NULL, NULL);
+	ck_assert_msg(release(&e, "b", POD "/b", &err) == 0, "%s", err.msg);
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+}
+END_TEST
+
+/* ---- random sequences ------------------------------------------------------ */
+
+/* Seeded random operations on one pod — carve (of either class, 1 or 2
+ * CPUs), release in any order, a cgroup made or removed, an outside write
+ * of the pod's quota, a write failure armed — with the invariant after
+ * every step and, once everything is released and retried, the original
+ * state (or the last outside write). */
+START_TEST(test_random_sequences)
+{
+	enum { POOL = 6 };
+	unsigned seed = 0x5eed0000u + (unsigned)_i;
+
+	for (int run = 0; run < 40; run++) {
+		struct env e;
+		struct cc_err err = CC_ERR_INIT;
+		char quota[64] = "50000 100000";
+		bool live[POOL] = { false }, outside = false;
+		char id[8], cg[64];
+		int below, releasing;
+
+		env_init(&e, kernels[_i % 3]);
+		mk_pod(&e, quota);
+		for (int step = 0; step < 60; step++) {
+			int op = rand_r(&seed) % 10, i = rand_r(&seed) % POOL;
+
+			snprintf(id, sizeof(id), "r%d", i);
+			snprintf(cg, sizeof(cg), POD "/r%d", i);
+			snprintf(e.where, sizeof(e.where), "kernel %s, seed %d run %d step %d op %d on %s", kernel_names[_i % 3], _i,
+				 run, step, op, id);
+			cc_err_clear(&err);
+			if (op < 4 && !live[i]) {
+				if (!fakecg_exists(e.f, cg))
+					mk(&e, cg, true);
+				if (carve(&e, id, cg, rand_r(&seed) % 2 ? "latency" : "wide", 1 + (rand_r(&seed) % 2) * (op % 2),
+					  &err) == 0)
+					live[i] = true;
+				else
+					ck_assert_msg(strstr(err.msg, "requested") || strstr(err.msg, "free") ||
+							      strstr(err.msg, "minShared") || strstr(err.msg, "(injected)") ||
+							      strstr(err.msg, "multiple"),
+						      "%s: %s\nparked exclusive %s, kubepods %s, pod %s\n%s\n%s", e.where, err.msg,
+						      fakecg_get(e.f, "/" CC_PARKED_NAME, "cpuset.cpus.exclusive"),
+						      fakecg_get(e.f, "/kubepods", "cpuset.cpus.exclusive"),
+						      fakecg_get(e.f, POD, "cpuset.cpus.exclusive"), fakecg_get(e.f, POD, "../../../../../state/ledger.json"), env_log(&e));
+			} else if (op < 7 && live[i]) {
+				if (release(&e, id, cg, &err) < 0)
+					ck_assert_msg(strstr(err.msg, "kept as releasing"), "%s: %s", e.where, err.msg);
+				live[i] = false;
+			} else if (op == 7) {
+				snprintf(quota, sizeof(quota), "%d 100000", 50000 * (1 + rand_r(&seed) % 8));
+				ck_assert_int_eq(fakecg_write(e.f, POD, "cpu.max", quota), 0);
+				outside = true;
+			} else if (op == 8) {
+				fakecg_fail_write(e.f, 1 + rand_r(&seed) % 6, EIO);
+			} else if (!live[i]) {
+				/* A container made and gone with no carve: a peer that comes
+				 * and goes. */
+				if (fakecg_exists(e.f, cg)) {
+					fakecg_exit(e.f, cg);
+					ck_assert_int_eq(fakecg_rmdir(e.f, cg), 0);
+				}
+				else
+					mk(&e, cg, rand_r(&seed) % 2);
+			}
+			if (getenv("CC_RESTORE_DEBUG") && run == atoi(getenv("CC_RESTORE_DEBUG"))) {
+				char lp[PATH_MAX + 32], *txt;
+
+				snprintf(lp, sizeof(lp), "%s/ledger.json", e.state);
+				txt = cc_test_slurp_len(lp, &(size_t){ 0 });
+				printf("== %s: err=%s kubepods=%s parked=%s\n%s\n", e.where, err.msg,
+				       fakecg_get(e.f, "/kubepods", "cpuset.cpus.exclusive"),
+				       fakecg_get(e.f, "/" CC_PARKED_NAME, "cpuset.cpus.exclusive"), txt ? txt : "");
+				free(txt);
+			}
+			check_invariant(&e, &below, &releasing);
+			/* A carve kept as releasing may still hold the lift. */
+			if (!outside && !releasing)
+				check_quota(&e, quota, below);
+		}
+		fakecg_fail_write(e.f, 0, 0);
+		for (int i = 0; i < POOL; i++) {
+			snprintf(id, sizeof(id), "r%d", i);
+			snprintf(cg, sizeof(cg), POD "/r%d", i);
+			snprintf(e.where, sizeof(e.where), "kernel %s, seed run %d, end, release %s", kernel_names[_i % 3], run,
+				 id);
+			ck_assert_msg(release(&e, id, live[i] ? cg : NULL, &err) == 0, "%s: %s", e.where, err.msg);
+			live[i] = false;
+		}
+		check_restored(&e, quota);
+		env_fini(&e);
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("restore");
+	TCase *t = tcase_create("orders");
+
+	tcase_set_timeout(t, 600);
+	tcase_add_loop_test(t, test_every_order_3, 0, 3);
+	tcase_add_loop_test(t, test_every_release_order_4, 0, 3);
+	tcase_add_loop_test(t, test_quota_is_the_sum, 0, 3);
+	tcase_add_loop_test(t, test_outside_write_wins, 0, 3);
+	tcase_add_loop_test(t, test_outside_write_before_arrival, 0, 3);
+	tcase_add_loop_test(t, test_carve_was_a_peer, 0, 3);
+	tcase_add_test(t, test_inheriting_peer);
+	tcase_add_loop_test(t, test_local_partitions, 0, 3);
+	tcase_add_loop_test(t, test_readback_refused, 0, 3);
+	tcase_add_loop_test(t, test_every_write_fails, 0, 3);
+	tcase_add_loop_test(t, test_releasing_retried_by_gc, 0, 3);
+	tcase_add_loop_test(t, test_random_sequences, 0, 6);
+	tcase_add_loop_test(t, test_audit_finds_and_fixes, 0, 3);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+CC_TEST_MAIN(suite)
