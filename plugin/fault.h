@@ -13,15 +13,17 @@
  *   after-lock            create: ledger locked, nothing decided
  *   after-gc              create: stale carves released in the kernel, ledger not yet written
  *   before-ledger-rename  any commit: temp file written and fsynced, not renamed
- *   after-journal         create: carve recorded (write-ahead), no cgroup written
+ *   after-journal         create: the carve and its cgroup records (pending writes) committed,
+ *                         nothing written
  *   mid-cgroup-write      create: ancestors/parked/peers changed, container partition not yet
- *   after-cgroup-write    create: cgroup fully applied (the journal holds the carve)
+ *   after-cgroup-write    create: every effect applied (cgroup, IRQs, power), the final commit
+ *                         not made
  *   after-irq-journal     any IRQ reconcile: records with pending writes committed, no IRQ written
  *   mid-irq-write         any IRQ reconcile: the first IRQ (or default_smp_affinity) written
  *   after-power-journal   create: power records with pending writes committed, nothing written
  *   mid-power-write       create: the first power setting written
  *   before-release        poststop: ledger locked, nothing undone
- *   before-release-commit poststop: kernel undone, ledger still holds the carve
+ *   before-release-commit poststop (any release): kernel undone, ledger still holds the carve
  */
 #ifndef CC_FAULT_H
 #define CC_FAULT_H
