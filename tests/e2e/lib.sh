@@ -5,7 +5,8 @@
 # Result lines go to the console, each at the start of a line:
 #   PASS <scenario>/<name>
 #   FAIL <scenario>/<name>: <reason>
-#   SKIP <scenario>/<name>: <reason>      (counted separately, not a failure)
+#   SKIP <scenario>/<name>: <reason>      (counted separately, never as a
+#                                         pass; fails the run under CI=true)
 #   INFO <scenario>: <text>               (facts for the log; never parsed)
 #
 # Environment set by /init: CC_SCENARIO (file name without .sh), CC_RESULTS

@@ -7,6 +7,9 @@
 #   CORECARVE_BIN   the corecarve binary to install as /usr/bin/corecarve
 #                   (default: <repo>/corecarve)
 #   E2E_SCENARIOS   shell pattern on scenario file names (default: *)
+#   CC_BENCH=1      also the scenarios marked "# e2e-only: bench" (95-bench:
+#                   make bench-qemu); without it they are left out, so a
+#                   normal run neither runs nor skips them
 #   E2E_EXTRA_SCENARIOS  a directory of more *.sh scenarios (ad-hoc debugging;
 #                   same name as one in scenarios/ replaces it)
 #
@@ -131,6 +134,7 @@ echo 'root:x:0:' >"$stage/etc/group"
 # Scenarios, lib, init.
 cp "$here/lib.sh" "$here/hooklib.sh" "$here/faultlib.sh" "$stage/e2e/"
 n=0
+held=
 for s in "$here"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.sh}; do
 	[ -e "$s" ] || continue
 	b=$(basename "$s")
@@ -139,10 +143,18 @@ for s in "$here"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.
 	$pattern | ${pattern}.sh) ;;
 	*) continue ;;
 	esac
+	# Benchmarks are not tests: only the run that asks for them has them.
+	if [ "${CC_BENCH:-0}" != 1 ] && grep -qs '^# e2e-only: bench' "$s"; then
+		held="$held $b"
+		continue
+	fi
 	cp "$s" "$stage/e2e/scenarios/$b"
 	n=$((n + 1))
 done
-[ "$n" -gt 0 ] || die "no scenario matches '$pattern' in $here/scenarios"
+if [ "$n" -eq 0 ]; then
+	[ -z "$held" ] || die "'$pattern' matches only$held, which runs only with CC_BENCH=1 (make bench-qemu)"
+	die "no scenario matches '$pattern' in $here/scenarios"
+fi
 # Podman only for the scenarios that need it (see mkpodman.sh).
 if grep -qs '^# e2e-needs: podman' "$stage"/e2e/scenarios/*.sh; then
 	# shellcheck source=mkpodman.sh

@@ -20,15 +20,19 @@
 #                  E2E_BOOT_RETRIES times (default: 2); every retry is
 #                  reported on stderr and in the summary
 #   E2E_EXTRA_SCENARIOS   a directory of extra scenarios to run too
-#   CC_BENCH=1     pass cc.bench=1 (and cc.bench_pairs=$CC_BENCH_PAIRS): the
-#                  timing scenario 95-bench runs (make bench-qemu); without
-#                  it that scenario only reports a SKIP
+#   CC_BENCH=1     select the scenarios marked "# e2e-only: bench" (95-bench,
+#                  the timings of make bench-qemu) and pass cc.bench=1 (and
+#                  cc.bench_pairs=$CC_BENCH_PAIRS); without it they are not
+#                  in the initramfs at all
+#   CI             when set (CI=true; anything but empty, 0 or false), a
+#                  SKIP fails the run: in CI every scenario must run
 #   QEMU           qemu-system-x86_64 to use
 #
 # Output: the console log of each boot in $E2E_CACHE/log-<kernel>.txt; every
-# FAIL line; per-kernel tallies; and last a line exactly
-#   e2e: N passed, N failed
-# Exit status: 0 only when nothing failed and every boot reached E2E-DONE.
+# FAIL and SKIP line; per-kernel tallies; and last a line exactly
+#   e2e: N passed, N failed, N skipped
+# Exit status: 0 only when nothing failed, every boot reached E2E-DONE and,
+# with CI set, nothing was skipped.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -90,7 +94,7 @@ fi
 
 if ! "$here/fetch-kernels.sh" "$cache" >&2; then
 	echo "FAIL e2e/fetch: fetch-kernels.sh failed (see above)"
-	echo "e2e: 0 passed, 1 failed"
+	echo "e2e: 0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
 
@@ -99,6 +103,7 @@ disk=$cache/disk.raw
 
 total_pass=0
 total_fail=0
+total_skip=0
 summary=
 retried=
 for k in $kernels; do
@@ -197,6 +202,7 @@ for k in $kernels; do
 	f=$(grep -c '^FAIL ' "$log" || true)
 	s=$(grep -c '^SKIP ' "$log" || true)
 	grep '^FAIL ' "$log" | sed "s/^/[$k] /" || true
+	grep '^SKIP ' "$log" | sed "s/^/[$k] /" || true
 	if ! grep -q '^E2E-DONE' "$log"; then
 		if [ "$hung" = 1 ]; then
 			why="the boot hung: no E2E-BEGIN after ${boot_timeout}s, $attempt attempts"
@@ -221,11 +227,22 @@ for k in $kernels; do
 	fi
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + s))
 	summary="$summary
 e2e[$k]: $p passed, $f failed, $s skipped in ${secs}s ($(sed -n 's/^E2E-BEGIN //p' "$log" | head -n 1))"
 done
 
 printf '%s\n' "$summary" | sed '/^$/d'
 [ -z "$retried" ] || echo "e2e: booted again after a boot that never reached /init:$retried"
-echo "e2e: $total_pass passed, $total_fail failed"
-[ "$total_fail" -eq 0 ]
+strict=0
+case ${CI:-} in
+'' | 0 | false) ;;
+*) strict=1 ;;
+esac
+if [ "$strict" = 1 ] && [ "$total_skip" -gt 0 ]; then
+	echo "e2e: CI=$CI and $total_skip skipped (SKIP lines above): in CI every scenario must run (make deps installs podman, irqbalance and QEMU)"
+fi
+echo "e2e: $total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" -eq 0 ] || exit 1
+[ "$strict" = 0 ] || [ "$total_skip" -eq 0 ] || exit 1
+exit 0

@@ -26,7 +26,14 @@ for bin in "$@"; do
 	dict=
 	[ -f "$here/$name.dict" ] && dict=-dict=$here/$name.dict
 	# 1. Seeds one by one: each is a regression test, run without mutation.
-	if [ -d "$seeds" ] && ! "$bin" -runs=0 "$seeds" >"$log" 2>&1; then
+	# A target without seeds would replay nothing (here nor in make unit's
+	# tests/unit/test_fuzz_corpus.c): that is a failure, not a pass.
+	if [ ! -d "$seeds" ]; then
+		echo "fuzz: $name: no tests/fuzz/corpus/$name/: add at least one seed input there"
+		failed=$((failed + 1))
+		continue
+	fi
+	if ! "$bin" -runs=0 "$seeds" >"$log" 2>&1; then
 		echo "fuzz: $name: a seed in tests/fuzz/corpus/$name fails (see $log)"
 		tail -n 20 "$log"
 		failed=$((failed + 1))
@@ -36,7 +43,7 @@ for bin in "$@"; do
 	# shellcheck disable=SC2086 # $dict is one optional word
 	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
 		-print_final_stats=1 -artifact_prefix="$out/crash/$name-" $dict \
-		"$work" ${seeds:+"$seeds"} >"$log" 2>&1
+		"$work" "$seeds" >"$log" 2>&1
 	rc=$?
 	n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	cov=$(grep -aE '^#[0-9]+' "$log" | tail -n 1 | sed -n 's/.*cov: \([0-9]*\).*/\1/p')

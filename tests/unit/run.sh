@@ -1,14 +1,28 @@
 #!/bin/sh
-# Run every Check suite binary given as an argument; print each failure and
-# one closing line "unit: N passed, N failed" (N counted in test cases).
-passed=0 failed=0 broken=0
+# Run every Check suite binary given as an argument; print each failure,
+# each skipped test case, and one closing line
+#   unit: N passed, N failed, N skipped
+# (N counted in test cases: a loop test's iterations count one each).
+#
+# A test skips through testlib's cc_test_skip, which prints
+#   SKIPPED: <binary>:<test>:<iteration>: <reason>
+# A test case that printed one or more such lines counts as skipped, once,
+# and not as passed; one that skipped and then failed counts as failed.
+# A line starting "SKIPPED" in any other form is a skip the runner cannot
+# count: the suite counts as broken (failed).
+#
+# Exit status: non-zero when a test failed or a suite did not finish, and,
+# with CI set (CI=true, as .ci/run does; anything but empty, 0 or false),
+# when a test case was skipped: CI is where every test must run.
+passed=0 failed=0 skipped=0 broken=0
 for t in "$@"; do
+	name=$(basename "$t")
 	out=$("$t" 2>&1)
 	rc=$?
 	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -n 1)
 	if [ -z "$line" ]; then
 		printf '%s\n' "$out"
-		echo "unit: $(basename "$t") did not finish (exit $rc)"
+		echo "unit: $name did not finish (exit $rc)"
 		broken=$((broken + 1))
 		continue
 	fi
@@ -16,12 +30,60 @@ for t in "$@"; do
 	fails=$(printf '%s' "$line" | sed -n 's/.*Failures: \([0-9]*\).*/\1/p')
 	errs=$(printf '%s' "$line" | sed -n 's/.*Errors: \([0-9]*\).*/\1/p')
 	bad=$((fails + errs))
-	passed=$((passed + checks - bad))
+	# Failures (Check: file:line:F|E:tcase:test:iteration: message) are
+	# shown; of the skip lines one per skipped test case; passes are not.
+	# The last line of the awk output is "<skipped> <malformed>".
+	res=$(printf '%s\n' "$out" | awk -v bin="$name" '
+		/^[^:]+:[0-9]+:[FE]:[^:]*:[^:]+:[0-9]+: / {
+			split($0, f, ":")
+			failed[f[5] ":" f[6]] = 1
+			print
+			next
+		}
+		/^SKIPPED/ {
+			if (match($0, /^SKIPPED: [^: ]+:[A-Za-z_][A-Za-z0-9_]*:[0-9]+: /) &&
+			    split(substr($0, 10, RLENGTH - 11), f, ":") == 3 && f[1] == bin) {
+				k = f[2] ":" f[3]
+				if (!(k in seen)) {
+					seen[k] = 1
+					order[n++] = k
+					first[k] = $0
+				}
+			} else {
+				print "unit: " bin ": a skip not from cc_test_skip, so not countable: " $0
+				malformed++
+			}
+			next
+		}
+		END {
+			for (i = 0; i < n; i++)
+				if (!(order[i] in failed)) {
+					print first[order[i]]
+					s++
+				}
+			print s + 0, malformed + 0
+		}')
+	printf '%s\n' "$res" | sed '$d'
+	last=$(printf '%s\n' "$res" | tail -n 1)
+	s=${last% *} malformed=${last#* }
+	passed=$((passed + checks - bad - s))
 	failed=$((failed + bad))
-	# Loud skips (fixtures absent) and failures are shown; passes are not.
-	printf '%s\n' "$out" | grep -E ':(F|E):|SKIPPED' || true
-	printf '%-28s %s\n' "$(basename "$t")" "$line"
+	skipped=$((skipped + s))
+	if [ "$malformed" -gt 0 ]; then
+		broken=$((broken + 1))
+	fi
+	printf '%-28s %s%s\n' "$name" "$line" "$([ "$s" -eq 0 ] || echo ", Skipped: $s")"
 done
 failed=$((failed + broken))
-echo "unit: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+strict=0
+case ${CI:-} in
+'' | 0 | false) ;;
+*) strict=1 ;;
+esac
+if [ "$strict" = 1 ] && [ "$skipped" -gt 0 ]; then
+	echo "unit: CI=$CI and $skipped test case(s) skipped (SKIPPED lines above): in CI every test must run (make deps; fixtures in ../shared/fixtures or \$CC_SHARED_DIR/fixtures)"
+fi
+echo "unit: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] || exit 1
+[ "$strict" = 0 ] || [ "$skipped" -eq 0 ] || exit 1
+exit 0

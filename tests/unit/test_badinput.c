@@ -26,12 +26,6 @@
 #include "cleanup.h"
 #include "testlib.h"
 
-#if defined(__has_include)
-#if __has_include("vmconfig.h")
-#define HAVE_VMCONFIG 1
-#endif
-#endif
-
 extern char **environ;
 
 #define PID "4242"
@@ -694,16 +688,8 @@ START_TEST(test_bad_input)
 	unsigned long long before, after;
 	int status;
 
-	if (!bin) {
-		printf("SKIPPED: %s: no corecarve binary (make first)\n", r->name);
+	if (!bin)
 		return;
-	}
-#ifndef HAVE_VMCONFIG
-	if (r->kind == VMS) {
-		printf("SKIPPED: %s: plugin/vmconfig.h does not exist yet (vms.yaml rows)\n", r->name);
-		return;
-	}
-#endif
 	snprintf(e.base, sizeof(e.base), "/tmp/cc-bad-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(e.base));
 	snprintf(e.tree, sizeof(e.tree), "%s/tree", e.base);
@@ -717,7 +703,7 @@ START_TEST(test_bad_input)
 	if (r->tree == T_CGROUP)
 		cgroup_tree(e.tree);
 	if (r->tree == T_FULL && !full_tree(e.tree)) {
-		printf("SKIPPED: %s: needs the F03 fixture\n", r->name);
+		cc_test_skip("%s: needs the F03 fixture", r->name);
 		nftw(e.base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		return;
 	}

@@ -488,7 +488,7 @@ END_TEST
 /* The CLI's one-line errors and exit codes. */
 START_TEST(test_cli_bad_args)
 {
-	const char *bin = cc_test_corecarve_bin("doctor CLI");
+	const char *bin = cc_test_bin("doctor CLI");
 	_cleanup_free_ char *out = NULL;
 
 	if (!bin)

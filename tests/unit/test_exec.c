@@ -151,7 +151,7 @@ START_TEST(test_cli)
 	FILE *p;
 	int st;
 
-	const char *bin = cc_test_corecarve_bin("exec CLI tests");
+	const char *bin = cc_test_bin("exec CLI tests");
 
 	if (!bin)
 		return;

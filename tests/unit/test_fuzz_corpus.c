@@ -5,7 +5,10 @@
  * own invariants and aborts, which fails the test (Check's fork mode). */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cleanup.h"
 #include "testlib.h"
@@ -53,6 +56,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #include "../fuzz/fuzz_vmconfig.c"
 #undef LLVMFuzzerTestOneInput
 
+/* Its helpers' names are common ones: kept apart from this file's. */
+#define LLVMFuzzerTestOneInput cc_fuzz_ledger
+#define blank fuzz_ledger_blank
+#define parse fuzz_ledger_parse
+#define same fuzz_ledger_same
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "../fuzz/fuzz_ledger.c"
+#undef LLVMFuzzerTestOneInput
+#undef blank
+#undef parse
+#undef same
+
 static const struct {
 	const char *name;
 	int (*fn)(const uint8_t *data, size_t size);
@@ -61,8 +76,17 @@ static const struct {
 	{ "fuzz_oci_state", cc_fuzz_oci_state },     { "fuzz_oci_config", cc_fuzz_oci_config },
 	{ "fuzz_cpulist", cc_fuzz_cpulist },         { "fuzz_proc_cgroup", cc_fuzz_proc_cgroup },
 	{ "fuzz_interrupts", cc_fuzz_interrupts },   { "fuzz_vmconfig", cc_fuzz_vmconfig },
+	{ "fuzz_ledger", cc_fuzz_ledger },
 };
+#define NTARGETS ((int)(sizeof(targets) / sizeof(targets[0])))
 
+static bool listed(const char *name)
+{
+	for (int i = 0; i < NTARGETS; i++)
+		if (!strcmp(targets[i].name, name))
+			return true;
+	return false;
+}
 
 START_TEST(test_corpus)
 {
@@ -91,12 +115,53 @@ START_TEST(test_corpus)
 }
 END_TEST
 
+/* The table above is the list: every target in tests/fuzz/ (mk/fuzz.mk
+ * builds each tests/fuzz/fuzz_*.c) and every corpus directory must be in
+ * it, or its seeds would never be replayed here. */
+START_TEST(test_every_target_replayed)
+{
+	static const char *const dirs[] = { "tests/fuzz", "tests/fuzz/corpus" };
+	int found[2] = { 0, 0 };
+
+	for (int k = 0; k < 2; k++) {
+		char dir[PATH_MAX];
+		_cleanup_closedir_ DIR *d = NULL;
+		struct dirent *de;
+
+		snprintf(dir, sizeof(dir), "%s/%s", CC_SOURCE_DIR, dirs[k]);
+		d = opendir(dir);
+		ck_assert_msg(d != NULL, "%s: %s", dir, strerror(errno));
+		while ((de = readdir(d))) {
+			char name[256];
+			size_t len = strlen(de->d_name);
+
+			if (strncmp(de->d_name, "fuzz_", 5))
+				continue;
+			snprintf(name, sizeof(name), "%s", de->d_name);
+			if (k == 0) {
+				if (len < 3 || strcmp(de->d_name + len - 2, ".c"))
+					continue;
+				name[len - 2] = '\0';
+			}
+			ck_assert_msg(listed(name), "%s/%s: not in the targets table of tests/unit/test_fuzz_corpus.c", dirs[k],
+				      de->d_name);
+			found[k]++;
+		}
+	}
+	/* And the other way: each listed target has a source and seeds (the
+	 * replay itself fails on a missing corpus). */
+	ck_assert_int_eq(found[0], NTARGETS);
+	ck_assert_int_eq(found[1], NTARGETS);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("fuzz_corpus");
 	TCase *tc = tcase_create("replay");
 
-	tcase_add_loop_test(tc, test_corpus, 0, (int)(sizeof(targets) / sizeof(targets[0])));
+	tcase_add_loop_test(tc, test_corpus, 0, NTARGETS);
+	tcase_add_test(tc, test_every_target_replayed);
 	suite_add_tcase(s, tc);
 	return s;
 }

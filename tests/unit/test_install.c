@@ -64,7 +64,7 @@ static void assert_mode(const char *dest, const char *file, mode_t want)
 START_TEST(test_install_tree)
 {
 	_cleanup_free_ char *d = tmpdir(), *out = NULL, *list = NULL, *units = NULL;
-	const char *b = cc_test_corecarve_bin("install tests");
+	const char *b = cc_test_bin("install tests");
 	size_t off = 0;
 	char want[8192];
 
@@ -147,7 +147,7 @@ END_TEST
 START_TEST(test_install_keeps_policy)
 {
 	_cleanup_free_ char *d = tmpdir(), *out = NULL;
-	const char *b = cc_test_corecarve_bin("install tests");
+	const char *b = cc_test_bin("install tests");
 
 	if (!b)
 		return;
@@ -177,7 +177,7 @@ END_TEST
 START_TEST(test_install_on_node)
 {
 	_cleanup_free_ char *d = tmpdir(), *out = NULL;
-	const char *b = cc_test_corecarve_bin("install tests");
+	const char *b = cc_test_bin("install tests");
 
 	if (!b)
 		return;

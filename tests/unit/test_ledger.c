@@ -468,7 +468,7 @@ START_TEST(test_dir_permissions)
 		ck_assert_ptr_null(cc_ledger_read(state, &err));
 		ck_assert_str_eq(err.msg, want);
 	} else {
-		printf("SKIPPED: test_dir_permissions: foreign owner needs root\n");
+		cc_test_skip("a state directory owned by another user needs root to set up");
 	}
 
 	/* Not a directory at all. */
@@ -1012,23 +1012,10 @@ END_TEST
 
 /* ---- corecarve status: the ledger's reader on the command line ---------- */
 
-static const char *bin_path(void)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("CORECARVE_BIN");
-
-	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
-	if (access(path, X_OK) != 0) {
-		printf("SKIPPED: status tests: no corecarve binary at %s (make first)\n", path);
-		return NULL;
-	}
-	return path;
-}
-
 /* Run `corecarve status ARGS`; returns the exit status, output in *out. */
 static int run_status(const char *args, char **out)
 {
-	const char *bin = bin_path();
+	const char *bin = cc_test_bin("status tests");
 	_cleanup_free_ char *cmd = NULL;
 	FILE *p;
 	size_t len = 0;

@@ -350,8 +350,8 @@ START_TEST(test_load_default_path)
 	_cleanup_policy_ struct cc_policy *p = NULL;
 
 	if (access(CC_POLICY_PATH, F_OK) == 0) {
-		printf("SKIPPED: %s exists on this machine; the fallback to the embedded default is not tested\n",
-		       CC_POLICY_PATH);
+		cc_test_skip("%s exists on this machine; the fallback to the embedded default is not tested",
+			     CC_POLICY_PATH);
 		return;
 	}
 	p = cc_policy_load(NULL, &err);

@@ -1056,7 +1056,7 @@ START_TEST(test_host_cpuidle)
 	FILE *f;
 
 	if (geteuid() != 0) {
-		printf("SKIPPED: host cpuidle: not root\n");
+		cc_test_skip("host cpuidle: not root");
 		return;
 	}
 	for (; n < 8; n++) {
@@ -1082,7 +1082,7 @@ START_TEST(test_host_cpuidle)
 			deep = -100;
 	}
 	if (deep <= 0) {
-		printf("SKIPPED: host cpuidle: CPU %d has no enabled, writable idle state deeper than 0 us\n", cpu);
+		cc_test_skip("host cpuidle: CPU %d has no enabled, writable idle state deeper than 0 us", cpu);
 		return;
 	}
 	ck_assert_ptr_nonnull(mkdtemp(state));

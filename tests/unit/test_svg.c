@@ -191,7 +191,7 @@ static void assert_renders(const char *path)
 	FILE *f;
 
 	if (cc_test_sh(NULL, "command -v rsvg-convert >/dev/null") != 0) {
-		printf("SKIPPED: rsvg-convert not installed; only the XML of %s was checked\n", path);
+		cc_test_skip("rsvg-convert not installed (make deps); only the XML of %s was checked", path);
 		return;
 	}
 	snprintf(png, sizeof(png), "%s.png", path);
@@ -326,7 +326,7 @@ static int run(const char *args, char *errout, size_t errlen)
 	int st;
 
 	ck_assert_int_ge(asprintf(&cmd, "CORECARVE_POLICY= CORECARVE_STATE_DIR=/nonexistent-cc-state '%s' %s 2>&1 >/dev/null",
-				  cc_test_corecarve_bin("--svg CLI tests"), args), 0);
+				  cc_test_bin("--svg CLI tests"), args), 0);
 	p = popen(cmd, "r");
 	ck_assert_ptr_nonnull(p);
 	n = fread(errout, 1, errlen - 1, p);
@@ -339,7 +339,7 @@ START_TEST(test_cli_svg)
 {
 	char dir[] = "/tmp/cc-svgcli-XXXXXX", file[PATH_MAX], args[2 * PATH_MAX], err[1024];
 
-	if (!cc_test_corecarve_bin("--svg CLI tests"))
+	if (!cc_test_bin("--svg CLI tests"))
 		return;
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(file, sizeof(file), "%s/host.svg", dir);

@@ -176,7 +176,7 @@ START_TEST(test_in_policy)
 	 * policy's section is the list. */
 	ck_assert_ptr_nonnull(path);
 	if (access(CC_VMS_PATH, F_OK) == 0) {
-		printf("SKIPPED: %s exists on this machine; the policy fallback is not tested\n", CC_VMS_PATH);
+		cc_test_skip("%s exists on this machine; the policy fallback is not tested", CC_VMS_PATH);
 		unlink(path);
 		return;
 	}

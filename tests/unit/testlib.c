@@ -12,6 +12,37 @@
 #include "cpulist.h"
 #include "ledger.h"
 
+/* In fork mode each test runs in its own child, which sets these once. */
+static const char *cur_test;
+static int cur_iter;
+
+void cc_test_enter(const char *name, int iter)
+{
+	cur_test = name;
+	cur_iter = iter;
+}
+
+void cc_test_skip(const char *fmt, ...)
+{
+	char reason[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	/* One line per skip: run.sh reads them line by line. */
+	for (char *p = reason; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	if (!cur_test) {
+		fprintf(stderr, "testlib: cc_test_skip outside a test (\"%s\"): skip inside START_TEST\n", reason);
+		abort();
+	}
+	printf("SKIPPED: %s:%s:%d: %s\n", program_invocation_short_name, cur_test, cur_iter, reason);
+	/* Out now: a test that then crashes never flushes stdout. */
+	fflush(stdout);
+}
+
 const char *cc_test_fixtures_dir(void)
 {
 	static char dir[PATH_MAX];
@@ -37,7 +68,8 @@ const char *cc_test_fixture_file(const char *dir, const char *file)
 		if (access(path, R_OK) == 0)
 			return path;
 	}
-	printf("SKIPPED: fixture %s/%s not found (expected under ../shared/fixtures)\n", dir, file);
+	cc_test_skip("fixture %s/%s not found (expected under %s)", dir, file,
+		     base ? base : "../shared/fixtures, or $CC_SHARED_DIR/fixtures");
 	return NULL;
 }
 
@@ -60,7 +92,7 @@ const char *cc_test_fixture_tree(const char *dir, const char *file)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s' && tar -xf '%s' -C '%s' 2>/dev/null && touch '%s'",
 		 out, out, src, out, marker);
 	if (system(cmd) != 0) {
-		printf("SKIPPED: could not extract %s\n", src);
+		cc_test_skip("could not extract %s", src);
 		return NULL;
 	}
 	return out;
@@ -80,19 +112,6 @@ char *cc_test_write_tmp(const char *text)
 	}
 	close(fd);
 	return strdup(tmpl);
-}
-
-const char *cc_test_corecarve_bin(const char *what)
-{
-	static char path[PATH_MAX];
-	const char *env = getenv("CORECARVE_BIN");
-
-	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
-	if (access(path, X_OK) != 0) {
-		printf("SKIPPED: %s: no corecarve binary at %s (make first)\n", what, path);
-		return NULL;
-	}
-	return path;
 }
 
 int cc_test_sh(char **out, const char *fmt, ...)
@@ -167,7 +186,7 @@ const char *cc_test_bin(const char *what)
 
 	snprintf(path, sizeof(path), "%s", env && *env ? env : CC_SOURCE_DIR "/corecarve");
 	if (access(path, X_OK) != 0) {
-		printf("SKIPPED: %s: no corecarve binary at %s (make first)\n", what, path);
+		cc_test_skip("%s: no corecarve binary at %s (make first)", what, path);
 		return NULL;
 	}
 	return path;

@@ -8,24 +8,50 @@
 
 struct cc_carve;
 
+/* Note which test (and loop iteration) runs, for cc_test_skip: Check tells
+ * neither to a helper, so START_TEST below calls this first. */
+void cc_test_enter(const char *name, int iter);
+
+/* Check's START_TEST (same TTest, same registration), its body entered
+ * through cc_test_enter. */
+#undef START_TEST
+#define START_TEST(__testname)                                                                          \
+	static void __testname##_body(int _i);                                                         \
+	static void __testname##_fn(int _i)                                                            \
+	{                                                                                              \
+		cc_test_enter(#__testname, _i);                                                        \
+		__testname##_body(_i);                                                                 \
+	}                                                                                              \
+	static const TTest __testname##_ttest = {                                                      \
+		.name = #__testname, .fn = __testname##_fn, .file = __FILE__, .line = __LINE__         \
+	};                                                                                             \
+	static const TTest *__testname = &__testname##_ttest;                                          \
+	static void __testname##_body(int _i CK_ATTRIBUTE_UNUSED)
+
+/* The one way to skip: the running test cannot check (part of) what it is
+ * for here (a fixture, the binary, root or a tool is missing).  Prints one
+ * line on stdout,
+ *   SKIPPED: <suite binary>:<test>:<iteration>: <reason>
+ * which tests/unit/run.sh counts as one skipped test case, never a pass,
+ * however many such lines the test prints (a test that skips and then
+ * fails counts as failed).  The caller returns, or goes on with what it can
+ * still check.  Called outside a test it aborts. */
+void cc_test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Directory of the shared real-machine fixtures (../shared/fixtures next to
  * the repository, or $CC_SHARED_DIR/fixtures).  NULL when absent. */
 const char *cc_test_fixtures_dir(void);
 
 /* Extract fixture `dir`'s archive `file` (tar, any compression) into a
  * private temporary directory once per process and return that directory,
- * or NULL (with a loud "SKIPPED" line on stdout) when the fixture is absent. */
+ * or NULL (the test skipped, cc_test_skip) when the fixture is absent. */
 const char *cc_test_fixture_tree(const char *dir, const char *file);
 
-/* Path of a fixture file, or NULL (with a loud "SKIPPED" line). */
+/* Path of a fixture file, or NULL (the test skipped, cc_test_skip). */
 const char *cc_test_fixture_file(const char *dir, const char *file);
 
 /* Write `text` to a new temporary file; returns its path (static buffer per call, caller frees). */
 char *cc_test_write_tmp(const char *text);
-
-/* The corecarve binary under test ($CORECARVE_BIN, else the one in the
- * source tree), or NULL with a loud "SKIPPED" line naming `what`. */
-const char *cc_test_corecarve_bin(const char *what);
 
 /* Run a shell command (printf-style); its stdout and stderr together in
  * *out (caller frees; out may be NULL).  Returns its exit status, -1 when
@@ -39,8 +65,8 @@ char *cc_test_slurp(const char *path);
  * when it cannot be opened. */
 char *cc_test_slurp_len(const char *path, size_t *len);
 
-/* The corecarve binary under test ($CORECARVE_BIN, else ./corecarve), or
- * NULL with a loud "SKIPPED: <what>: ..." line when it is not built. */
+/* The corecarve binary under test ($CORECARVE_BIN, else ./corecarve in the
+ * source tree), or NULL (the test skipped, naming `what`) when it is not built. */
 const char *cc_test_bin(const char *what);
 
 /* A finished container carve as the ledger suites record it: id, cgroup
