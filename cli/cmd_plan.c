@@ -26,7 +26,8 @@ static void usage(FILE *out)
 		"CPUs already carved are read from the ledger in --state DIR, else $CORECARVE_STATE_DIR,\n"
 		"else " CC_LEDGER_DIR " (that default only when looking at this host, not with --root,\n"
 		"--hwloc-xml or --synthetic).  --smt, --memory and --irq override the class, as the\n"
-		"annotation's keys do.\n\n"
+		"annotation's keys do, and only where the class lets an annotation set them\n"
+		"(annotationMaySet): plan refuses the rest as the hook would.\n\n"
 		"exit status: 0 planned, 1 refused for lack of capacity, 2 bad input (including a request\n"
 		"the policy or topology cannot express, such as an unknown class)\n");
 }
@@ -288,6 +289,9 @@ int cc_cmd_plan(int argc, char **argv)
 	int rc;
 
 	memset(&req, 0, sizeof(req));
+	/* Planned as the annotation would be asked for, so an override the
+	 * class does not grant is refused here with the hook's words. */
+	snprintf(req.annotation, sizeof(req.annotation), "%s", CC_ANNOTATION_KEY);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
 		int r, e;

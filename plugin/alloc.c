@@ -894,6 +894,11 @@ int cc_allocate(const struct cc_topo *t, const struct cc_policy *p, hwloc_const_
 		known_classes(p, names, sizeof(names));
 		return cc_err_set(err, EINVAL, "unknown placement class \"%s\" (known: %s)", req->class_name, names);
 	}
+	/* Here, where the overrides take effect: no caller can apply an
+	 * override its class does not grant an annotation, and the refusal
+	 * comes before anything is decided, let alone written. */
+	if (req->annotation[0] && cc_request_permitted(req, pc, err) < 0)
+		return cc_err_prefix(err, "annotation %s", req->annotation);
 	out->exclusive = pc->exclusive;
 	out->smt = req->has_smt ? req->smt : pc->smt;
 	out->memory = req->has_memory ? req->memory : pc->memory;

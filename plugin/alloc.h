@@ -33,7 +33,9 @@ struct cc_decision {
 /* Allocate.  `taken` holds every CPU owned by a carve (cpus and parked).
  * Returns 0 with *out filled (caller runs cc_decision_fini), or -1 with err:
  * code ENOSPC for a refusal for lack of capacity (message names the numbers),
- * EINVAL for a request the policy/topology cannot express. */
+ * EINVAL for a request the policy/topology cannot express, EPERM for a
+ * request read from an annotation (req->annotation set) that sets a key
+ * its class's annotationMaySet does not list (cc_request_permitted). */
 int cc_allocate(const struct cc_topo *t, const struct cc_policy *p,
 		hwloc_const_bitmap_t taken, const struct cc_request *req,
 		struct cc_decision *out, struct cc_err *err);

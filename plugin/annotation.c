@@ -84,9 +84,65 @@ static int parse_value(const char *yaml, size_t len, struct cc_request *out, str
 int cc_request_parse_key(const char *key, const char *yaml, size_t len, struct cc_request *out,
 			 struct cc_err *err)
 {
+	if (!key)
+		key = CC_ANNOTATION_KEY;
 	if (parse_value(yaml, len, out, err) < 0)
-		return cc_err_prefix(err, "annotation %s", key ? key : CC_ANNOTATION_KEY);
+		return cc_err_prefix(err, "annotation %s", key);
+	/* A key too long for the field could never be a Kubernetes one; it
+	 * only names the request in messages, so a cut one still refuses. */
+	snprintf(out->annotation, sizeof(out->annotation), "%s", key);
 	return 0;
+}
+
+void cc_req_keys_format(unsigned set, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	if (size)
+		buf[0] = '\0';
+	for (size_t i = 0; cc_req_key_values[i].name; i++)
+		if (set & (unsigned)cc_req_key_values[i].value && used < size)
+			used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
+						 cc_req_key_values[i].name);
+}
+
+/* The keys of `r` that an annotation wrote; `class` needs no permission. */
+static unsigned keys_set(const struct cc_request *r)
+{
+	/* cpus is required: every parsed annotation sets it. */
+	return CC_REQ_CPUS | (r->has_memory ? CC_REQ_MEMORY : 0u) | (r->has_irq ? CC_REQ_IRQ : 0u) |
+	       (r->has_smt ? CC_REQ_SMT : 0u);
+}
+
+int cc_request_permitted(const struct cc_request *r, const struct cc_pclass *pc, struct cc_err *err)
+{
+	unsigned refused = keys_set(r) & ~pc->annotation_may_set;
+	char list[64], alt[64];
+	bool several;
+
+	if (!refused)
+		return 0;
+	/* Without cpus no annotation is ever complete: a class kept for
+	 * `corecarve exec` and the vms list. */
+	if (refused & CC_REQ_CPUS)
+		return cc_err_set(err, EPERM,
+				  "cpus: class \"%s\" does not let an annotation set cpus, so no annotation may ask for it "
+				  "(policy classes.%s.annotationMaySet); ask for another class or add cpus there",
+				  pc->name, pc->name);
+	cc_req_keys_format(refused, list, sizeof(list));
+	several = strchr(list, ',') != NULL;
+	/* "irq, smt" as the field, "irq or smt" in the sentence. */
+	snprintf(alt, sizeof(alt), "%s", list);
+	if (several) {
+		char *comma = strrchr(alt, ',');
+
+		memmove(comma + 3, comma + 1, strlen(comma + 1) + 1);
+		memcpy(comma, " or", 3);
+	}
+	return cc_err_set(err, EPERM,
+			  "%s: class \"%s\" does not let an annotation set %s (policy classes.%s.annotationMaySet); "
+			  "remove %s from the annotation or add %s there",
+			  list, pc->name, alt, pc->name, several ? "them" : list, several ? "them" : "it");
 }
 
 int cc_request_parse(const char *yaml, size_t len, struct cc_request *out, struct cc_err *err)

@@ -117,6 +117,13 @@ int cc_irq_reconcile(struct cc_ledger *l, const struct cc_irq_opts *o, struct cc
 			goto out;
 		ib_ok = false;
 	}
+	/* A read-only /etc is the OS's choice, not a failure: the IRQs are
+	 * steered, the record stays as it was (nothing of irqbalance is
+	 * journaled or told) and the report warns. */
+	if (ib_ok && ib.read_only) {
+		cc_irqbalance_read_only(&ib, &rep->irqbalance);
+		ib_ok = false;
+	}
 	outcome = calloc((size_t)plan.n + 1, sizeof(*outcome));
 	if (!outcome) {
 		cc_err_sys(err, ENOMEM, "IRQ reconcile");
@@ -136,6 +143,8 @@ int cc_irq_reconcile(struct cc_ledger *l, const struct cc_irq_opts *o, struct cc
 		}
 		ib_ok = false;
 	}
+	if (ib_ok && rep->irqbalance.read_only)
+		ib_ok = false; /* found read-only only at the write: as above */
 	if (ib_ok) {
 		cc_irqbalance_rec_fini(&plan.next.irqbalance);
 		plan.next.irqbalance = ib.next;

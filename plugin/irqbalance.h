@@ -72,6 +72,7 @@ int cc_irqbalance_base(const struct cc_irqbalance_rec *rec, hwloc_const_bitmap_t
 struct cc_irqbalance_pending {
 	char file[64];       /* "" when no environment file exists: nothing to do */
 	char *new_text;      /* the file's next text; NULL: unchanged */
+	bool read_only;      /* new_text, but the file is on a read-only mount */
 	struct cc_irqbalance_rec next;
 	bool tell;           /* a running daemon must hear of it */
 	hwloc_bitmap_t list; /* what to tell it; empty: drop its override */
@@ -87,7 +88,11 @@ int cc_irqbalance_render(const char *text, const struct cc_irqbalance_rec *rec, 
 			 hwloc_const_bitmap_t autoban, struct cc_irqbalance_pending *p, struct cc_err *err);
 
 /* Find and read the file, read `autoban` from sysfs and render, writing
- * nothing (so its errors come before any IRQ moves). */
+ * nothing (so its errors come before any IRQ moves).  A file to change
+ * whose directory or itself is mounted read-only (statvfs ST_RDONLY: /etc
+ * on Fedora CoreOS-style, Talos and Bottlerocket hosts) sets p->read_only:
+ * not an error, the IRQs are steered all the same and the caller warns
+ * (cc_irqbalance_read_only). */
 int cc_irqbalance_prepare(const struct cc_root *root, const struct cc_irqbalance_rec *rec,
 			  hwloc_const_bitmap_t avoid, struct cc_irqbalance_pending *p, struct cc_err *err);
 void cc_irqbalance_pending_fini(struct cc_irqbalance_pending *p);
@@ -97,11 +102,19 @@ struct cc_irqbalance_result {
 	char file[64];
 	pid_t pid;           /* a running irqbalance, 0 when none was found */
 	char action[160];    /* what was done to tell it, "" for nothing */
-	char warning[256];   /* set when it could not be told */
+	char warning[512];   /* set when it could not be told, or the file not written */
+	bool read_only;      /* the file is on a read-only mount: left as it was */
 };
 
+/* The file of `p` cannot be written (read-only mount): res->read_only and
+ * a warning naming the file, the CPUs irqbalance is then not told about
+ * and the fixes. */
+void cc_irqbalance_read_only(const struct cc_irqbalance_pending *p, struct cc_irqbalance_result *res);
+
 /* Replace the file atomically (temp file, fsync, rename) when its text
- * changes.  -1 with err: the file is as it was. */
+ * changes.  -1 with err: the file is as it was.  A read-only mount (seen
+ * by prepare, or EROFS now) is 0 with res->read_only and res->warning set
+ * (cc_irqbalance_read_only) and nothing written. */
 int cc_irqbalance_write(const struct cc_root *root, const struct cc_irqbalance_pending *p,
 			struct cc_irqbalance_result *res, struct cc_err *err);
 /* Tell a running daemon (host only): over its socket, else by restarting

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -73,6 +74,50 @@ static void find_file(const struct cc_root *root, const struct cc_irqbalance_rec
 		p->file[0] = '\0';
 }
 
+/* The file's directory, opened through the root; *base is its name. */
+static int open_dir(const struct cc_root *root, const char *file, const char **base, struct cc_err *err)
+{
+	_cleanup_free_ char *dir = NULL;
+
+	*base = strrchr(file, '/') + 1;
+	dir = strndup(file, (size_t)(*base - file));
+	if (!dir)
+		return cc_err_sys(err, ENOMEM, "%s", file);
+	return cc_root_openat(root, dir, O_RDONLY | O_DIRECTORY, 0, err);
+}
+
+/* The rename needs a writable directory; a file bind-mounted read-only on
+ * its own shows the flag on the file only. */
+static bool on_read_only_mount(int dfd, const char *base)
+{
+	_cleanup_close_ int fd = -1;
+	struct statvfs sv;
+
+	if (fstatvfs(dfd, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+		return true;
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	return fd >= 0 && fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+}
+
+void cc_irqbalance_read_only(const struct cc_irqbalance_pending *p, struct cc_irqbalance_result *res)
+{
+	_cleanup_free_ char *list = p->list ? cc_cpulist_format(p->list) : NULL;
+
+	res->read_only = true;
+	res->file_written = false;
+	if (p->next.active)
+		snprintf(res->warning, sizeof(res->warning),
+			 "%s is on a read-only file system: not rewritten, so irqbalance is not told to ban CPUs %.100s; "
+			 "the IRQs are steered, but a running irqbalance may move them back (make %s writable, ban those "
+			 "CPUs in the OS's own irqbalance configuration, or stop irqbalance)",
+			 p->file, list && *list ? list : "?", p->file);
+	else
+		snprintf(res->warning, sizeof(res->warning),
+			 "%s is on a read-only file system: corecarve's banned CPUs stay in it until it is writable "
+			 "again (then `corecarve irq reconcile` puts the operator's lines back)",
+			 p->file);
+}
+
 int cc_irqbalance_prepare(const struct cc_root *root, const struct cc_irqbalance_rec *rec,
 			  hwloc_const_bitmap_t avoid, struct cc_irqbalance_pending *p, struct cc_err *err)
 {
@@ -89,7 +134,17 @@ int cc_irqbalance_prepare(const struct cc_root *root, const struct cc_irqbalance
 	text = cc_root_read(root, p->file, CC_IRQBALANCE_FILE_MAX, err);
 	if (!text || read_autoban(root, autoban, err) < 0)
 		return -1;
-	return cc_irqbalance_render(text, rec, avoid, autoban, p, err);
+	if (cc_irqbalance_render(text, rec, avoid, autoban, p, err) < 0)
+		return -1;
+	if (p->new_text) {
+		struct cc_err ignored = CC_ERR_INIT;
+		const char *base;
+		_cleanup_close_ int dfd = open_dir(root, p->file, &base, &ignored);
+
+		/* An unopenable directory is the write's to report. */
+		p->read_only = dfd >= 0 && on_read_only_mount(dfd, base);
+	}
+	return 0;
 }
 
 /* ---- the file ------------------------------------------------------------- */
@@ -122,13 +177,22 @@ int cc_irqbalance_write(const struct cc_root *root, const struct cc_irqbalance_p
 	snprintf(res->file, sizeof(res->file), "%s", p->file);
 	if (!p->file[0] || !p->new_text)
 		return 0;
-	base = strrchr(p->file, '/') + 1;
+	/* Nothing corecarve may change: the IRQs are steered all the same,
+	 * and the caller says what irqbalance was not told. */
+	if (p->read_only) {
+		cc_irqbalance_read_only(p, res);
+		return 0;
+	}
+	dfd = open_dir(root, p->file, &base, err);
+	if (dfd < 0)
+		return -1;
 	dir = strndup(p->file, (size_t)(base - p->file));
 	if (!dir)
 		return cc_err_sys(err, ENOMEM, "%s", p->file);
-	dfd = cc_root_openat(root, dir, O_RDONLY | O_DIRECTORY, 0, err);
-	if (dfd < 0)
-		return -1;
+	if (on_read_only_mount(dfd, base)) {
+		cc_irqbalance_read_only(p, res);
+		return 0;
+	}
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return cc_err_sys(err, errno, "%s", p->file);
 	/* Renaming over a link would replace the operator's link by a file. */
@@ -138,6 +202,11 @@ int cc_irqbalance_write(const struct cc_root *root, const struct cc_irqbalance_p
 	snprintf(tmp, sizeof(tmp), ".%s.corecarve.%ld", base, (long)getpid());
 	unlinkat(dfd, tmp, 0);
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 07777);
+	if (fd < 0 && errno == EROFS) {
+		/* Remounted read-only since the check. */
+		cc_irqbalance_read_only(p, res);
+		return 0;
+	}
 	if (fd < 0)
 		return cc_err_sys(err, errno, "%s%s", dir, tmp);
 	if (fchmod(fd, st.st_mode & 07777) < 0 || (fchown(fd, st.st_uid, st.st_gid) < 0 && errno != EPERM) ||

@@ -34,6 +34,10 @@ const struct cc_yenum cc_align_values[] = {
 	{ "none", CC_ALIGN_NONE }, { "l2", CC_ALIGN_L2 }, { NULL, 0 }
 };
 
+const struct cc_yenum cc_req_key_values[] = {
+	{ "cpus", CC_REQ_CPUS }, { "memory", CC_REQ_MEMORY }, { "irq", CC_REQ_IRQ }, { "smt", CC_REQ_SMT }, { NULL, 0 }
+};
+
 const char *cc_smt_name(enum cc_smt v)
 {
 	return cc_yenum_name(cc_smt_values, (int)v);
@@ -108,7 +112,8 @@ const struct cc_pclass *cc_policy_class(const struct cc_policy *p, const char *n
 /* `vms` is the VM list (vmconfig.h), allowed here so a VM host keeps one file. */
 static const char *const top_keys[] = { "reserved", "minShared", "coreClasses", "classes", "vms", NULL };
 static const char *const class_keys[] = { "coreType", "fallback", "smt", "exclusive", "memory", "irq",
-					  "partition", "quota", "align", "strictClusters", "power", NULL };
+					  "partition", "quota", "align", "strictClusters", "power",
+					  "annotationMaySet", NULL };
 
 static int parse_reserved(struct cc_policy *p, const struct cc_ynode *n, struct cc_err *err)
 {
@@ -234,6 +239,44 @@ static int parse_bool(const struct cc_ynode *cls, const char *key, bool *out, st
 	return n ? cc_ynode_bool(n, out, err) : 0;
 }
 
+/* classes.<name>.annotationMaySet: the annotation keys a pod may write for
+ * this class.  An annotation is written by whoever may create pods, and
+ * read by a privileged hook, so by default it may set only what stays
+ * inside its own container: cpus (its size, which the orchestrator's CPU
+ * requests already account for) and memory (the cpuset.mems of the
+ * container's own cgroup, nothing else: an uncarved container may use every
+ * node anyway).  Not irq: steer-away moves every device IRQ of the node and
+ * rewrites irqbalance's banned CPUs.  Not smt: isolate parks sibling
+ * threads the node's shared pool then lacks, full changes how many cores a
+ * carve takes.  The operator grants those per class. */
+static int parse_may_set(const struct cc_ynode *n, unsigned *out, struct cc_err *err)
+{
+	unsigned set = 0;
+	char got[96];
+
+	if (n->type != CC_YSEQUENCE) {
+		cc_ynode_describe(n, got, sizeof(got));
+		return cc_ynode_err(n, err, EINVAL, "expected a list of cpus, memory, irq and smt such as [cpus, memory], got %s",
+				    got);
+	}
+	for (const struct cc_ynode *k = n->first; k; k = k->next) {
+		int bit;
+
+		/* The class is what the annotation asks for: no class to ask
+		 * permission of before it is named. */
+		if (k->type == CC_YSCALAR && !strcmp(k->text, "class"))
+			return cc_ynode_err(k, err, EINVAL,
+					    "class is always allowed (an annotation must name its class): list only cpus, memory, irq or smt");
+		if (cc_ynode_enum(k, cc_req_key_values, &bit, err) < 0)
+			return -1;
+		if (set & (unsigned)bit)
+			return cc_ynode_err(k, err, EINVAL, "%s is listed twice", k->text);
+		set |= (unsigned)bit;
+	}
+	*out = set;
+	return 0;
+}
+
 static int parse_class(const struct cc_policy *p, const struct cc_ynode *n, struct cc_pclass *c,
 		       struct cc_err *err)
 {
@@ -294,6 +337,10 @@ static int parse_class(const struct cc_policy *p, const struct cc_ynode *n, stru
 	if (c->strict_clusters && c->align != CC_ALIGN_L2)
 		return cc_ynode_err(cc_ynode_get(n, "strictClusters"), err, EINVAL,
 				    "true requires align: l2");
+	c->annotation_may_set = CC_REQ_DEFAULT;
+	v = cc_ynode_get(n, "annotationMaySet");
+	if (v && parse_may_set(v, &c->annotation_may_set, err) < 0)
+		return -1;
 	v = cc_ynode_get(n, "power");
 	if (v && cc_policy_parse_power(v, &c->power, err) < 0)
 		return -1;

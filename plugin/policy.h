@@ -15,6 +15,7 @@
 #define CC_POLICY_PATH "/etc/corecarve/policy.yaml"
 #define CC_ANNOTATION_KEY "corecarve.io/placement"
 #define CC_ANNOTATION_MAX 4096 /* bytes of one annotation value */
+#define CC_ANNOTATION_KEY_MAX 512 /* bytes of an annotation key, with its NUL (Kubernetes: 317) */
 #define CC_POLICY_MAX (1u << 20)
 #define CC_POLICY_DEFAULT_SOURCE "embedded default" /* cc_policy->source of the default */
 
@@ -24,6 +25,18 @@ enum cc_irq { CC_IRQ_STEER_AWAY, CC_IRQ_LEAVE };
 enum cc_partition { CC_PART_ROOT, CC_PART_ISOLATED };
 enum cc_quota { CC_QUOTA_DROP, CC_QUOTA_KEEP };
 enum cc_align { CC_ALIGN_NONE, CC_ALIGN_L2 };
+
+/* The annotation keys a class may let an annotation set (`class` always
+ * may): classes.<name>.annotationMaySet, a bit each. */
+enum cc_req_key {
+	CC_REQ_CPUS = 1u << 0,
+	CC_REQ_MEMORY = 1u << 1,
+	CC_REQ_IRQ = 1u << 2,
+	CC_REQ_SMT = 1u << 3,
+};
+/* Without annotationMaySet: what only changes the container itself (see
+ * policy.c, parse_may_set). */
+#define CC_REQ_DEFAULT (CC_REQ_CPUS | CC_REQ_MEMORY)
 
 /* A placement class of the policy (not a core class of the topology). */
 struct cc_pclass {
@@ -43,6 +56,7 @@ struct cc_pclass {
 	enum cc_align align;
 	bool strict_clusters;
 	struct cc_power_spec power; /* `power:`; all empty when absent */
+	unsigned annotation_may_set; /* CC_REQ_* bits; CC_REQ_DEFAULT when absent */
 };
 
 struct cc_policy {
@@ -92,12 +106,17 @@ struct cc_request {
 	enum cc_memory memory;
 	enum cc_irq irq;
 	enum cc_smt smt;
+	/* The annotation key it was read from ("" when an operator wrote the
+	 * request: corecarve exec, the vms list).  When set, cc_allocate holds
+	 * the request to its class's annotationMaySet (cc_request_permitted). */
+	char annotation[CC_ANNOTATION_KEY_MAX];
 };
 
 /* Parse one annotation value (YAML mapping). Strict: unknown keys, wrong
  * types, duplicates, aliases, > CC_ANNOTATION_MAX bytes are errors naming
- * the key. Does not check the class exists in the policy (cc_allocate
- * and the hook do).
+ * the key. Does not check the class exists in the policy, nor that the
+ * class lets an annotation set these keys (cc_allocate and the hook do);
+ * out->annotation is set to the key (CC_ANNOTATION_KEY here).
  * Errors read "annotation corecarve.io/placement: cpus: expected an integer
  * >= 1, got \"0\""; *out is written only on success. */
 int cc_request_parse(const char *yaml, size_t len, struct cc_request *out,
@@ -106,6 +125,16 @@ int cc_request_parse(const char *yaml, size_t len, struct cc_request *out,
  * cc_request_select returned). */
 int cc_request_parse_key(const char *key, const char *yaml, size_t len,
 			 struct cc_request *out, struct cc_err *err);
+
+/* Whether class `pc` lets an annotation set what `r` sets: 0, or -1 with
+ * err "irq: class \"latency\" does not let an annotation set irq (policy
+ * classes.latency.annotationMaySet); remove irq from the annotation or add
+ * it there" naming every key refused (the caller prefixes "annotation
+ * <key>: ").  A class without cpus in its list takes no annotation at all. */
+int cc_request_permitted(const struct cc_request *r, const struct cc_pclass *pc, struct cc_err *err);
+
+/* "cpus, memory" for the CC_REQ_* bits `set` ("" for none), into buf. */
+void cc_req_keys_format(unsigned set, char *buf, size_t size);
 
 /* Choose the annotation that applies: "corecarve.io/placement.<name>" when
  * `container_name` is given and present, else "corecarve.io/placement".

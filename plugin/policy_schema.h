@@ -15,6 +15,8 @@ extern const struct cc_yenum cc_irq_values[];
 extern const struct cc_yenum cc_partition_values[];
 extern const struct cc_yenum cc_quota_values[];
 extern const struct cc_yenum cc_align_values[];
+/* The annotation keys a class's annotationMaySet may list, CC_REQ_* bits. */
+extern const struct cc_yenum cc_req_key_values[];
 
 /* [a-z0-9-]{1,max}: names that are safe in paths, logs and JSON keys. */
 bool cc_policy_name_ok(const char *s, size_t max);

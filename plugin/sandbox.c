@@ -31,6 +31,7 @@ static const struct {
 	{ "openat2", ANY },      /* the root layer: RESOLVE_IN_ROOT opens */
 	{ "close", ANY },
 	{ "newfstatat", ANY },   /* fstat()/stat(): regular-file and size checks */
+	{ "fstatfs", ANY },      /* fstatvfs(): irqbalance's file on a read-only /etc is left alone, not a refusal */
 	{ "getdents64", ANY },   /* readdir: sysfs, cgroup peers, /proc/irq, ledger temp files */
 	{ "fcntl", ANY },        /* fdopendir() checks the descriptor's flags */
 	{ "faccessat2", ANY },   /* hwloc probes optional sysfs files */

@@ -239,7 +239,7 @@ struct cc_vm_result {
 	struct cc_vm_proc *procs;
 	struct cc_vm_plan plan;
 	int applied;         /* changes written */
-	char irq_note[400];  /* IRQ steering after the carves changed, "" when none */
+	char irq_note[640];  /* IRQ steering after the carves changed, "" when none */
 };
 
 /* Load the VM list, policy and topology, lock the ledger (read it under

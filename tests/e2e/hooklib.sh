@@ -35,6 +35,14 @@ classes:
     memory: any
     quota: keep'
 
+# grant CLASS KEYS: the policy on stdin with `annotationMaySet: [KEYS]` on
+# class CLASS.  CC_HOOK_POLICY's classes take only cpus and memory from an
+# annotation, as the embedded default's do; a scenario whose annotations set
+# irq or smt grants it here.
+grant() {
+	awk -v cls="  $1:" -v keys="$2" '{ print } $0 == cls { print "    annotationMaySet: [" keys "]" }'
+}
+
 export CORECARVE_POLICY="$CC_POLICY"
 CC_LEDGER=/run/corecarve/ledger.json
 

@@ -63,6 +63,7 @@ static struct cc_pclass *pol_add(struct cc_policy *p, const char *name, const ch
 	c->partition = CC_PART_ISOLATED;
 	c->quota = CC_QUOTA_DROP;
 	c->align = CC_ALIGN_NONE;
+	c->annotation_may_set = CC_REQ_DEFAULT; /* as the parser leaves it */
 	return c;
 }
 
@@ -555,6 +556,76 @@ START_TEST(test_request_overrides)
 }
 END_TEST
 
+/* A request read from an annotation gets only the overrides its class
+ * grants (annotationMaySet); the refusal comes before any decision.  The
+ * same request written by an operator (corecarve exec, vms) is not held
+ * to it. */
+START_TEST(test_annotation_overrides)
+{
+	static const char ann[] = "{class: latency, cpus: 2, smt: full, memory: spread, irq: leave}";
+	struct cc_topo *t = synth("pack:2 numa:1 core:6 pu:2(indexes=2*12:1*2)");
+	struct cc_policy *p = std_policy("0,12");
+	struct cc_pclass *lat = &p->classes[0];
+	_cleanup_bitmap_ hwloc_bitmap_t tk = hwloc_bitmap_alloc();
+	struct cc_request r;
+	struct cc_decision d;
+	struct cc_err err = CC_ERR_INIT;
+
+	ck_assert_str_eq(lat->name, "latency");
+	ck_assert_int_eq(cc_request_parse_key("corecarve.io/placement.web", ann, strlen(ann), &r, &err), 0);
+	ck_assert_int_eq(cc_allocate(t, p, tk, &r, &d, &err), -1);
+	ck_assert_int_eq(err.code, EPERM);
+	ck_assert_str_eq(err.msg, "annotation corecarve.io/placement.web: irq, smt: class \"latency\" does not let an "
+				  "annotation set irq or smt (policy classes.latency.annotationMaySet); remove them from the "
+				  "annotation or add them there");
+	ck_assert_ptr_null(d.cpus);
+	cc_err_clear(&err);
+
+	/* Granted: the overrides take effect. */
+	lat->annotation_may_set = CC_REQ_CPUS | CC_REQ_MEMORY | CC_REQ_IRQ | CC_REQ_SMT;
+	ck_assert_msg(cc_allocate(t, p, tk, &r, &d, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(d.smt, CC_SMT_FULL);
+	ck_assert_int_eq(d.memory, CC_MEM_SPREAD);
+	ck_assert_int_eq(d.irq, CC_IRQ_LEAVE);
+	assert_list(d.cpus, "1,13", "cpus", &r);
+	assert_list(d.parked, "", "parked", &r);
+	assert_list(d.mems, "0-1", "mems", &r);
+	cc_decision_fini(&d);
+
+	/* The default grants memory alone: it takes effect, and smt alone is
+	 * refused with its own line. */
+	lat->annotation_may_set = CC_REQ_DEFAULT;
+	r.has_smt = r.has_irq = false;
+	ck_assert_msg(cc_allocate(t, p, tk, &r, &d, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(d.smt, CC_SMT_ISOLATE);
+	ck_assert_int_eq(d.irq, CC_IRQ_STEER_AWAY);
+	assert_list(d.mems, "0-1", "mems", &r);
+	cc_decision_fini(&d);
+	r.has_smt = true;
+	ck_assert_int_eq(cc_allocate(t, p, tk, &r, &d, &err), -1);
+	ck_assert_str_eq(err.msg, "annotation corecarve.io/placement.web: smt: class \"latency\" does not let an "
+				  "annotation set smt (policy classes.latency.annotationMaySet); remove smt from the "
+				  "annotation or add it there");
+	cc_err_clear(&err);
+
+	/* Not from an annotation: not held to it. */
+	r.annotation[0] = '\0';
+	r.has_irq = true;
+	ck_assert_msg(cc_allocate(t, p, tk, &r, &d, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(d.smt, CC_SMT_FULL);
+	ck_assert_int_eq(d.irq, CC_IRQ_LEAVE);
+	cc_decision_fini(&d);
+
+	/* An unknown class is still named as such, not as a permission. */
+	ck_assert_int_eq(cc_request_parse("{class: nope, cpus: 1, irq: leave}", 34, &r, &err), 0);
+	ck_assert_int_eq(cc_allocate(t, p, tk, &r, &d, &err), -1);
+	ck_assert_int_eq(err.code, EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "unknown placement class \"nope\""));
+	pol_free(p);
+	cc_topo_free(t);
+}
+END_TEST
+
 START_TEST(test_deterministic)
 {
 	struct cc_topo *t = synth("pack:2 numa:4 core:6 pu:2");
@@ -778,6 +849,13 @@ START_TEST(test_plan_refusals)
 		{ "--class latency --cpus 4 --synthetic 'pack:1 core:4 pu:2' --json", 1, "class latency: 4 whole performance cores requested, 3 free" },
 		{ "--class throughput --cpus 3 --synthetic 'pack:1 core:4 pu:2' --json", 2, "class throughput: cpus 3 is not a multiple of 2 threads per core; use 2 or 4" },
 		{ "--class nope --cpus 1 --synthetic 'pack:1 core:4 pu:2' --json", 2, "unknown placement class \"nope\" (known: latency, throughput" },
+		/* The overrides are the annotation's keys: the hook's refusal, word for word. */
+		{ "--class latency --cpus 1 --irq leave --synthetic 'pack:1 core:4 pu:2' --json", 2,
+		  "annotation corecarve.io/placement: irq: class \"latency\" does not let an annotation set irq (policy "
+		  "classes.latency.annotationMaySet); remove irq from the annotation or add it there" },
+		{ "--class throughput --cpus 2 --smt=isolate --irq steer-away --synthetic 'pack:1 core:4 pu:2' --json", 2,
+		  "annotation corecarve.io/placement: irq, smt: class \"throughput\" does not let an annotation set irq or smt "
+		  "(policy classes.throughput.annotationMaySet); remove them from the annotation or add them there" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -795,6 +873,45 @@ START_TEST(test_plan_refusals)
 		ck_assert_int_ge(asprintf(&line, "corecarve: %s\n", json_str(j, "error")), 0);
 		ck_assert_str_eq(errout, line);
 	}
+}
+END_TEST
+
+/* A class that grants irq and smt takes them from plan as from the hook. */
+START_TEST(test_plan_granted_override)
+{
+	_cleanup_free_ char *pol = cc_test_write_tmp("classes:\n  latency:\n    coreType: performance\n"
+						     "    irq: steer-away\n    annotationMaySet: [cpus, irq, smt]\n");
+	_cleanup_free_ char *out = NULL, *errout = NULL, *args = NULL;
+	_cleanup_json_ json_t *j = NULL;
+	json_error_t je;
+	int rc;
+
+	ck_assert_ptr_nonnull(pol);
+	ck_assert_int_ge(asprintf(&args, "--class latency --cpus 2 --irq leave --smt full --policy '%s' "
+					 "--synthetic 'pack:1 core:4 pu:2' --json", pol), 0);
+	rc = run_plan(args, &out, &errout);
+	if (rc < 0) {
+		unlink(pol);
+		return;
+	}
+	ck_assert_msg(rc == 0, "exit %d: %s", rc, errout);
+	j = json_loads(out, 0, &je);
+	ck_assert_msg(j != NULL, "stdout is not JSON: %s", out);
+	ck_assert_str_eq(json_str(j, "irq"), "leave");
+	ck_assert_str_eq(json_str(j, "smt"), "full");
+	/* memory is not granted here. */
+	free(out);
+	free(errout);
+	free(args);
+	ck_assert_int_ge(asprintf(&args, "--class latency --cpus 2 --memory any --policy '%s' "
+					 "--synthetic 'pack:1 core:4 pu:2'", pol), 0);
+	rc = run_plan(args, &out, &errout);
+	unlink(pol);
+	ck_assert_int_eq(rc, 2);
+	ck_assert_str_eq(out, "");
+	ck_assert_str_eq(errout, "corecarve: annotation corecarve.io/placement: memory: class \"latency\" does not let an "
+				 "annotation set memory (policy classes.latency.annotationMaySet); remove memory from the "
+				 "annotation or add it there\n");
 }
 END_TEST
 
@@ -888,6 +1005,7 @@ static Suite *alloc_suite(void)
 	tcase_add_test(shapes, test_any_class);
 	tcase_add_test(shapes, test_shared_class);
 	tcase_add_test(shapes, test_request_overrides);
+	tcase_add_test(shapes, test_annotation_overrides);
 	tcase_add_test(shapes, test_deterministic);
 	suite_add_tcase(s, shapes);
 	tcase_add_test(fixtures, test_f03_hybrid);
@@ -901,6 +1019,7 @@ static Suite *alloc_suite(void)
 	tcase_add_test(cli, test_plan_text_and_fallback);
 	tcase_add_test(cli, test_plan_refusals);
 	tcase_add_test(cli, test_plan_bad_input);
+	tcase_add_test(cli, test_plan_granted_override);
 	tcase_add_test(cli, test_plan_reads_ledger);
 	tcase_set_timeout(cli, 30);
 	suite_add_tcase(s, cli);

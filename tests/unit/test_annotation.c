@@ -162,6 +162,123 @@ START_TEST(test_parse_key)
 }
 END_TEST
 
+/* The key a request came from is kept: cc_allocate holds such a request
+ * to its class's annotationMaySet and names the key in the refusal. */
+START_TEST(test_parse_keeps_key)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_request r;
+
+	ck_assert_int_eq(cc_request_parse("{class: x, cpus: 1}", 19, &r, &err), 0);
+	ck_assert_str_eq(r.annotation, CC_ANNOTATION_KEY);
+	ck_assert_int_eq(cc_request_parse_key("corecarve.io/placement.web", "{class: x, cpus: 1}", 19, &r, &err), 0);
+	ck_assert_str_eq(r.annotation, "corecarve.io/placement.web");
+	ck_assert_int_eq(cc_request_parse_key(NULL, "{class: x, cpus: 1}", 19, &r, &err), 0);
+	ck_assert_str_eq(r.annotation, CC_ANNOTATION_KEY);
+}
+END_TEST
+
+/* ---- who may ask for what: annotationMaySet ---------------------------- */
+
+static const char perm_policy[] =
+	"classes:\n"
+	"  latency: {coreType: performance, irq: steer-away}\n" /* the default: cpus, memory */
+	"  open: {coreType: performance, annotationMaySet: [cpus, memory, irq, smt]}\n"
+	"  irqonly: {coreType: performance, annotationMaySet: [cpus, irq]}\n"
+	"  vm: {coreType: performance, annotationMaySet: [memory, irq]}\n"
+	"  bare: {coreType: any, annotationMaySet: []}\n";
+
+static const struct {
+	const char *in;
+	const char *msg; /* NULL: permitted */
+} perm_cases[] = {
+	{ "{class: latency, cpus: 2}", NULL },
+	{ "{class: latency, cpus: 2, memory: spread}", NULL },
+	{ "{class: latency, cpus: 2, irq: leave}",
+	  "irq: class \"latency\" does not let an annotation set irq (policy classes.latency.annotationMaySet); "
+	  "remove irq from the annotation or add it there" },
+	{ "{class: latency, cpus: 2, irq: steer-away}", /* even the class's own value: the key is what is granted */
+	  "irq: class \"latency\" does not let an annotation set irq (policy classes.latency.annotationMaySet); "
+	  "remove irq from the annotation or add it there" },
+	{ "{class: latency, cpus: 2, smt: full}",
+	  "smt: class \"latency\" does not let an annotation set smt (policy classes.latency.annotationMaySet); "
+	  "remove smt from the annotation or add it there" },
+	{ "{class: latency, cpus: 2, smt: full, memory: any, irq: leave}",
+	  "irq, smt: class \"latency\" does not let an annotation set irq or smt (policy classes.latency.annotationMaySet); "
+	  "remove them from the annotation or add them there" },
+	{ "{class: open, cpus: 2, smt: full, memory: any, irq: leave}", NULL },
+	{ "{class: irqonly, cpus: 2, irq: leave}", NULL },
+	{ "{class: irqonly, cpus: 2, irq: leave, memory: local}",
+	  "memory: class \"irqonly\" does not let an annotation set memory (policy classes.irqonly.annotationMaySet); "
+	  "remove memory from the annotation or add it there" },
+	{ "{class: irqonly, cpus: 2, irq: leave, memory: local, smt: isolate}",
+	  "memory, smt: class \"irqonly\" does not let an annotation set memory or smt (policy classes.irqonly.annotationMaySet); "
+	  "remove them from the annotation or add them there" },
+	{ "{class: bare, cpus: 1, memory: local, irq: leave, smt: full}",
+	  "cpus: class \"bare\" does not let an annotation set cpus, so no annotation may ask for it "
+	  "(policy classes.bare.annotationMaySet); ask for another class or add cpus there" },
+	{ "{class: vm, cpus: 1, irq: leave}",
+	  "cpus: class \"vm\" does not let an annotation set cpus, so no annotation may ask for it "
+	  "(policy classes.vm.annotationMaySet); ask for another class or add cpus there" },
+};
+
+START_TEST(test_permitted_table)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_policy_ struct cc_policy *p = cc_policy_parse(perm_policy, strlen(perm_policy), "p.yaml", &err);
+	const char *in = perm_cases[_i].in;
+	const struct cc_pclass *pc;
+	struct cc_request r;
+
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	ck_assert_msg(cc_request_parse(in, strlen(in), &r, &err) == 0, "%s", err.msg);
+	pc = cc_policy_class(p, r.class_name);
+	ck_assert_ptr_nonnull(pc);
+	if (!perm_cases[_i].msg) {
+		ck_assert_msg(cc_request_permitted(&r, pc, &err) == 0, "%s: %s", in, err.msg);
+		ck_assert(!cc_err_isset(&err));
+		return;
+	}
+	ck_assert_int_eq(cc_request_permitted(&r, pc, &err), -1);
+	ck_assert_int_eq(err.code, EPERM);
+	ck_assert_str_eq(err.msg, perm_cases[_i].msg);
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+END_TEST
+
+/* The embedded default: every class takes cpus and memory from a pod and
+ * refuses irq and smt. */
+START_TEST(test_permitted_default_policy)
+{
+	static const char *const classes[] = { "latency", "throughput", "background", "isolated" };
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_policy_ struct cc_policy *p = cc_policy_default(&err);
+
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		const struct cc_pclass *pc = cc_policy_class(p, classes[i]);
+		struct cc_request r = { .cpus = 2, .has_memory = true, .memory = CC_MEM_SPREAD };
+		char want[512];
+
+		ck_assert_ptr_nonnull(pc);
+		ck_assert_int_eq(cc_request_permitted(&r, pc, &err), 0);
+		r.has_irq = true;
+		ck_assert_int_eq(cc_request_permitted(&r, pc, &err), -1);
+		snprintf(want, sizeof(want),
+			 "irq: class \"%s\" does not let an annotation set irq (policy classes.%s.annotationMaySet); "
+			 "remove irq from the annotation or add it there",
+			 classes[i], classes[i]);
+		ck_assert_str_eq(err.msg, want);
+		cc_err_clear(&err);
+		r.has_irq = false;
+		r.has_smt = true;
+		ck_assert_int_eq(cc_request_permitted(&r, pc, &err), -1);
+		ck_assert_ptr_nonnull(strstr(err.msg, "smt: class"));
+		cc_err_clear(&err);
+	}
+}
+END_TEST
+
 static json_t *ann(const char *json)
 {
 	json_error_t jerr;
@@ -222,6 +339,7 @@ START_TEST(test_lookup)
 
 	ck_assert_int_eq(cc_request_lookup(both, "web", &r, &key, &err), 1);
 	ck_assert_str_eq(key, "corecarve.io/placement.web");
+	ck_assert_str_eq(r.annotation, "corecarve.io/placement.web");
 	ck_assert_str_eq(r.class_name, "latency");
 	ck_assert_int_eq(r.cpus, 4);
 	ck_assert(r.has_smt && r.smt == CC_SMT_FULL);
@@ -255,6 +373,9 @@ static Suite *annotation_suite(void)
 	tcase_add_loop_test(tc, test_bad_table, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
 	tcase_add_test(tc, test_bombs_and_limits);
 	tcase_add_test(tc, test_parse_key);
+	tcase_add_test(tc, test_parse_keeps_key);
+	tcase_add_loop_test(tc, test_permitted_table, 0, sizeof(perm_cases) / sizeof(perm_cases[0]));
+	tcase_add_test(tc, test_permitted_default_policy);
 	tcase_add_test(tc, test_select);
 	tcase_add_test(tc, test_lookup);
 	suite_add_tcase(s, tc);

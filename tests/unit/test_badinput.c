@@ -464,6 +464,21 @@ static const struct row rows[] = {
 	{ "ann-huge", ANNOTATION, NULL, "bytes, more than the 4096 allowed", T_EMPTY, NULL, gen_ann_huge, HOOK, 0 },
 	{ "ann-unknown-class", ANNOTATION, "{class: warp, cpus: 1}", "class: unknown placement class \"warp\"",
 	  T_CGROUP, NULL, NULL, HOOK, 0 },
+	/* Overrides the class does not grant an annotation (annotationMaySet):
+	 * refused after discovery, before the first write, on a real capture. */
+	{ "ann-irq-not-granted", ANNOTATION, "{class: latency, cpus: 1, irq: leave}",
+	  "corecarve: createRuntime bad: container bad: annotation corecarve.io/placement: irq: class \"latency\" does not let an annotation "
+	  "set irq (policy classes.latency.annotationMaySet); remove irq from the annotation or add it there\n",
+	  T_FULL, NULL, NULL, HOOK, 0 },
+	{ "ann-smt-not-granted", ANNOTATION, "{class: batch, cpus: 1, smt: isolate, memory: spread}",
+	  "annotation corecarve.io/placement: smt: class \"batch\" does not let an annotation set smt", T_FULL, NULL, NULL,
+	  HOOK, 0 },
+	{ "ann-per-container-not-granted", STATE,
+	  "{\"id\":\"bad\",\"pid\":" PID ",\"annotations\":{\"io.kubernetes.container.name\":\"web\","
+	  "\"corecarve.io/placement\":\"{class: latency, cpus: 1}\","
+	  "\"corecarve.io/placement.web\":\"{class: latency, cpus: 1, smt: full, irq: steer-away}\"}}",
+	  "annotation corecarve.io/placement.web: irq, smt: class \"latency\" does not let an annotation set irq or smt",
+	  T_FULL, NULL, NULL, HOOK, 0 },
 	{ "ann-json-number", STATE, "{\"id\":\"bad\",\"pid\":" PID ",\"annotations\":{\"corecarve.io/placement\":1}}",
 	  "annotations.corecarve.io/placement: expected a string", T_EMPTY, NULL, NULL, HOOK, 0 },
 

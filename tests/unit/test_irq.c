@@ -4,9 +4,13 @@
  * /proc/interrupts from trees written under a temporary --root. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -840,6 +844,223 @@ START_TEST(test_reconcile_malformed_writes_nothing)
 }
 END_TEST
 
+/* ---- a read-only /etc (CoreOS-, Talos- and Bottlerocket-style hosts) -------- */
+
+/* Make `dir` a read-only bind mount of itself, in a mount namespace of this
+ * process only: Check runs each test in a child of its own (CK_FORK), so
+ * the namespace and the mount go with it, whatever the test does.  chmod
+ * would not do: root writes through it.  false (with a SKIPPED line) when
+ * the namespace cannot be had. */
+static bool read_only_bind(const char *dir)
+{
+	const char *fork_mode = getenv("CK_FORK");
+
+	if (fork_mode && !strcmp(fork_mode, "no")) {
+		printf("SKIPPED: read-only /etc: CK_FORK=no would leave the runner in the test's mount namespace\n");
+		return false;
+	}
+	if (unshare(CLONE_NEWNS) < 0) {
+		printf("SKIPPED: read-only /etc: unshare(CLONE_NEWNS): %s (needs CAP_SYS_ADMIN)\n", strerror(errno));
+		return false;
+	}
+	/* Nothing of this reaches the host's mounts. */
+	ck_assert_msg(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make / private: %s", strerror(errno));
+	ck_assert_msg(mount(dir, dir, NULL, MS_BIND, NULL) == 0, "bind %s: %s", dir, strerror(errno));
+	ck_assert_msg(mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) == 0, "remount %s ro: %s", dir,
+		      strerror(errno));
+	return true;
+}
+
+static void remount(const char *dir, bool ro)
+{
+	ck_assert_msg(mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | (ro ? MS_RDONLY : 0), NULL) == 0, "remount %s: %s",
+		      dir, strerror(errno));
+}
+
+/* The irqbalance record the ledger holds now. */
+static bool ib_active(struct cc_ledger *l, char *banned, size_t len)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_irq_state st;
+	bool active;
+
+	ck_assert_msg(cc_irq_state_parse(cc_ledger_section(l, CC_IRQ_SECTION, false), &st, &err) == 0, "%s", err.msg);
+	active = st.irqbalance.active;
+	if (active && banned) {
+		_cleanup_free_ char *b = cc_cpulist_format(st.irqbalance.banned);
+
+		snprintf(banned, len, "%s", b ? b : "?");
+	}
+	cc_irq_state_fini(&st);
+	return active;
+}
+
+/* irqbalance's file on a read-only mount is a warning, not a refusal: the
+ * IRQs are steered, the file is left byte for byte, no irqbalance record
+ * is kept (so nothing is "given back" later), and `irq status` repeats the
+ * warning.  A carve released while it is read-only keeps the record, and
+ * the next reconcile after /etc is writable again gives the lines back. */
+START_TEST(test_reconcile_read_only_etc)
+{
+	static const char orig[] = "# irqbalance's defaults\n#IRQBALANCE_BANNED_CPUS=\n";
+	static const char warn_ban[] =
+		"/etc/default/irqbalance is on a read-only file system: not rewritten, so irqbalance is not told to ban "
+		"CPUs 2-3; the IRQs are steered, but a running irqbalance may move them back (make "
+		"/etc/default/irqbalance writable, ban those CPUs in the OS's own irqbalance configuration, or stop "
+		"irqbalance)";
+	static const char warn_restore[] =
+		"/etc/default/irqbalance is on a read-only file system: corecarve's banned CPUs stay in it until it is "
+		"writable again (then `corecarve irq reconcile` puts the operator's lines back)";
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = NULL;
+	struct cc_ledger *l = NULL;
+	struct cc_irq_fallback fb = { 0 };
+	struct cc_irq_opts o;
+	struct cc_irq_report rep;
+	struct cc_carve c;
+	char state[128], etc[128], probe[160], banned[64];
+	const char *bin;
+	_cleanup_free_ char *aff = NULL, *text = NULL, *status = NULL;
+	_cleanup_bitmap_ hwloc_bitmap_t b = hwloc_bitmap_alloc();
+	int fd;
+
+	put("/etc/default/irqbalance", orig);
+	snprintf(etc, sizeof(etc), "%s/etc/default", base);
+	snprintf(state, sizeof(state), "%s/state", base);
+	fb.reserved = L("0");
+	fb.nodes = calloc(1, sizeof(*fb.nodes));
+	ck_assert_ptr_nonnull(fb.nodes);
+	fb.nodes[0] = (struct cc_irq_node){ 0, L("0-3") };
+	fb.nnodes = 1;
+	l = cc_ledger_open(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	cc_carve_init(&c);
+	snprintf(c.id, sizeof(c.id), "c1");
+	snprintf(c.kind, sizeof(c.kind), "container");
+	snprintf(c.mode, sizeof(c.mode), "cpuset-only");
+	hwloc_bitmap_set(c.cpus, 2);
+	hwloc_bitmap_set(c.parked, 3);
+	c.steer_irqs = true;
+	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
+	cc_carve_fini(&c);
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+
+	if (!read_only_bind(etc)) {
+		cc_ledger_close(l);
+		cc_irq_fallback_fini(&fb);
+		return;
+	}
+	/* The root is opened in the namespace, as the hook opens its own: a
+	 * directory fd from before unshare() would walk the old mount tree. */
+	root = cc_root_open(base, &err);
+	ck_assert_msg(root != NULL, "%s", err.msg);
+	o = (struct cc_irq_opts){ .root = root, .fb = &fb };
+	/* Really read-only, to root too. */
+	snprintf(probe, sizeof(probe), "%s/probe", etc);
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_msg(fd < 0 && errno == EROFS, "%s is writable: fd %d, %s", etc, fd, strerror(errno));
+
+	/* The carve: strict, as the hook runs it. */
+	ck_assert_msg(cc_irq_reconcile(l, &o, &rep, &err) == 0, "%s", err.msg);
+	ck_assert(rep.irqbalance.read_only);
+	ck_assert(!rep.irqbalance.file_written);
+	ck_assert_str_eq(rep.irqbalance.warning, warn_ban);
+	ck_assert_int_ge(rep.moved, 2);
+	aff = get("/proc/irq/24/smp_affinity_list");
+	ck_assert_int_eq(cc_cpulist_parse(aff, b, "24", &err), 0);
+	ck_assert_msg(!hwloc_bitmap_isset(b, 2) && !hwloc_bitmap_isset(b, 3), "IRQ 24 still on the carve: %s", aff);
+	text = get("/etc/default/irqbalance");
+	ck_assert_str_eq(text, orig);
+	ck_assert(!ib_active(l, NULL, 0));
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	cc_ledger_close(l);
+	l = NULL;
+
+	/* irq status says it again (the ledger records no warning). */
+	bin = cc_test_bin("irq status on a read-only /etc");
+	if (bin) {
+		ck_assert_int_eq(cc_test_sh(&status, "'%s' irq status --root '%s' --state '%s' --sample-ms 0", bin, base, state), 0);
+		ck_assert_msg(strstr(status, "\nirqbalance: warning: /etc/default/irqbalance is on a read-only file system: "
+					     "not rewritten, so irqbalance is not told to ban CPUs 2-3;"),
+			      "%s", status);
+		free(status);
+		ck_assert_int_eq(cc_test_sh(&status, "'%s' irq status --json --root '%s' --state '%s' --sample-ms 0", bin, base,
+					    state),
+				 0);
+		ck_assert_msg(strstr(status, "\"irqbalance_warning\": \"/etc/default/irqbalance is on a read-only"), "%s",
+			      status);
+		free(status);
+		status = NULL;
+	}
+
+	/* Writable again: the next reconcile bans the carve in the file. */
+	remount(etc, false);
+	l = cc_ledger_open(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	ck_assert_msg(cc_irq_reconcile(l, &o, &rep, &err) == 0, "%s", err.msg);
+	ck_assert(rep.irqbalance.file_written);
+	ck_assert_str_eq(rep.irqbalance.warning, "");
+	ck_assert(ib_active(l, banned, sizeof(banned)));
+	ck_assert_str_eq(banned, "2-3");
+	free(text);
+	text = get("/etc/default/irqbalance");
+	ck_assert_msg(strstr(text, "IRQBALANCE_BANNED_CPULIST=2-3\n"), "%s", text);
+
+	/* Released while read-only: IRQs given back, the file and its record
+	 * kept for later. */
+	remount(etc, true);
+	o.except = "c1";
+	o.best_effort = true;
+	ck_assert_msg(cc_irq_reconcile(l, &o, &rep, &err) == 0, "%s", err.msg);
+	ck_assert(rep.irqbalance.read_only);
+	ck_assert_str_eq(rep.irqbalance.warning, warn_restore);
+	ck_assert_int_ge(rep.restored, 2);
+	free(aff);
+	aff = get("/proc/irq/24/smp_affinity_list");
+	ck_assert_int_eq(cc_cpulist_parse(aff, b, "24", &err), 0);
+	ck_assert_msg(hwloc_bitmap_isset(b, 2), "IRQ 24 not given back: %s", aff);
+	ck_assert(ib_active(l, NULL, 0));
+	cc_ledger_remove(l, "c1");
+
+	/* Writable again: the operator's lines come back, byte for byte. */
+	remount(etc, false);
+	o.except = NULL;
+	o.best_effort = false;
+	ck_assert_msg(cc_irq_reconcile(l, &o, &rep, &err) == 0, "%s", err.msg);
+	ck_assert(rep.irqbalance.file_written);
+	free(text);
+	text = get("/etc/default/irqbalance");
+	ck_assert_str_eq(text, orig);
+	ck_assert(!ib_active(l, NULL, 0));
+	cc_ledger_close(l);
+	cc_irq_fallback_fini(&fb);
+
+	/* Made read-only between the decision and the write: the write finds
+	 * it, writes nothing and says so. */
+	{
+		struct cc_irqbalance_rec none;
+		struct cc_irqbalance_pending pend = { 0 };
+		struct cc_irqbalance_result res = { 0 };
+		_cleanup_bitmap_ hwloc_bitmap_t avoid = L("2");
+
+		cc_irqbalance_rec_init(&none);
+		ck_assert_msg(cc_irqbalance_prepare(root, &none, avoid, &pend, &err) == 0, "%s", err.msg);
+		ck_assert(!pend.read_only);
+		ck_assert_ptr_nonnull(pend.new_text);
+		remount(etc, true);
+		ck_assert_msg(cc_irqbalance_write(root, &pend, &res, &err) == 0, "%s", err.msg);
+		ck_assert(res.read_only);
+		ck_assert(!res.file_written);
+		ck_assert_msg(strstr(res.warning, "not told to ban CPUs 2;"), "%s", res.warning);
+		free(text);
+		text = get("/etc/default/irqbalance");
+		ck_assert_str_eq(text, orig);
+		cc_irqbalance_pending_fini(&pend);
+		cc_irqbalance_rec_fini(&none);
+	}
+}
+END_TEST
+
 static const char interrupts[] = "           CPU0       CPU1       CPU2       CPU3       \n"
 				 "  0:         44          0          0          0   IO-APIC   2-edge      timer\n"
 				 " 24:          1          7          0        300   PCI-MSIX-0000:00:03.0   0-edge      virtio0-config\n"
@@ -917,6 +1138,7 @@ static Suite *irq_suite(void)
 	tcase_add_test(tr, test_table_read);
 	tcase_add_loop_test(tr, test_table_bad_entries, 0, sizeof(bad_entries) / sizeof(bad_entries[0]));
 	tcase_add_test(tr, test_reconcile_malformed_writes_nothing);
+	tcase_add_test(tr, test_reconcile_read_only_etc);
 	tcase_add_test(tr, test_counts_parse);
 	tcase_add_loop_test(tr, test_counts_bad_table, 0, sizeof(bad_counts) / sizeof(bad_counts[0]));
 	suite_add_tcase(s, tr);

@@ -185,7 +185,8 @@ static int check_configmap(const struct cc_ynode *root, struct cc_policy **polic
 }
 
 /* Every placement annotation parses, names a container of the pod, and
- * asks for a class the policy has. */
+ * asks for a class the policy has, setting only what the class lets an
+ * annotation set. */
 static int check_pod(const struct cc_ynode *root, const struct cc_policy *policy, struct cc_err *err)
 {
 	const struct cc_ynode *ann = path(root, "metadata.annotations"), *ctrs = NULL;
@@ -222,6 +223,11 @@ static int check_pod(const struct cc_ynode *root, const struct cc_policy *policy
 		}
 		if (policy && !cc_policy_class(policy, req.class_name))
 			return cc_ynode_err(a, err, EINVAL, "class \"%s\" is not in the policy", req.class_name);
+		/* What the hook would refuse on that policy: an override the
+		 * class does not grant an annotation. */
+		if (policy && cc_request_permitted(&req, cc_policy_class(policy, req.class_name), err) < 0)
+			return cc_err_prefix(err, "%s:%d:%d: annotation %s", root->doc->source, a->key_line, a->key_col,
+					     a->key);
 	}
 	if (!found)
 		return cc_err_set(err, EINVAL, "%s: no %s annotation: not an example of corecarve", root->doc->source,
@@ -342,6 +348,10 @@ static const struct {
 	{ "kind: Pod\napiVersion: v1\nmetadata:\n  name: p\n  annotations:\n    corecarve.io/placement: \"{class: warp, cpus: 1}\"\n"
 	  "spec:\n  containers: [{name: web, image: i}]\n",
 	  "class \"warp\" is not in the policy" },
+	{ "kind: Pod\napiVersion: v1\nmetadata:\n  name: p\n  annotations:\n    corecarve.io/placement.web: \"{class: isolated, cpus: 1, irq: leave}\"\n"
+	  "spec:\n  containers: [{name: web, image: i}]\n",
+	  "t:6:5: annotation corecarve.io/placement.web: irq: class \"isolated\" does not let an annotation set irq (policy "
+	  "classes.isolated.annotationMaySet); remove irq from the annotation or add it there" },
 	{ "kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec:\n  containers: [{name: web, image: i}]\n",
 	  "no corecarve.io/placement annotation" },
 	{ "kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec:\n  containers: [{name: web, image: i}]\n---\nkind: Pod\n",

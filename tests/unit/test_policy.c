@@ -85,6 +85,10 @@ START_TEST(test_default_policy)
 	ck_assert_ptr_null(cc_policy_class(p, "nope"));
 	ck_assert_ptr_null(cc_policy_class(p, NULL));
 	ck_assert_str_eq(p->classes[0].name, "latency"); /* document order */
+	/* No class lets a pod move the node's IRQs or change SMT. */
+	for (int i = 0; i < p->nclasses; i++)
+		ck_assert_msg(p->classes[i].annotation_may_set == (CC_REQ_CPUS | CC_REQ_MEMORY), "%s: %#x",
+			      p->classes[i].name, p->classes[i].annotation_may_set);
 }
 END_TEST
 
@@ -99,6 +103,45 @@ START_TEST(test_defaults_of_keys)
 	ck_assert_int_eq(p->min_shared, 1);
 	assert_class(p, "plain", "any", "", CC_SMT_ISOLATE, true, CC_MEM_LOCAL, CC_IRQ_LEAVE,
 		     CC_PART_ROOT, CC_QUOTA_DROP, CC_ALIGN_NONE, false);
+	/* Without annotationMaySet: what stays inside the container. */
+	ck_assert_uint_eq(cc_policy_class(p, "plain")->annotation_may_set, CC_REQ_CPUS | CC_REQ_MEMORY);
+	ck_assert_uint_eq(CC_REQ_DEFAULT, CC_REQ_CPUS | CC_REQ_MEMORY);
+}
+END_TEST
+
+/* annotationMaySet as written, flow and block, in any order. */
+static const struct {
+	const char *list; /* the value, after "annotationMaySet:" */
+	unsigned bits;
+	const char *formatted; /* cc_req_keys_format */
+} may_set_cases[] = {
+	{ " [cpus, memory]", CC_REQ_CPUS | CC_REQ_MEMORY, "cpus, memory" },
+	{ " []", 0, "" },
+	{ " [cpus]", CC_REQ_CPUS, "cpus" },
+	{ " [smt, irq, memory, cpus]", CC_REQ_CPUS | CC_REQ_MEMORY | CC_REQ_IRQ | CC_REQ_SMT, "cpus, memory, irq, smt" },
+	{ " [cpus, irq]", CC_REQ_CPUS | CC_REQ_IRQ, "cpus, irq" },
+	{ "\n      - cpus\n      - smt\n", CC_REQ_CPUS | CC_REQ_SMT, "cpus, smt" },
+	{ " [\"cpus\", 'memory']", CC_REQ_CPUS | CC_REQ_MEMORY, "cpus, memory" },
+	{ " [memory, irq]", CC_REQ_MEMORY | CC_REQ_IRQ, "memory, irq" }, /* no annotation can ask for it */
+};
+
+START_TEST(test_may_set)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *text = NULL;
+	_cleanup_policy_ struct cc_policy *p = NULL;
+	char buf[64];
+
+	ck_assert_int_ge(asprintf(&text, "classes:\n  a:\n    coreType: any\n    annotationMaySet:%s\n  b: {coreType: any}\n",
+				  may_set_cases[_i].list),
+			 0);
+	p = cc_policy_parse(text, strlen(text), "p.yaml", &err);
+	ck_assert_msg(p != NULL, "%s: %s", text, err.msg);
+	ck_assert_uint_eq(cc_policy_class(p, "a")->annotation_may_set, may_set_cases[_i].bits);
+	/* Another class keeps the default. */
+	ck_assert_uint_eq(cc_policy_class(p, "b")->annotation_may_set, CC_REQ_DEFAULT);
+	cc_req_keys_format(may_set_cases[_i].bits, buf, sizeof(buf));
+	ck_assert_str_eq(buf, may_set_cases[_i].formatted);
 }
 END_TEST
 
@@ -179,7 +222,30 @@ static const struct {
 	{ CLS "reservd: \"0\"\n",
 	  "p.yaml:4:1: reservd: unknown key (expected one of reserved, minShared, coreClasses, classes, vms)" },
 	{ CLS "    smtt: full\n",
-	  "p.yaml:4:5: classes.latency.smtt: unknown key (expected one of coreType, fallback, smt, exclusive, memory, irq, partition, quota, align, strictClusters, power)" },
+	  "p.yaml:4:5: classes.latency.smtt: unknown key (expected one of coreType, fallback, smt, exclusive, memory, irq, partition, quota, align, strictClusters, power, annotationMaySet)" },
+	{ CLS "    annotationMayOverride: [cpus]\n",
+	  "p.yaml:4:5: classes.latency.annotationMayOverride: unknown key (expected one of coreType, fallback, smt, exclusive, memory, irq, partition, quota, align, strictClusters, power, annotationMaySet)" },
+	/* annotationMaySet: a list of annotation keys, each once, not class */
+	{ CLS "    annotationMaySet: irq\n",
+	  "p.yaml:4:5: classes.latency.annotationMaySet: expected a list of cpus, memory, irq and smt such as [cpus, memory], got \"irq\"" },
+	{ CLS "    annotationMaySet: {irq: true}\n",
+	  "p.yaml:4:5: classes.latency.annotationMaySet: expected a list of cpus, memory, irq and smt such as [cpus, memory], got a mapping" },
+	{ CLS "    annotationMaySet:\n",
+	  "p.yaml:4:5: classes.latency.annotationMaySet: expected a list of cpus, memory, irq and smt such as [cpus, memory], got an empty value" },
+	{ CLS "    annotationMaySet: [cpus, color]\n",
+	  "p.yaml:4:30: classes.latency.annotationMaySet[1]: expected cpus, memory, irq or smt, got \"color\"" },
+	{ CLS "    annotationMaySet: [cpus, IRQ]\n",
+	  "p.yaml:4:30: classes.latency.annotationMaySet[1]: expected cpus, memory, irq or smt, got \"IRQ\"" },
+	{ CLS "    annotationMaySet: [cpus, [irq]]\n",
+	  "p.yaml:4:30: classes.latency.annotationMaySet[1]: expected cpus, memory, irq or smt, got a sequence" },
+	{ CLS "    annotationMaySet: [cpus, irq, memory, irq]\n",
+	  "p.yaml:4:43: classes.latency.annotationMaySet[3]: irq is listed twice" },
+	{ CLS "    annotationMaySet:\n      - cpus\n      - cpus\n",
+	  "p.yaml:6:9: classes.latency.annotationMaySet[1]: cpus is listed twice" },
+	{ CLS "    annotationMaySet: [class, cpus]\n",
+	  "p.yaml:4:24: classes.latency.annotationMaySet[0]: class is always allowed (an annotation must name its class): list only cpus, memory, irq or smt" },
+	{ CLS "    annotationMaySet: [cpus, !!binary aXJx]\n",
+	  "p.yaml:4:30: classes.latency.annotationMaySet[1]: tag !!binary is not allowed (only the standard !!str, !!int, !!bool, !!null, !!float, !!map and !!seq)" },
 	/* enums, booleans, integers */
 	{ CLS "    smt: half\n", "p.yaml:4:5: classes.latency.smt: expected isolate or full, got \"half\"" },
 	{ CLS "    memory: nearby\n", "p.yaml:4:5: classes.latency.memory: expected local, spread or any, got \"nearby\"" },
@@ -516,6 +582,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_defaults_of_keys);
 	tcase_add_test(tc, test_full_policy);
 	tcase_add_test(tc, test_builtin_core_types);
+	tcase_add_loop_test(tc, test_may_set, 0, sizeof(may_set_cases) / sizeof(may_set_cases[0]));
 	tcase_add_loop_test(tc, test_bad_table, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
 	tcase_add_test(tc, test_deep_and_large);
 	tcase_add_test(tc, test_load_files);

@@ -18,6 +18,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -314,6 +315,17 @@ static int run_hook_work(void *arg)
 		return 14;
 	r = cc_ledger_find(l, "confined") ? 0 : 15;
 	cc_ledger_close(l);
+	if (r)
+		return r;
+	/* The read-only probe of irqbalance's directory (irqbalance.h). */
+	{
+		struct statvfs sv;
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		r = fd < 0 ? 16 : fstatvfs(fd, &sv) < 0 ? 17 : 0;
+		if (fd >= 0)
+			close(fd);
+	}
 	return r;
 }
 

@@ -14,6 +14,8 @@
 #  - `corecarve irq status` counts interrupts on carved CPUs over a sample
 #    window, and `corecarve irq reconcile` catches an IRQ put back on a
 #    carved CPU (as a driver that resets its vectors does);
+#  - an annotation that sets irq on a class that does not grant it
+#    (annotationMaySet) is refused with nothing moved;
 #  - a movable IRQ that cannot be written refuses the container with
 #    everything put back, and a hook killed half-way through the IRQ writes
 #    is cleaned up by the next hook.
@@ -134,6 +136,23 @@ EOF
 cp $IB $S/irqbalance.orig
 
 stamp start
+# ---- a pod may not ask for what its class does not grant -----------------------
+# throughput leaves IRQs alone and, like every class of the hook policy,
+# lets an annotation set only cpus and memory (annotationMaySet's
+# default): irq: steer-away from a pod is refused before anything moves.
+mk_bundle $B/c0 c0 '{class: throughput, cpus: 2, irq: steer-away}' /kubepods/pod0/c0
+if ctr_run_detached c0 $B/c0; then
+	fail c0-refused "crun run succeeded"
+else
+	check_match c0-refusal-message '*annotation corecarve.io/placement: irq: class "throughput" does not let an annotation set irq (policy classes.throughput.annotationMaySet); remove irq from the annotation or add it there*' \
+		"$(cat $B/c0/hooks.err $B/c0/crun.err 2>/dev/null)"
+fi
+snapshot $S/after-c0
+check_eq c0-no-irq-moved "$(cat $S/orig)" "$(cat $S/after-c0)"
+check_eq c0-irqbalance-untouched "$(cat $S/irqbalance.orig)" "$(cat $IB)"
+check_eq c0-no-carve "" "$(carve_field c0 cpus)"
+ctr_kill_delete c0 >/dev/null 2>&1 || true
+
 # ---- one steer-away carve ------------------------------------------------------
 mk_bundle $B/c1 c1 '{class: latency, cpus: 2}' /kubepods/pod1/c1
 if ctr_run_detached c1 $B/c1; then pass c1-started-despite-managed-irqs; else fail c1-started-despite-managed-irqs "$CRUN_ERR"; fi

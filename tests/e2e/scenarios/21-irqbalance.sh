@@ -5,7 +5,8 @@
 # the daemon it may not talk to; `corecarve irq notify` (what
 # corecarve-irqbalance.path runs) tells it over its control socket; the
 # daemon's own debug log says what it bans, and it keeps the carve's CPUs
-# free of the IRQs it balances.
+# free of the IRQs it balances.  With /etc read-only the file cannot be
+# rewritten: the carve still happens, IRQs steered, and the hook warns.
 # e2e-needs: irqbalance
 set -eu
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
@@ -17,9 +18,12 @@ B=/run/b21
 IB=/etc/default/irqbalance
 LOG=/run/irqbalance.log
 ibpid=
+ETC=$(dirname $IB)
+ro_etc=
 cleanup() {
 	ctr_cleanup_all
 	[ -z "$ibpid" ] || kill "$ibpid" 2>/dev/null || true
+	[ -z "$ro_etc" ] || umount "$ETC" 2>/dev/null || true
 	rm -f $IB
 	rmdir "$(dirname $IB)" 2>/dev/null || true
 }
@@ -44,11 +48,25 @@ info "$(/usr/sbin/irqbalance --version 2>&1 | head -n 1)"
 # banned_mask: the last "Banned CPUs:" irqbalance logged, its low word.
 banned_mask() { sed -n 's/.*Banned CPUs: //p' $LOG | tail -n 1 | tr -d ' ' | awk -F, '{ print $NF }'; }
 banned_is() { [ "$(banned_mask)" = "$1" ]; }
+# movable_on SET: the IRQs with CPUs of SET in their affinity that the
+# kernel did not refuse to move ("IRQ(LIST) ...").
+movable_on() {
+	grep -H . /proc/irq/[0-9]*/smp_affinity_list | sed 's|^/proc/irq/\([0-9]*\)/smp_affinity_list:|\1 |' |
+		while read -r irq aff; do
+			disjoint "$aff" "$1" && continue
+			"$CC_BIN" irq status --sample-ms 0 | awk -v i="$irq" '$1 == i' | grep -q 'unmovable (E' ||
+				printf '%s(%s) ' "$irq" "$aff"
+		done
+}
+# carve_set ID: the CPUs and parked siblings of carve ID, one list.
+carve_set() {
+	for l in $(carve_field "$1" cpus | tr ',' ' ') $(carve_field "$1" parked | tr ',' ' '); do expand "$l"; done |
+		sort -n | tr '\n' ',' | sed 's/,$//'
+}
 
 mk_bundle $B/c1 c1 '{class: latency, cpus: 2}' /kubepods/pod1/c1
 if ctr_run_detached c1 $B/c1; then pass c1-started; else fail c1-started "$CRUN_ERR"; fi
-c1set=$(for l in $(carve_field c1 cpus | tr ',' ' ') $(carve_field c1 parked | tr ',' ' '); do expand "$l"; done |
-	sort -n | tr '\n' ',' | sed 's/,$//')
+c1set=$(carve_set c1)
 [ -n "$c1set" ] || { fail c1-carved "no carve for c1"; exit 1; }
 check_eq file-banned-list 2-5 "$(sed -n 's/^IRQBALANCE_BANNED_CPULIST=//p' $IB)"
 # The hook's sandbox allows no socket: it finds the daemon and says who
@@ -64,13 +82,7 @@ check_eq daemon-bans-carve 0000003c "$(banned_mask)"
 # Several of irqbalance's rescans later, the movable IRQs it balances are
 # still off the carve.
 sleep 3
-off=$(grep -H . /proc/irq/[0-9]*/smp_affinity_list | sed 's|^/proc/irq/\([0-9]*\)/smp_affinity_list:|\1 |' |
-	while read -r irq aff; do
-		disjoint "$aff" "$c1set" && continue
-		"$CC_BIN" irq status --sample-ms 0 | awk -v i="$irq" '$1 == i' | grep -q 'unmovable (E' ||
-			printf '%s(%s) ' "$irq" "$aff"
-	done)
-check_eq daemon-keeps-irqs-off-carve "" "$off"
+check_eq daemon-keeps-irqs-off-carve "" "$(movable_on "$c1set")"
 
 check c1-deleted ctr_kill_delete c1
 check_eq file-restored "$(cat $B/irqbalance.orig)" "$(cat $IB)"
@@ -79,3 +91,28 @@ check_match notify-drops-override "*settings cpus NULL*" "$out"
 wait_for 10 banned_is 00000000 || true
 check_eq daemon-bans-nothing 00000000 "$(banned_mask)"
 check_eq ledger-empty 0 "$(grep -c '"irq"\|"id"' "$CC_LEDGER" || true)"
+
+# ---- a read-only /etc (Fedora CoreOS-style hosts, Talos, Bottlerocket) ---------
+# The file cannot be rewritten: that is a warning, not a refusal.  The
+# container starts, its IRQs are steered, the file stays byte for byte, and
+# irq status says what irqbalance was not told.  The daemon goes first:
+# nothing tells it of this carve, and it would move IRQs back onto it.
+kill "$ibpid" 2>/dev/null || true
+wait "$ibpid" 2>/dev/null || true
+ibpid=
+mount --bind "$ETC" "$ETC" && mount -o remount,bind,ro "$ETC" && ro_etc=1
+check ro-etc-refuses-root sh -c "! touch \"$ETC/probe\" 2>/dev/null"
+mk_bundle $B/c2 c2 '{class: latency, cpus: 2}' /kubepods/pod2/c2
+if ctr_run_detached c2 $B/c2; then pass c2-started-read-only-etc; else fail c2-started-read-only-etc "$CRUN_ERR"; fi
+c2set=$(carve_set c2)
+err=$(cat $B/c2/hooks.err 2>/dev/null || true)
+info "hook stderr: $(_cc_oneline "$err")"
+check_match hook-warns-read-only "*c2: $IB is on a read-only file system: not rewritten, so irqbalance is not told to ban CPUs *; the IRQs are steered*" "$err"
+check_eq file-untouched-read-only "$(cat $B/irqbalance.orig)" "$(cat $IB)"
+check_eq irqs-off-carve-read-only "" "$(movable_on "$c2set")"
+check_match status-warns-read-only "*irqbalance: warning: $IB is on a read-only file system*" \
+	"$("$CC_BIN" irq status --sample-ms 0 2>&1)"
+check c2-deleted ctr_kill_delete c2
+check_eq file-untouched-after-release "$(cat $B/irqbalance.orig)" "$(cat $IB)"
+umount "$ETC" && ro_etc=
+check_eq ledger-empty-after-read-only 0 "$(grep -c '"irq"\|"id"' "$CC_LEDGER" || true)"

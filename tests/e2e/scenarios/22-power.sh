@@ -33,8 +33,9 @@ info "intel_uncore_frequency: $(ls $CPUD/intel_uncore_frequency 2>/dev/null | tr
 
 # The default hook policy with every power setting on `latency`; a bound of
 # 0 us makes every state but polling a candidate, so a guest with any idle
-# state beyond POLL is changed for real.
-POWER_POLICY=$(printf '%s\n' "$CC_HOOK_POLICY" | awk '
+# state beyond POLL is changed for real.  The carves here set irq: leave
+# (power without IRQ steering), which latency must grant an annotation.
+POWER_POLICY=$(printf '%s\n' "$CC_HOOK_POLICY" | grant latency 'cpus, memory, irq' | awk '
 	{ print }
 	/^  latency:$/ { in_lat = 1 }
 	in_lat && /^    quota: drop$/ {
@@ -48,6 +49,7 @@ POWER_POLICY=$(printf '%s\n' "$CC_HOOK_POLICY" | awk '
 	}')
 write_policy "$POWER_POLICY"
 check_match policy-has-power "*cstateMaxLatencyUs: 0*" "$(cat "$CC_POLICY")"
+check_match policy-grants-irq "*annotationMaySet: \[cpus, memory, irq\]*" "$(cat "$CC_POLICY")"
 
 # ---- a carve with every setting ------------------------------------------------
 mk_bundle $B/p1 p1 '{class: latency, cpus: 1, irq: leave}' $POD/p1

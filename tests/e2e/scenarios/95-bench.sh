@@ -51,7 +51,8 @@ if [ "$(karg cc.bench)" != 1 ]; then
 fi
 pairs=$(karg cc.bench_pairs)
 pairs=${pairs:-20}
-write_policy "$CC_HOOK_POLICY"
+# The carve arms set irq: leave, which latency must grant an annotation.
+write_policy "$(printf '%s\n' "$CC_HOOK_POLICY" | grant latency 'cpus, memory, irq')"
 B=/run/b95
 CACHE=/run/corecarve/topology.cache
 
