@@ -267,8 +267,12 @@ static int irq_apply(struct cc_effect_run *run, struct cc_err *err)
 		return -1;
 	rc = cc_irq_reconcile(run->ledger, &o, &rep, err);
 	cc_irq_fallback_fini(&fb);
-	if (rc < 0)
-		return cc_err_prefix(err, "steering IRQs");
+	if (rc < 0) {
+		struct cc_carve *c = carve_of(run, NULL);
+		_cleanup_free_ char *cpus = c ? cc_cpulist_format(c->cpus) : NULL;
+
+		return cc_err_prefix(err, "steering IRQs off CPUs %s", cpus ? cpus : "?");
+	}
 	if (rep.irqbalance.warning[0])
 		log_line(run, "%s", rep.irqbalance.warning);
 	/* Kernel-managed IRQs are the kernel's per-CPU queues: recorded
@@ -355,9 +359,9 @@ static int power_undo(struct cc_effect_run *run, struct cc_err *err)
 }
 
 const struct cc_effect cc_effects[3] = {
-	{ "cgroup", cgroup_wanted, cgroup_held, cgroup_apply, cgroup_undo },
-	{ "irq", irq_wanted, irq_held, irq_apply, irq_undo },
-	{ "power", power_wanted, power_held, power_apply, power_undo },
+	{ "cgroup", cgroup_wanted, cgroup_held, cgroup_apply, cgroup_undo, true },
+	{ "irq", irq_wanted, irq_held, irq_apply, irq_undo, false },
+	{ "power", power_wanted, power_held, power_apply, power_undo, false },
 };
 
 #define NEFFECTS ((int)(sizeof(cc_effects) / sizeof(cc_effects[0])))
@@ -404,12 +408,13 @@ int cc_effects_apply(struct cc_effect_run *run, bool *undo_failed, struct cc_err
 			return -1;
 		if (!cc_effects[i].wanted(run, c))
 			continue;
-		/* Marked first: an effect that failed half-way is undone too
-		 * (every undo is computed, so undoing what was not done is a
-		 * no-op). */
-		run->applied[i] = true;
-		if (cc_effects[i].apply(run, err) == 0)
+		/* Marked first where a failed apply needs its undo (every undo
+		 * is computed, so undoing what was not done writes nothing). */
+		run->applied[i] = cc_effects[i].undo_failed_apply;
+		if (cc_effects[i].apply(run, err) == 0) {
+			run->applied[i] = true;
 			continue;
+		}
 		if (undo_from(run, i, true, &undo) < 0) {
 			char first[CC_ERR_MSG_MAX];
 

@@ -57,6 +57,11 @@ struct cc_effect {
 	bool (*held)(const struct cc_carve *c);
 	int (*apply)(struct cc_effect_run *run, struct cc_err *err);
 	int (*undo)(struct cc_effect_run *run, struct cc_err *err);
+	/* An apply that fails half-way is put back by `undo` (the cgroup
+	 * effect: its plan says what was written); false for effects whose
+	 * failed apply puts back what it wrote itself (IRQs, in strict mode)
+	 * or wrote nothing (power: only its journal can fail). */
+	bool undo_failed_apply;
 };
 
 extern const struct cc_effect cc_effects[3];

@@ -226,7 +226,7 @@ static int parse_rec(const json_t *o, const char *where, const char *const *kind
 int cc_noderecs_parse(const json_t *section, const char *where, const char *const *kinds,
 		      struct cc_noderecs *s, struct cc_err *err)
 {
-	const json_t *files, *next, *f;
+	const json_t *files, *f;
 	size_t i;
 
 	cc_noderecs_init(s);
@@ -234,14 +234,11 @@ int cc_noderecs_parse(const json_t *section, const char *where, const char *cons
 		return 0;
 	if (!json_is_object(section))
 		return cc_err_set(err, EINVAL, "%s: expected an object", where);
-	next = json_object_get(section, "next");
 	files = json_object_get(section, "files");
-	if (!json_is_integer(next) || json_integer_value(next) < 1)
-		return cc_err_set(err, EINVAL, "%s.next: expected an integer >= 1", where);
 	if (!json_is_array(files))
 		return cc_err_set(err, EINVAL, "%s.files: expected an array", where);
-	if (json_object_size(section) != 2)
-		return cc_err_set(err, EINVAL, "%s: expected only \"next\" and \"files\"", where);
+	if (json_object_size(section) != 1)
+		return cc_err_set(err, EINVAL, "%s: expected only \"files\"", where);
 	json_array_foreach(files, i, f) {
 		struct cc_noderec *r;
 		char w[96];
@@ -262,11 +259,10 @@ int cc_noderecs_parse(const json_t *section, const char *where, const char *cons
 				cc_noderecs_fini(s);
 				return -1;
 			}
+		/* seq orders the live records only: the next is past the last. */
 		if (r->seq >= s->next)
 			s->next = r->seq + 1;
 	}
-	if (json_integer_value(next) > s->next)
-		s->next = json_integer_value(next);
 	return 0;
 }
 
@@ -299,8 +295,7 @@ json_t *cc_noderecs_json(const struct cc_noderecs *s, struct cc_err *err)
 		return NULL;
 	o = json_object();
 	files = json_array();
-	if (!o || !files || json_object_set_new(o, "files", files) < 0 ||
-	    json_object_set_new(o, "next", json_integer(s->next)) < 0)
+	if (!o || !files || json_object_set_new(o, "files", files) < 0)
 		return cc_err_sys(err, ENOMEM, "node records"), NULL;
 	for (int i = 0; i < s->n; i++)
 		if (json_array_append_new(files, rec_json(&s->r[i])) < 0)

@@ -18,7 +18,7 @@
  * `pending`): a value someone else wrote since is theirs and stays.
  *
  * Records live in a ledger section of their module, as
- *   {"next": N, "files": [{"path": ..., "kind": ..., "orig": ..., "set": ...,
+ *   {"files": [{"path": ..., "kind": ..., "orig": ..., "set": ...,
  *    "pending": ..., "seq": n, "owners": {"<carve id>": "<share>", ...}}]}
  * with "orig" null for a file corecarve created, "set" and "pending" absent
  * when there is none.  Parsed strictly: a restore from a record corecarve
@@ -51,7 +51,7 @@ struct cc_noderec {
 };
 
 struct cc_noderecs {
-	long long next; /* the next seq */
+	long long next; /* the next seq: past the last record's */
 	int n;
 	struct cc_noderec *r;
 };

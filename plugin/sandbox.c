@@ -41,6 +41,7 @@ static const struct {
 	{ "write", ANY },
 	{ "mkdir", ANY },        /* the state directory */
 	{ "mkdirat", ANY },      /* the parked-siblings cgroup */
+	{ "rmdir", ANY },        /* that cgroup with its last owner; a stale exec carve's cgroup */
 	{ "fchmod", ANY },       /* ledger files 0600, the directory 0700 */
 	{ "fchown", ANY },       /* the replaced irqbalance environment file keeps its owner */
 	{ "flock", ANY },        /* the ledger lock: one hook decides at a time */

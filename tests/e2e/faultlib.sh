@@ -11,7 +11,6 @@ S=${S:-/run/s-faults}
 POD=/kubepods/podf
 SLEEPERS=
 mkdir -p "$S"
-ONLINE=$(cat /sys/devices/system/cpu/online)
 t0=$(date +%s)
 stamp() { info "t+$(($(date +%s) - t0))s: $*"; }
 
@@ -20,74 +19,22 @@ faults_cleanup() {
 	for _sp in $SLEEPERS; do kill "$_sp" 2>/dev/null || true; done
 }
 
-# ranges: numbers (one per line) as a canonical cpu list.
-ranges() {
-	sort -n | awk 'NR == 1 { a = b = $1; next }
-		$1 == b + 1 { b = $1; next }
-		{ printf "%s%s", s, (a == b ? a : a "-" b); s = ","; a = b = $1 }
-		END { if (NR) printf "%s%s", s, (a == b ? a : a "-" b); print "" }'
-}
-norm() { expand "$1" | ranges; }
-minus() { (expand "$1"; expand "$2"; expand "$2") | sort -n | uniq -u | ranges; }
-
-irq_snapshot() {
-	echo "default $(cat /proc/irq/default_smp_affinity)"
-	grep -H . /proc/irq/[0-9]*/smp_affinity_list | sort
-}
-
-# carves FILE: "ID CPUS PARKED CGROUP MODE" per carve, from one status
-# --json (each corecarve run costs a second or so under TCG).
-carves() {
-	"$CC_BIN" status --json >"$1.json" 2>"$1.err" || return 1
-	awk '
-		/"carves": \[\]/ { exit }
-		/"carves": \[/ { in_c = 1; next }
-		in_c && /^  \]/ { exit }
-		in_c && /^    \{/ { id = cpus = parked = cg = mode = "-"; next }
-		in_c && /^    \}/ { print id, cpus, parked, cg, mode; next }
-		in_c {
-			line = $0; sub(/^ */, "", line)
-			k = line; sub(/:.*/, "", k); gsub(/"/, "", k)
-			v = line; sub(/^[^:]*: */, "", v); sub(/,$/, "", v); gsub(/"/, "", v)
-			if (v == "") v = "-"
-			if (k == "id") id = v
-			if (k == "cpus") cpus = v
-			if (k == "parked") parked = v
-			if (k == "cgroup") cg = v
-			if (k == "mode") mode = v
-		}' "$1.json" >"$1"
-}
-
-# held ID FILE: the CPUs of carve ID in a carves FILE ("" when none).
-held() { awk -v id="$1" '$1 == id { print $2 }' "$2"; }
-
 # consistent TAG FILE: the node agrees with the carves in FILE: each
 # carve's cgroup runs on exactly its CPUs, no CPU is in two carves, the
 # peer has every other CPU (nothing leaked to nobody), ancestors'
 # cpuset.cpus.exclusive and the parked partition hold exactly what the
 # carves need.
 consistent() {
-	_ct=$1
-	_all='' _excl='' _parked='' _why=''
-	while read -r _id _cpus _pk _cg _mode; do
-		[ "$_pk" != - ] || _pk=
-		_set="$_cpus${_pk:+,$_pk}"
-		if [ -n "$_all" ] && ! disjoint "$_all" "$_set"; then _why="$_why $_id overlaps another carve;"; fi
-		_all="${_all:+$_all,}$_set"
-		_eff=$(cg_read "$_cg" cpuset.cpus.effective)
-		[ "$_eff" = "$_cpus" ] || _why="$_why $_id: $_cg effective '$_eff', carve '$_cpus';"
-		case $_mode in remote-partition) _excl="${_excl:+$_excl,}$_cpus" ;; esac
-		case $_mode in remote-partition | local-partition) _parked="${_parked:+$_parked,}$_pk" ;; esac
-	done <"$2"
-	if [ -z "$_why" ]; then pass "$_ct-carves-hold-their-cpus"; else fail "$_ct-carves-hold-their-cpus" "$_why"; fi
-	check_eq "$_ct-peer-gets-the-rest" "$(minus "$ONLINE" "$_all")" "$(cg_read $POD/peer cpuset.cpus.effective)"
+	carves_hold "$1" "$2"
+	check_eq "$1-peer-gets-the-rest" "$(minus "$ONLINE" "$(union "$2" all)")" "$(cg_read $POD/peer cpuset.cpus.effective)"
 	if [ -e "$CGROOT/kubepods/cpuset.cpus.exclusive" ]; then
-		_want=$(norm "$_excl")
-		check_eq "$_ct-ancestors-exclusive" "$_want|$_want" \
+		_want=$(norm "$(union "$2" cpus remote-partition)")
+		check_eq "$1-ancestors-exclusive" "$_want|$_want" \
 			"$(cg_read /kubepods cpuset.cpus.exclusive)|$(cg_read $POD cpuset.cpus.exclusive)"
 	fi
 	if [ -d "$CGROOT/corecarve.parked" ]; then
-		check_eq "$_ct-parked-partition" "$(norm "$_parked")" "$(cg_read /corecarve.parked cpuset.cpus)"
+		check_eq "$1-parked-partition" "$(norm "$(union "$2" parked 'remote-partition|local-partition')")" \
+			"$(cg_read /corecarve.parked cpuset.cpus)"
 	fi
 }
 

@@ -101,3 +101,109 @@ node_of_cpus() {
 }
 
 ledger_sum() { md5sum "$CC_LEDGER" 2>/dev/null | cut -d' ' -f1; }
+
+# ---- the node as the carves should leave it --------------------------------
+
+ONLINE=$(cat /sys/devices/system/cpu/online)
+
+# ranges: numbers (one per line) as a canonical cpu list.
+ranges() {
+	sort -n | awk 'NR == 1 { a = b = $1; next }
+		$1 == b + 1 { b = $1; next }
+		{ printf "%s%s", s, (a == b ? a : a "-" b); s = ","; a = b = $1 }
+		END { if (NR) printf "%s%s", s, (a == b ? a : a "-" b); print "" }'
+}
+norm() { expand "$1" | ranges; }
+minus() { (expand "$1"; expand "$2"; expand "$2") | sort -n | uniq -u | ranges; }
+
+irq_snapshot() {
+	echo "default $(cat /proc/irq/default_smp_affinity)"
+	grep -H . /proc/irq/[0-9]*/smp_affinity_list | sort
+}
+
+# carves FILE: "ID CPUS PARKED CGROUP MODE" per carve ("-" for an empty
+# field), from one status --json (each corecarve run costs a second or so
+# under TCG).
+carves() {
+	"$CC_BIN" status --json >"$1.json" 2>"$1.err" || return 1
+	awk '
+		/"carves": \[\]/ { exit }
+		/"carves": \[/ { in_c = 1; next }
+		in_c && /^  \]/ { exit }
+		in_c && /^    \{/ { id = cpus = parked = cg = mode = "-"; next }
+		in_c && /^    \}/ { print id, cpus, parked, cg, mode; next }
+		in_c {
+			line = $0; sub(/^ */, "", line)
+			k = line; sub(/:.*/, "", k); gsub(/"/, "", k)
+			v = line; sub(/^[^:]*: */, "", v); sub(/,$/, "", v); gsub(/"/, "", v)
+			if (v == "") v = "-"
+			if (k == "id") id = v
+			if (k == "cpus") cpus = v
+			if (k == "parked") parked = v
+			if (k == "cgroup") cg = v
+			if (k == "mode") mode = v
+		}' "$1.json" >"$1"
+}
+
+# held ID FILE: the CPUs of carve ID in a carves FILE ("" when none).
+held() { awk -v id="$1" '$1 == id { print $2 }' "$2"; }
+
+# union FILE WHAT [MODES]: the CPUs of the carves in a carves FILE as one
+# list (not canonical): WHAT is cpus, parked or all (both); MODES an
+# extended regex on the mode (default: every carve).
+union() {
+	awk -v what="$2" -v modes="${3:-.}" '
+		$5 ~ modes {
+			if (what != "parked") s = s "," $2
+			if (what != "cpus" && $3 != "-") s = s "," $3
+		}
+		END { sub(/^,/, "", s); print s }' "$1"
+}
+
+# carves_hold TAG FILE: every carve of a carves FILE runs on exactly the
+# CPUs the ledger gives it (its cgroup's cpuset.cpus.effective), and no
+# CPU, carved or parked, is in two carves.
+carves_hold() {
+	_all='' _why=''
+	while read -r _id _cpus _pk _cg _mode; do
+		[ "$_pk" != - ] || _pk=
+		_set="$_cpus${_pk:+,$_pk}"
+		if [ -n "$_all" ] && ! disjoint "$_all" "$_set"; then _why="$_why $_id overlaps another carve;"; fi
+		_all="${_all:+$_all,}$_set"
+		_eff=$(cg_read "$_cg" cpuset.cpus.effective)
+		[ "$_eff" = "$_cpus" ] || _why="$_why $_id: $_cg effective '$_eff', carve '$_cpus' ($_mode);"
+	done <"$2"
+	if [ -z "$_why" ]; then pass "$1-carves-hold-their-cpus"; else fail "$1-carves-hold-their-cpus" "$_why"; fi
+}
+
+# peer_want BASE PARENT FILE: the cpuset.cpus.effective a cgroup under
+# PARENT that is no live carve must have, BASE being what it has with no
+# carve at all: the CPUs, carved and parked, of the carves in FILE taken
+# out.  In cpuset-only mode corecarve takes them out of the cgroups beside
+# the carve (same PARENT); a partition's CPUs (remote or local, and the
+# parked partition's) the kernel takes out of every cgroup outside it.
+peer_want() {
+	_take=$(awk -v p="$2" '{ q = $4; sub(/\/[^\/]*$/, "", q) }
+		$5 != "cpuset-only" || q == p { s = s "," $2; if ($3 != "-") s = s "," $3 }
+		END { sub(/^,/, "", s); print s }' "$3")
+	minus "$1" "$_take"
+}
+
+# peer_restored TAG CGROUP ORIG BASE: a cgroup beside carves that all went
+# is back as it was: cpuset.cpus is ORIG, and it runs on BASE.  Linux 6.1
+# refuses an empty cpuset.cpus ("inherit") on a cgroup with tasks (ENOSPC),
+# so there, in cpuset-only mode, an ORIG of "" may read as the parent's
+# effective CPUs written out; nothing else passes.
+peer_restored() {
+	_now=$(cg_read "$2" cpuset.cpus)
+	_pe=$(cg_read "$(dirname "$2")" cpuset.cpus.effective)
+	if [ "$_now" = "$3" ]; then
+		pass "$1-cpus-as-before"
+	elif [ -z "$3" ] && ! cg_has_exclusive && [ "$_now" = "$_pe" ]; then
+		pass "$1-cpus-as-before"
+		info "$1: $2 cpuset.cpus reads '$_now' (was inherited: 6.1 refuses the empty write on a populated cgroup)"
+	else
+		fail "$1-cpus-as-before" "$2 cpuset.cpus: expected '$3'${3:-" (inherit)"}$([ -n "$3" ] || cg_has_exclusive || echo " or the parent's '$_pe'"), got '$_now'"
+	fi
+	check_eq "$1-effective-as-before" "$4" "$(cg_read "$2" cpuset.cpus.effective)"
+}

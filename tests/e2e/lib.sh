@@ -375,6 +375,19 @@ ctr_kill_delete() {
 	return $_rc
 }
 
+# ctr_gone ID: ctr_kill_delete, and no poststop hook failed: crun only warns
+# about a failing poststop (on its stderr, BUNDLE/delete.err), its delete
+# still exits 0.  Prints crun's stderr when one did.
+ctr_gone() {
+	_gb=$(ctr_bundle "$1")
+	[ -n "$_gb" ] || _gb=/tmp
+	ctr_kill_delete "$1" || return 1
+	if grep -q 'error executing hook' "$_gb/delete.err" 2>/dev/null; then
+		cat "$_gb/delete.err"
+		return 1
+	fi
+}
+
 # ctr_cleanup_all: force-delete every container this scenario started.
 ctr_cleanup_all() {
 	for _f in "$CC_CTR_DB"/*; do

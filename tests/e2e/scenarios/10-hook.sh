@@ -10,13 +10,51 @@ set -eu
 trap ctr_cleanup_all EXIT
 
 write_policy "$CC_HOOK_POLICY"
-B=/run/b
+B=/run/b S=/run/s10
+mkdir -p $S
 if cg_has_exclusive; then want_mode=remote-partition; want_part=root; else want_mode=cpuset-only; want_part=member; fi
 info "kernel $CC_KERNEL: expecting $want_mode"
 
-# --- two latency containers ------------------------------------------------
+# Uncarved containers beside the carves ("CGROUP" per line in $S/peers):
+# each must run on every CPU no carve takes from it, and get back exactly
+# what it had once the carves are gone.
+: >$S/peers
+# peer_up ID CGROUP: start an uncarved container; remember its cpuset.cpus.
+peer_up() {
+	mk_bundle $B/$1 $1 '' "$2"
+	if ctr_run_detached $1 $B/$1; then pass $1-started; else fail $1-started "$CRUN_ERR"; fi
+	echo "$2" >>$S/peers
+	cg_read "$2" cpuset.cpus >$S/orig-$1
+}
+# peer_down ID: it is back as before the carves, then goes.
+peer_down() {
+	_cg=$(grep "/$1\$" $S/peers)
+	peer_restored $1-end "$_cg" "$(cat $S/orig-$1)" "$(cg_read "$(dirname "$_cg")" cpuset.cpus.effective)"
+	check $1-deleted ctr_gone $1
+	grep -v "/$1\$" $S/peers >$S/peers.new || :
+	mv $S/peers.new $S/peers
+}
+# node_ok TAG: from one status --json: every carve on exactly its CPUs and
+# no CPU in two; every peer on the rest of its parent's (peer_want); on
+# 6.12 /kubepods's exclusive set and the parked partition exactly the
+# carves'.
+node_ok() {
+	if ! carves $S/c; then fail $1-ledger-valid "$(cat $S/c.err)"; return 0; fi
+	carves_hold $1 $S/c
+	while read -r _cg; do
+		check_eq "$1-${_cg##*/}-effective" "$(peer_want "$ONLINE" "$(dirname "$_cg")" $S/c)" \
+			"$(cg_read "$_cg" cpuset.cpus.effective)"
+	done <$S/peers
+	if [ "$want_mode" = remote-partition ]; then
+		check_eq $1-kubepods-exclusive "$(norm "$(union $S/c cpus remote-partition)")" "$(cg_read /kubepods cpuset.cpus.exclusive)"
+		check_eq $1-parked "$(norm "$(union $S/c parked remote-partition)")" "$(cg_read /corecarve.parked cpuset.cpus)"
+	fi
+}
+
+# --- two latency containers, an uncarved one beside the first ----------------
 plan1=$(plan_field latency 2 cpus)
 check_eq plan-first-latency "2,4" "$plan1"
+peer_up s1 /kubepods/pod1/s1
 mk_bundle $B/c1 c1 '{class: latency, cpus: 2}' /kubepods/pod1/c1 50000
 if ctr_run_detached c1 $B/c1; then pass c1-started; else fail c1-started "$CRUN_ERR"; fi
 mk_bundle $B/c2 c2 '{class: latency, cpus: 2}' /kubepods/pod2/c2 20000
@@ -57,6 +95,7 @@ if [ "$want_mode" = remote-partition ]; then
 else
 	info "root effective on $CC_KERNEL: $root_eff (cpuset-only: soft exclusivity)"
 fi
+node_ok two
 
 # --- refusals: nothing applied, ledger unchanged --------------------------
 before=$(ledger_sum)
@@ -86,31 +125,36 @@ fi
 check_eq unknown-class-ledger-unchanged "$before" "$(ledger_sum)"
 
 # A container without the annotation is untouched.
-mk_bundle $B/plain plain '' /kubepods/pod4/plain
-if ctr_run_detached plain $B/plain; then pass plain-started; else fail plain-started "$CRUN_ERR"; fi
+peer_up plain /kubepods/pod4/plain
 check_eq plain-no-carve "" "$(carve_field plain cpus)"
 check_eq plain-ledger-unchanged "$before" "$(ledger_sum)"
 
-# --- release and reuse ----------------------------------------------------
+# --- release and reuse: after each release the others are intact ---------
 c1cpus=$(carve_field c1 cpus)
-check c1-deleted ctr_kill_delete c1
+check c1-deleted ctr_gone c1
 check_eq c1-released "" "$(carve_field c1 cpus)"
+node_ok c1-gone
 mk_bundle $B/c3 c3 '{class: latency, cpus: 2}' /kubepods/pod1/c3
 if ctr_run_detached c3 $B/c3; then pass c3-started; else fail c3-started "$CRUN_ERR"; fi
 check_eq c3-reuses-c1-cpus "$c1cpus" "$(carve_field c3 cpus)"
-check c2-deleted ctr_kill_delete c2
-check c3-deleted ctr_kill_delete c3
+node_ok c3-up
+check c2-deleted ctr_gone c2
+node_ok c2-gone
+check c3-deleted ctr_gone c3
 check_eq c3-poststop-quiet "" "$(cat $B/c3/hooks.err 2>/dev/null)"
-check plain-deleted ctr_kill_delete plain
-check_eq ledger-empty "" "$(carve_field c3 cpus)$(carve_field c2 cpus)"
-check_eq root-effective-restored "0-15" "$(cg_read / cpuset.cpus.effective)"
+node_ok c3-gone
+check_eq ledger-empty "" "$(tr '\n' ' ' <$S/c)"
+peer_down s1
+peer_down plain
 if [ "$want_mode" = remote-partition ]; then
+	check_eq root-effective-restored "$ONLINE" "$(cg_read / cpuset.cpus.effective)"
 	check_eq kubepods-exclusive-released "" "$(cg_read /kubepods cpuset.cpus.exclusive)"
 fi
 poststop_again=$(echo '{"ociVersion":"1.0","id":"c1","status":"stopped","bundle":"/run/b/c1"}' |
 	"$CC_BIN" hook poststop 2>&1) && pass poststop-idempotent || fail poststop-idempotent "$poststop_again"
 
-# --- four at once: no overlap -------------------------------------------
+# --- four at once beside a peer: no overlap, each release leaves the rest ---
+peer_up pp /kubepods/podp/pp
 for i in 1 2 3 4; do
 	mk_bundle $B/p$i p$i '{class: latency, cpus: 1}' /kubepods/podp/p$i
 done
@@ -126,5 +170,13 @@ for i in 1 2 3 4; do
 	all="${all:+$all,}$set"
 	check_eq p$i-effective "$(carve_field p$i cpus)" "$(cg_read /kubepods/podp/p$i cpuset.cpus.effective)"
 done
-for i in 1 2 3 4; do ctr_kill_delete p$i >/dev/null 2>&1 || true; done
-check_eq four-released "0-15" "$(cg_read / cpuset.cpus.effective)"
+node_ok four
+for i in 1 2 3 4; do
+	check p$i-deleted ctr_gone p$i
+	node_ok p$i-gone
+done
+check_eq four-released "" "$(tr '\n' ' ' <$S/c)"
+peer_down pp
+if [ "$want_mode" = remote-partition ]; then
+	check_eq four-root-effective-restored "$ONLINE" "$(cg_read / cpuset.cpus.effective)"
+fi

@@ -65,7 +65,11 @@ mk_bundle $B/z1 z1 '{class: latency, cpus: 2}' /kubepods/podz/z1 30000
 if ctr_run_detached z1 $B/z1; then pass z1-started; else fail z1-started "$CRUN_ERR"; fi
 check_eq z1-cpu-max "max 100000" "$(cg_read /kubepods/podz/z1 cpu.max)"
 check_eq podz-lifted "max 100000" "$(cg_read /kubepods/podz cpu.max)"
-check_match podz-recorded '*"old": "50000 100000"*' "$(cat "$CC_LEDGER")"
+# A node record in the ledger's "cgroup" section: the original, what was
+# written, and the carve that needs it (docs/design.md).
+check_match podz-recorded '*"path": "/kubepods/podz/cpu.max", "kind": "quota", "orig": "50000 100000", "set": "max 100000"*' \
+	"$(cat "$CC_LEDGER")"
+check_match podz-owner '*"owners": {"z1": "2"}, "path": "/kubepods/podz/cpu.max"*' "$(cat "$CC_LEDGER")"
 check z1-deleted ctr_kill_delete z1
 check_eq podz-restored "50000 100000" "$(cg_read /kubepods/podz cpu.max)"
 check_eq ledger-empty-at-end "" "$(carve_field z1 cpus)$(carve_field q1 cpus)$(carve_field l1 cpus)"

@@ -3,6 +3,9 @@
 # for one latency core, against one ledger.  Exactly as many start as fit
 # (counted here from sysfs and the policy, not from corecarve), the others
 # are refused for capacity, and no CPU is in two carves or two partitions.
+# An uncarved container (the peer) runs beside them all along: it has every
+# CPU no carve holds, and gets back exactly what it had once they go (they
+# go concurrently too, in two waves, with the node checked in between).
 # The same race without the kernel: tests/unit/test_stress.c.
 set -eu
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
@@ -27,7 +30,10 @@ tpc=$(expand "$(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list)"
 fit=$(((free - min_shared) / tpc))
 info "online $ONLINE, reserved $reserved, $free free CPUs, $tpc threads per core, minShared $min_shared: $fit carves fit"
 
-# ---- 32 at once ----------------------------------------------------------------
+# ---- the peer, then 32 at once ---------------------------------------------------
+mk_bundle $B/peer peer '' $POD/peer
+if ctr_run_detached peer $B/peer; then pass peer-started; else fail peer-started "$CRUN_ERR"; fi
+peer_orig=$(cg_read $POD/peer cpuset.cpus)
 # One bundle made by mk_bundle; the others share its rootfs (32 copies of
 # busybox cost more than the race itself under TCG).
 mk_bundle $B/c1 c1 '{class: latency, cpus: 1}' $POD/c1
@@ -85,22 +91,44 @@ check whole-cores-not-reserved disjoint "$all" "$reserved"
 if cg_has_exclusive; then
 	check not-in-the-root-partition disjoint "$(cg_read / cpuset.cpus.effective)" "$all"
 fi
+# The peer, ancestors' exclusive sets, the parked partition (faultlib).
+consistent started $S/c
 
-# ---- all gone ----------------------------------------------------------------------
-i=1
-while [ $i -le $N ]; do
-	if [ "$(cat $B/c$i/rc)" = 0 ]; then
-		(ctr_kill_delete c$i >/dev/null 2>&1 || echo "c$i: $(cat $B/c$i/delete.err)" >$B/c$i/delete.fail) &
-	fi
-	i=$((i + 1))
-done
-wait
+# ---- all gone, concurrently: all but two, then those ---------------------------------
+# delete_wave FIRST LAST: delete the started ones among cFIRST..cLAST at once;
+# a failed delete or poststop leaves BUNDLE/delete.fail.
+delete_wave() {
+	i=$1
+	while [ $i -le $2 ]; do
+		if [ "$(cat $B/c$i/rc)" = 0 ]; then
+			(ctr_gone c$i >/dev/null 2>&1 || echo "c$i: $(cat $B/c$i/delete.err)" >$B/c$i/delete.fail) &
+		fi
+		i=$((i + 1))
+	done
+	wait
+}
+last=$(i=$N; while [ $i -ge 1 ]; do [ "$(cat $B/c$i/rc)" = 0 ] && echo $i; i=$((i - 1)); done | sed -n 2p)
+delete_wave 1 $((${last:-1} - 1))
+stamp "deleted all but c${last:-?} and after"
+check_eq deleted-first-wave "" "$(cat $B/c*/delete.fail 2>/dev/null)"
+if carves $S/c; then
+	check_eq two-left "2" "$(grep -c . $S/c || :)"
+	consistent two-left $S/c
+else
+	fail ledger-valid-two-left "$(cat $S/c.err)"
+fi
+delete_wave "${last:-1}" $N
 stamp deleted
 check_eq deleted "" "$(cat $B/c*/delete.fail 2>/dev/null)"
-carves $S/c || fail ledger-valid-at-end "$(cat $S/c.err)"
-check_eq ledger-empty "" "$(tr '\n' ' ' <$S/c)"
-check_eq root-effective-restored "$ONLINE" "$(cg_read / cpuset.cpus.effective)"
-if [ -e "$CGROOT/kubepods/cpuset.cpus.exclusive" ]; then
-	check_eq kubepods-exclusive-released "" "$(cg_read /kubepods cpuset.cpus.exclusive)"
+if carves $S/c; then
+	check_eq ledger-empty "" "$(tr '\n' ' ' <$S/c)"
+	consistent end $S/c
+else
+	fail ledger-valid-at-end "$(cat $S/c.err)"
+fi
+peer_restored end-peer $POD/peer "$peer_orig" "$(cg_read $POD cpuset.cpus.effective)"
+check peer-deleted ctr_gone peer
+if cg_has_exclusive; then
+	check_eq root-effective-restored "$ONLINE" "$(cg_read / cpuset.cpus.effective)"
 fi
 check_eq no-sandbox-denials "" "$(dmesg | grep 'type=1326' | grep 'comm="corecarve"' | head -n 3)"
