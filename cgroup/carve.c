@@ -42,15 +42,31 @@ static enum rec_kind rec_kind(const struct cc_noderec *r)
 	return K_UNKNOWN;
 }
 
+static void vmsg(struct cc_cg_msgs *m, bool note, const char *fmt, va_list ap)
+{
+	if (!m || m->n >= CC_CG_MSG_MAX)
+		return;
+	m->note[m->n] = note;
+	vsnprintf(m->line[m->n++], sizeof(m->line[0]), fmt, ap);
+}
+
 static void msg(struct cc_cg_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void msg(struct cc_cg_msgs *m, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!m || m->n >= CC_CG_MSG_MAX)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(m->line[m->n++], sizeof(m->line[0]), fmt, ap);
+	vmsg(m, false, fmt, ap);
+	va_end(ap);
+}
+
+static void note(struct cc_cg_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct cc_cg_msgs *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(m, true, fmt, ap);
 	va_end(ap);
 }
 
@@ -701,27 +717,28 @@ static int by_undo_rank(const void *a, const void *b)
 	return (*x)->seq < (*y)->seq ? 1 : (*x)->seq > (*y)->seq ? -1 : 0;
 }
 
-/* An inheriting peer goes back to inheriting.  Linux 6.1 refuses an empty
- * cpuset.cpus on a cgroup with tasks (ENOSPC) although it means
- * "inherit": then it gets the parent's CPUs written out, and is told. */
-static int write_peer(struct cc_cg *cg, const char *peer, const char *value, hwloc_const_bitmap_t parent_cpus,
-		      struct cc_cg_msgs *msgs, struct cc_err *err)
+/* A set that inherits goes back to inheriting.  Linux 6.1 refuses an
+ * empty cpuset.cpus or cpuset.mems on a cgroup with tasks (ENOSPC)
+ * although it means "inherit": then it gets its parent's written out
+ * (`parent_set`, the parent's effective), and a --verbose note says so. */
+static int write_inherit(struct cc_cg *cg, const char *cgroup, const char *file, const char *value,
+			 hwloc_const_bitmap_t parent_set, struct cc_cg_msgs *msgs, struct cc_err *err)
 {
 	struct cc_err e = CC_ERR_INIT;
 	_cleanup_free_ char *all = NULL;
 
-	if (value[0] || put(cg, peer, "cpuset.cpus", "", &e) == 0)
-		return value[0] ? put(cg, peer, "cpuset.cpus", value, err) : 0;
+	if (value[0] || put(cg, cgroup, file, "", &e) == 0)
+		return value[0] ? put(cg, cgroup, file, value, err) : 0;
 	if (e.code != ENOSPC) {
 		*err = e;
 		return -1;
 	}
-	all = cc_cpulist_format(parent_cpus);
+	all = cc_cpulist_format(parent_set);
 	if (!all)
 		return cc_err_sys(err, ENOMEM, "cgroup");
-	msg(msgs, "%s/cpuset.cpus: the kernel refuses the empty (inheriting) set on a cgroup with tasks; "
-	    "it gets its parent's CPUs %s written out", peer, all);
-	return put(cg, peer, "cpuset.cpus", all, err);
+	note(msgs, "%s/%s: the kernel refuses the empty (inheriting) set on a cgroup with tasks; "
+	     "it gets its parent's %s written out", cgroup, file, all);
+	return put(cg, cgroup, file, all, err);
 }
 
 /* The carve's own files back as they were before a failed apply, in
@@ -744,17 +761,18 @@ static int undo_own_steps(struct cc_cg *cg, const struct cc_cg_plan *plan, struc
 			r = first ? cc_cg_write(cg, s->cgroup, s->file, first, NULL, &step) : cc_err_sys(&step, ENOMEM, "undo");
 		} else if (!s->old[0] && !is_cpuset_file(s->file)) {
 			continue;
-		} else if (!strcmp(s->file, "cpuset.cpus") && !s->old[0]) {
-			_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
-			char parent[PATH_MAX];
+		} else if ((!strcmp(s->file, "cpuset.cpus") || !strcmp(s->file, "cpuset.mems")) && !s->old[0]) {
+			_cleanup_bitmap_ hwloc_bitmap_t parent_set = hwloc_bitmap_alloc();
+			char parent[PATH_MAX], eff[64];
 
 			/* Inheriting again; on 6.1, with the tasks of the refused
-			 * container still there, its parent's CPUs. */
+			 * container still there, its parent's. */
 			cc_cg_parent(s->cgroup, parent, sizeof(parent));
-			r = !parent_cpus ? cc_err_sys(&step, ENOMEM, "undo")
-					 : cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_cpus, &step);
+			snprintf(eff, sizeof(eff), "%s.effective", s->file);
+			r = !parent_set ? cc_err_sys(&step, ENOMEM, "undo")
+					: cc_cg_read_cpus(cg, parent, eff, parent_set, &step);
 			if (r == 0)
-				r = write_peer(cg, s->cgroup, "", parent_cpus, NULL, &step);
+				r = write_inherit(cg, s->cgroup, s->file, "", parent_set, NULL, &step);
 		} else {
 			r = put(cg, s->cgroup, s->file, s->old, &step);
 		}
@@ -873,7 +891,7 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 		if (k == K_PARKED)
 			rc = write_parked(cg, cgroup, target, err);
 		else if (k == K_PEER)
-			rc = write_peer(cg, cgroup, target, parent_cpus, msgs, err);
+			rc = write_inherit(cg, cgroup, "cpuset.cpus", target, parent_cpus, msgs, err);
 		else
 			rc = put(cg, cgroup, file, target, err);
 		if (rc < 0)
@@ -979,7 +997,7 @@ int cc_cg_take_peer(struct cc_cg *cg, const char *peer, const struct cc_cg_share
 	fresh = !cc_noderecs_find(recs, key);
 	r = take_record(&p, key, K_PEER, cur, true, err);
 	for (int i = 0; i < scratch.msgs.n; i++)
-		msg(msgs, "%s", scratch.msgs.line[i]);
+		(scratch.msgs.note[i] ? note : msg)(msgs, "%s", scratch.msgs.line[i]);
 	if (!r)
 		return -1;
 	for (int i = 0; i < n; i++)

@@ -169,6 +169,7 @@ struct cc_cg_others {
 struct cc_cg_msgs {
 	int n;
 	char line[CC_CG_MSG_MAX][320];
+	bool note[CC_CG_MSG_MAX]; /* for --verbose only: how, not a change to know of */
 };
 
 struct cc_cg_step;

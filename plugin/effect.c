@@ -39,6 +39,13 @@ static struct cc_carve *carve_of(const struct cc_effect_run *run, struct cc_err 
 
 /* ---- cgroup ---------------------------------------------------------------- */
 
+static void log_msgs(const struct cc_effect_run *run, const struct cc_cg_msgs *m)
+{
+	for (int i = 0; i < m->n; i++)
+		if (!m->note[i] || run->ctx->verbose)
+			log_line(run, "%s", m->line[i]);
+}
+
 static int load_recs(struct cc_ledger *l, struct cc_noderecs *recs, struct cc_err *err)
 {
 	return cc_noderecs_parse(cc_ledger_section(l, CC_CG_SECTION, false), "sections." CC_CG_SECTION,
@@ -167,8 +174,7 @@ int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct 
 		goto out;
 	if (cc_cg_plan_carve(run->cg, &cgc, &others, &recs, plan, err) < 0)
 		goto out;
-	for (int i = 0; i < plan->msgs.n; i++)
-		log_line(run, "%s", plan->msgs.line[i]);
+	log_msgs(run, &plan->msgs);
 	snprintf(c->mode, sizeof(c->mode), "%s", cc_cg_mode_name(cgc.mode));
 	rc = store_recs(run->ledger, &recs, err);
 	if (rc < 0)
@@ -228,8 +234,7 @@ static int cgroup_undo(struct cc_effect_run *run, struct cc_err *err)
 	if (load_recs(run->ledger, &recs, err) < 0)
 		return -1;
 	rc = cc_cg_undo_carve(run->cg, &cgc, run->cg_plan, &recs, &msgs, err);
-	for (int i = 0; i < msgs.n; i++)
-		log_line(run, "%s", msgs.line[i]);
+	log_msgs(run, &msgs);
 	if (store_recs(run->ledger, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
 		rc = -1;
 	cc_noderecs_fini(&recs);
@@ -504,8 +509,7 @@ int cc_effect_cgroup_take_peer(struct cc_effect_run *run, const char *peer, stru
 	if (load_recs(l, &recs, err) < 0)
 		return -1;
 	rc = cc_cg_take_peer(run->cg, peer, owners, n, &recs, journal_recs, l, &msgs, err);
-	for (int i = 0; i < msgs.n; i++)
-		log_line(run, "%s", msgs.line[i]);
+	log_msgs(run, &msgs);
 	if (rc == 0)
 		rc = journal_recs(l, &recs, err);
 	cc_noderecs_fini(&recs);
@@ -523,8 +527,7 @@ int cc_effect_cgroup_drop_owner(struct cc_effect_run *run, const char *owner, st
 		return -1;
 	/* No cgroup of its own: only the records are recomputed without it. */
 	rc = cc_cg_undo_carve(run->cg, &cgc, NULL, &recs, &msgs, err);
-	for (int i = 0; i < msgs.n; i++)
-		log_line(run, "%s", msgs.line[i]);
+	log_msgs(run, &msgs);
 	if (journal_recs(run->ledger, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
 		rc = -1;
 	cc_noderecs_fini(&recs);

@@ -336,6 +336,9 @@ static int write_file(struct fakecg *f, const char *cgroup, const char *file, co
 			hwloc_bitmap_copy(n->cpus, set);
 	} else if (!strcmp(file, "cpuset.mems")) {
 		rc = parse_set(f, value, set, f->allmems);
+		if (!rc && f->k == FAKECG_6_1 && hwloc_bitmap_iszero(set) && !hwloc_bitmap_iszero(n->mems) &&
+		    n->populated)
+			rc = ENOSPC;
 		if (!rc)
 			hwloc_bitmap_copy(n->mems, set);
 	} else if (!strcmp(file, "cpuset.cpus.exclusive")) {

@@ -12,8 +12,8 @@
  *     when every ancestor's exclusive set covers its own (remote); its CPUs
  *     leave the parent's effective set (the root's, for a remote one), and
  *     a later partition that claims CPUs of an earlier one is invalid;
- *   - 6.1: no cpuset.cpus.exclusive; an empty cpuset.cpus on a populated
- *     cgroup is refused with ENOSPC; a cpuset.cpus overlapping a sibling
+ *   - 6.1: no cpuset.cpus.exclusive; an empty cpuset.cpus or cpuset.mems
+ *     on a populated cgroup is refused with ENOSPC; a cpuset.cpus overlapping a sibling
  *     partition is refused with EINVAL;
  *   - 6.12: a sibling's cpuset.cpus overlapping a partition makes it
  *     "root invalid";

@@ -482,6 +482,7 @@ START_TEST(test_inheriting_peer)
 	struct cc_err err = CC_ERR_INIT;
 
 	env_init(&e, FAKECG_6_1);
+	e.ctx.verbose = true; /* how the kernel refused it is a --verbose note */
 	snprintf(e.where, sizeof(e.where), "kernel 6.1");
 	mk_pod(&e, "max 100000");
 	mk(&e, POD "/idle", false);

@@ -51,7 +51,8 @@ q1set="$(carve_field q1 cpus),$(carve_field q1 parked)"
 check q0-excludes-q1 disjoint "$(cg_read /kubepods/podq/q0 cpuset.cpus.effective)" "$q1set"
 check q0-task-excludes-q1 disjoint "$(ctr_cpus q0)" "$q1set"
 if [ "$(carve_field q1 mode)" = cpuset-only ]; then
-	check_match q1-peer-recorded '*peer-cpuset*' "$(cat "$CC_LEDGER")"
+	check_match q1-peer-recorded '*"owners": {"q1": "*"}, "path": "/kubepods/podq/q0/cpuset.cpus", "kind": "peer", "orig": ""*' \
+		"$(cat "$CC_LEDGER")"
 fi
 check q1-deleted ctr_kill_delete q1
 check_eq q1-poststop-quiet "" "$(cat $B/q1/hooks.err $B/q1/delete.err 2>/dev/null)"
