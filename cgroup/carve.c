@@ -138,7 +138,10 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 		}
 		/* The carves run on exclusive CPUs: a quota smaller than all of
 		 * them together would throttle them (the double constraint). */
-		if (quota >= 0 && need * period > quota) {
+		long long demand;
+
+		/* An overflow is a demand beyond any quota. */
+		if (quota >= 0 && (__builtin_mul_overflow(need, period, &demand) || demand > quota)) {
 			snprintf(buf, sizeof(buf), "max %lld", period);
 			*value = strdup(buf);
 		} else {

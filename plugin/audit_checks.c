@@ -690,7 +690,10 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 		for (int p = i; p > 0; p = s->cgroups[p].parent) {
 			const struct cc_audit_cgroup *g = &s->cgroups[p];
 
-			if (g->quota < 0 || (p != i && g->quota >= cpus_below(in, g->path) * g->period))
+			long long demand;
+
+			if (g->quota < 0 || (p != i && !__builtin_mul_overflow(cpus_below(in, g->path), g->period, &demand) &&
+					     g->quota >= demand))
 				continue;
 			f = ADD(CC_AUDIT_QUOTA_ON_CARVE, c->id);
 			f->repair = CC_REPAIR_REAPPLY;
