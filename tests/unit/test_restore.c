@@ -133,6 +133,14 @@ static void mk_pod(struct env *e, const char *quota)
 	mk(e, SIDECAR, true);
 }
 
+/* The pod with two containers, a and b, whose cgroups exist. */
+static void mk_pod_ab(struct env *e, const char *quota)
+{
+	mk_pod(e, quota);
+	mk(e, POD "/a", true);
+	mk(e, POD "/b", true);
+}
+
 static int carve(struct env *e, const char *id, const char *cgroup, const char *cls, int cpus, struct cc_err *err)
 {
 	struct cc_request req = { .cpus = cpus };
@@ -281,6 +289,9 @@ static void check_quota(struct env *e, const char *orig, int cpus)
 		      e->where, fakecg_get(e->f, POD, "cpu.max"), want, cpus, env_log(e));
 }
 
+/* A step that must succeed, with the step and the error in the message. */
+#define OK(call) ck_assert_msg((call) == 0, "%s: %s", e.where, err.msg)
+
 /* ---- every order -------------------------------------------------------- */
 
 static bool next_perm(int *a, int n)
@@ -379,17 +390,15 @@ START_TEST(test_quota_is_the_sum)
 	struct cc_err err = CC_ERR_INIT;
 
 	env_init(&e, kernels[_i]);
-	mk_pod(&e, "300000 100000");
-	mk(&e, POD "/a", true);
-	mk(&e, POD "/b", true);
+	mk_pod_ab(&e, "300000 100000");
 	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
-	ck_assert_msg(carve(&e, "a", POD "/a", "latency", 2, &err) == 0, "%s", err.msg);
+	OK(carve(&e, "a", POD "/a", "latency", 2, &err));
 	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "300000 100000");
-	ck_assert_msg(carve(&e, "b", POD "/b", "latency", 2, &err) == 0, "%s", err.msg);
+	OK(carve(&e, "b", POD "/b", "latency", 2, &err));
 	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
-	ck_assert_msg(release(&e, "a", POD "/a", &err) == 0, "%s", err.msg);
+	OK(release(&e, "a", POD "/a", &err));
 	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "300000 100000");
-	ck_assert_msg(release(&e, "b", POD "/b", &err) == 0, "%s", err.msg);
+	OK(release(&e, "b", POD "/b", &err));
 	check_restored(&e, "300000 100000");
 	env_fini(&e);
 }
@@ -406,19 +415,17 @@ START_TEST(test_outside_write_wins)
 	for (int r = 0; r < 2; r++) {
 		env_init(&e, kernels[_i]);
 		snprintf(e.where, sizeof(e.where), "kernel %s, resize to %s", kernel_names[_i], resize[r]);
-		mk_pod(&e, "100000 100000");
-		mk(&e, POD "/a", true);
-		mk(&e, POD "/b", true);
-		ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) == 0, "%s", err.msg);
-		ck_assert_msg(carve(&e, "b", POD "/b", "latency", 1, &err) == 0, "%s", err.msg);
+		mk_pod_ab(&e, "100000 100000");
+		OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+		OK(carve(&e, "b", POD "/b", "latency", 1, &err));
 		ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
 		ck_assert_int_eq(fakecg_write(e.f, POD, "cpu.max", resize[r]), 0);
-		ck_assert_msg(release(&e, "a", POD "/a", &err) == 0, "%s", err.msg);
+		OK(release(&e, "a", POD "/a", &err));
 		ck_assert_msg(!strcmp(fakecg_get(e.f, POD, "cpu.max"), resize[r]), "%s: %s", e.where,
 			      fakecg_get(e.f, POD, "cpu.max"));
 		ck_assert_msg(strstr(env_log(&e), POD "/cpu.max was changed by someone else"), "%s: log:\n%s", e.where,
 			      env_log(&e));
-		ck_assert_msg(release(&e, "b", POD "/b", &err) == 0, "%s", err.msg);
+		OK(release(&e, "b", POD "/b", &err));
 		check_restored(&e, resize[r]);
 		/* Said once: b's release found no record to complain about. */
 		ck_assert_ptr_null(strstr(strstr(env_log(&e), "changed by someone else") + 1, "changed by someone else"));
@@ -436,15 +443,13 @@ START_TEST(test_outside_write_before_arrival)
 
 	env_init(&e, kernels[_i]);
 	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
-	mk_pod(&e, "50000 100000");
-	mk(&e, POD "/a", true);
-	mk(&e, POD "/b", true);
-	ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) == 0, "%s", err.msg);
+	mk_pod_ab(&e, "50000 100000");
+	OK(carve(&e, "a", POD "/a", "latency", 1, &err));
 	ck_assert_int_eq(fakecg_write(e.f, POD, "cpu.max", "70000 100000"), 0);
-	ck_assert_msg(carve(&e, "b", POD "/b", "latency", 1, &err) == 0, "%s", err.msg);
+	OK(carve(&e, "b", POD "/b", "latency", 1, &err));
 	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
-	ck_assert_msg(release(&e, "b", POD "/b", &err) == 0, "%s", err.msg);
-	ck_assert_msg(release(&e, "a", POD "/a", &err) == 0, "%s", err.msg);
+	OK(release(&e, "b", POD "/b", &err));
+	OK(release(&e, "a", POD "/a", &err));
 	check_restored(&e, "70000 100000");
 	env_fini(&e);
 }
@@ -463,12 +468,12 @@ START_TEST(test_carve_was_a_peer)
 	mk_pod(&e, "max 100000");
 	mk(&e, POD "/c", true);
 	mk(&e, POD "/d", true);
-	ck_assert_msg(carve(&e, "c", POD "/c", "latency", 1, &err) == 0, "%s", err.msg);
-	ck_assert_msg(carve(&e, "d", POD "/d", "latency", 1, &err) == 0, "%s", err.msg);
+	OK(carve(&e, "c", POD "/c", "latency", 1, &err));
+	OK(carve(&e, "d", POD "/d", "latency", 1, &err));
 	check_invariant(&e, NULL, NULL);
-	ck_assert_msg(release(&e, "c", POD "/c", &err) == 0, "%s", err.msg);
+	OK(release(&e, "c", POD "/c", &err));
 	check_invariant(&e, NULL, NULL);
-	ck_assert_msg(release(&e, "d", POD "/d", &err) == 0, "%s", err.msg);
+	OK(release(&e, "d", POD "/d", &err));
 	check_restored(&e, "max 100000");
 	env_fini(&e);
 }
@@ -487,9 +492,9 @@ START_TEST(test_inheriting_peer)
 	mk_pod(&e, "max 100000");
 	mk(&e, POD "/idle", false);
 	mk(&e, POD "/a", true);
-	ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) == 0, "%s", err.msg);
+	OK(carve(&e, "a", POD "/a", "latency", 1, &err));
 	ck_assert_str_eq(fakecg_get(e.f, POD "/idle", "cpuset.cpus"), "0-1,4-15");
-	ck_assert_msg(release(&e, "a", POD "/a", &err) == 0, "%s", err.msg);
+	OK(release(&e, "a", POD "/a", &err));
 	ck_assert_str_eq(fakecg_get(e.f, POD "/idle", "cpuset.cpus"), "");
 	ck_assert_str_eq(fakecg_get(e.f, SIDECAR, "cpuset.cpus"), "0-15");
 	ck_assert_msg(strstr(env_log(&e), SIDECAR "/cpuset.cpus: the kernel refuses the empty (inheriting) set"), "%s",
@@ -613,11 +618,9 @@ START_TEST(test_audit_finds_and_fixes)
 
 	env_init(&e, kernels[_i]);
 	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
-	mk_pod(&e, "100000 100000");
-	mk(&e, POD "/a", true);
-	mk(&e, POD "/b", true);
-	ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) == 0, "%s", err.msg);
-	ck_assert_msg(carve(&e, "b", POD "/b", "latency", 1, &err) == 0, "%s", err.msg);
+	mk_pod_ab(&e, "100000 100000");
+	OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+	OK(carve(&e, "b", POD "/b", "latency", 1, &err));
 	audit(&e, false, &r);
 	ck_assert_int_eq(r.n, 0);
 	cc_audit_report_fini(&r);
@@ -636,7 +639,7 @@ START_TEST(test_audit_finds_and_fixes)
 	audit(&e, true, &r);
 	ck_assert_int_eq(cc_audit_count(&r, CC_AUDIT_RELEASE_PENDING), 1);
 	cc_audit_report_fini(&r);
-	ck_assert_msg(release(&e, "b", POD "/b", &err) == 0, "%s", err.msg);
+	OK(release(&e, "b", POD "/b", &err));
 	check_restored(&e, "50000 100000");
 	env_fini(&e);
 }
@@ -723,10 +726,8 @@ START_TEST(test_releasing_retried_by_gc)
 
 	env_init(&e, kernels[_i]);
 	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
-	mk_pod(&e, "50000 100000");
-	mk(&e, POD "/a", true);
-	mk(&e, POD "/b", true);
-	ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) == 0, "%s", err.msg);
+	mk_pod_ab(&e, "50000 100000");
+	OK(carve(&e, "a", POD "/a", "latency", 1, &err));
 	fakecg_fail_write(e.f, 1, EIO);
 	ck_assert_int_eq(release(&e, "a", POD "/a", &err), -1);
 	ck_assert_msg(strstr(err.msg, "kept as releasing"), "%s", err.msg);
@@ -736,13 +737,13 @@ START_TEST(test_releasing_retried_by_gc)
 	cc_ledger_close(l);
 	l = NULL;
 	/* The next carve's gc undoes it, then takes its CPUs. */
-	ck_assert_msg(carve(&e, "b", POD "/b", "latency", 1, &err) == 0, "%s", err.msg);
+	OK(carve(&e, "b", POD "/b", "latency", 1, &err));
 	l = ledger(&e);
 	ck_assert_int_eq(l->ncarves, 1);
 	ck_assert_str_eq(l->carves[0].id, "b");
 	ck_assert(!l->carves[0].releasing);
 	check_invariant(&e, NULL, NULL);
-	ck_assert_msg(release(&e, "b", POD "/b", &err) == 0, "%s", err.msg);
+	OK(release(&e, "b", POD "/b", &err));
 	check_restored(&e, "50000 100000");
 	env_fini(&e);
 }
