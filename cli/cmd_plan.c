@@ -103,7 +103,7 @@ static int plan_power(const struct cc_root *root, const struct cc_ledger *l, con
 {
 	const struct cc_pclass *pc = cc_policy_class(p, d->class_name);
 	_cleanup_bitmap_ hwloc_bitmap_t cores = hwloc_bitmap_dup(d->cpus);
-	struct cc_power_state st;
+	struct cc_noderecs st;
 	struct cc_power_targets t;
 	int rc;
 
@@ -112,17 +112,17 @@ static int plan_power(const struct cc_root *root, const struct cc_ledger *l, con
 	if (!cores)
 		return cc_err_sys(err, ENOMEM, "plan");
 	hwloc_bitmap_or(cores, cores, d->parked);
-	cc_power_state_init(&st);
-	if (l && cc_power_state_load(l, &st, err) < 0)
+	cc_noderecs_init(&st);
+	if (l && cc_power_recs_load(l, &st, err) < 0)
 		return -1;
 	if (cc_power_probe(root, &pc->power, d->cpus, cores, &t, err) < 0) {
-		cc_power_state_fini(&st);
+		cc_noderecs_fini(&st);
 		return cc_err_prefix(err, "plan: power settings");
 	}
 	rc = cc_power_plan(&st, &t, "(plan)", &cx->power, err);
 	cx->has_power = rc == 0;
 	cc_power_targets_fini(&t);
-	cc_power_state_fini(&st);
+	cc_noderecs_fini(&st);
 	return rc;
 }
 

@@ -885,12 +885,12 @@ out:
 /* ---- power: POWER_DRIFT, POWER_NOT_RESTORED ------------------------------ */
 
 /* The first owner of `r` that is a carve of the ledger, or NULL. */
-static const char *live_owner(const struct cc_ledger *l, const struct cc_power_rec *r)
+static const char *live_owner(const struct cc_ledger *l, const struct cc_noderec *r)
 {
 	for (int i = 0; i < r->nowners; i++)
 		for (int k = 0; k < l->ncarves; k++)
-			if (!strcmp(r->owners[i], l->carves[k].id))
-				return r->owners[i];
+			if (!strcmp(r->owners[i].id, l->carves[k].id))
+				return r->owners[i].id;
 	return NULL;
 }
 
@@ -901,23 +901,24 @@ int cc_audit_check_power(const struct cc_audit_in *in, struct cc_audit_report *o
 	if (s->power_now.n != s->power.n)
 		return 0; /* not read (a snapshot built by hand) */
 	for (int i = 0; i < s->power.n; i++) {
-		const struct cc_power_rec *r = &s->power.recs[i];
+		const struct cc_noderec *r = &s->power.r[i];
 		const char *now = s->power_now.value[i];
 		const char *owner = live_owner(in->ledger, r);
+		const char *held = cc_power_rec_value(r);
 		struct cc_finding *f;
 
 		/* A pending record is a hook at work (or one killed: its
 		 * carve is stale and STALE_RECORD's release restores it). */
 		if (r->pending)
 			continue;
-		if (owner && (!now || strcmp(now, r->set) != 0)) {
+		if (owner && (!now || strcmp(now, held) != 0)) {
 			f = ADD(CC_AUDIT_POWER_DRIFT, owner);
-			CC_AUDIT_SET(f->object, "power %s %s", cc_power_kind_name(r->kind), r->path);
-			CC_AUDIT_SET(f->expected, "%s", r->set);
+			CC_AUDIT_SET(f->object, "power %s %s", r->kind, r->path);
+			CC_AUDIT_SET(f->expected, "%s", held);
 			CC_AUDIT_SET(f->actual, "%s", now ? now : "(file gone)");
 			if (now) {
 				f->repair = CC_REPAIR_POWER;
-				CC_AUDIT_SET(f->fix, "write \"%s\" back (the class of carve %s asks for it)", r->set, owner);
+				CC_AUDIT_SET(f->fix, "write \"%s\" back (the class of carve %s asks for it)", held, owner);
 			} else {
 				CC_AUDIT_SET(f->fix, "the driver went away; the setting returns with it, or when carve %s goes",
 					     owner);
@@ -925,12 +926,12 @@ int cc_audit_check_power(const struct cc_audit_in *in, struct cc_audit_report *o
 			CC_AUDIT_SET(f->target, "%s", r->path);
 		} else if (!owner && now && strcmp(now, r->orig) != 0) {
 			f = ADD(CC_AUDIT_POWER_NOT_RESTORED, "");
-			CC_AUDIT_SET(f->object, "power %s %s", cc_power_kind_name(r->kind), r->path);
+			CC_AUDIT_SET(f->object, "power %s %s", r->kind, r->path);
 			CC_AUDIT_SET(f->expected, "%s", r->orig);
 			CC_AUDIT_SET(f->actual, "%s", now);
 			f->repair = CC_REPAIR_POWER;
 			CC_AUDIT_SET(f->fix, "write the original \"%s\" back: no carve needs \"%s\" any more", r->orig,
-				     r->set);
+				     held);
 			CC_AUDIT_SET(f->target, "%s", r->path);
 		}
 	}
