@@ -66,14 +66,16 @@ struct cc_ledger {
 
 /* How long an opener waits for the lock before it gives up, by default.
  * A hook the runtime kills at its timeout (10 s in manifests/hooks.d and
- * the other registrations) says nothing; one that gives up first says who
- * holds the lock.  5 s leaves the other half of the timeout to the rest of
- * the hook, which takes well under a second even under QEMU's emulation;
- * and it is far above the longest wait measured when 32 containers start
- * at once in that emulation (tests/e2e/scenarios/41-concurrent.sh: the
- * figures are in docs/design.md, "The lock"), where every hook queues for
- * the lock behind the others.  Entry points let $CORECARVE_LOCK_TIMEOUT
- * change it. */
+ * the other registrations; test_manifests keeps it at least twice this)
+ * says nothing; one that gives up first says who holds the lock.  5 s
+ * leaves the other half of the timeout to the rest of the hook, which
+ * takes milliseconds on hardware and under a second in the QEMU guest.
+ * On hardware a carve holds the lock for milliseconds, so only a stuck
+ * holder or hundreds of simultaneous starts reach the bound.  Even 32
+ * containers started at once under QEMU's emulation, each hook holding
+ * the lock 3 ms to 0.9 s, left the last of them waiting 2.5 to 3.8 s
+ * (tests/e2e/scenarios/41-concurrent.sh, docs/design.md "The lock").
+ * Entry points let $CORECARVE_LOCK_TIMEOUT change it. */
 #define CC_LEDGER_WAIT_MS 5000u
 
 /* How an opener takes the lock (docs/design.md, "The lock").  An exclusive
