@@ -284,6 +284,7 @@ int cc_cmd_plan(int argc, char **argv)
 	struct cc_request req;
 	struct cc_decision d;
 	struct context cx = { 0 };
+	struct cc_cli_lock lock;
 	const char *cls = NULL, *cpus = NULL, *state = NULL, *ledger_dir = NULL;
 	bool host;
 	int rc;
@@ -365,7 +366,7 @@ int cc_cmd_plan(int argc, char **argv)
 		return cc_cli_fail(&err);
 	}
 	snprintf(req.class_name, sizeof(req.class_name), "%s", cls);
-	if (parse_count(cpus, &req.cpus, &err) < 0)
+	if (parse_count(cpus, &req.cpus, &err) < 0 || cc_cli_lock(&lock, argc, argv, &err) < 0)
 		return cc_cli_fail(&err);
 
 	if (cc_cli_load(&common, &root, &policy, &topo, &err) < 0)
@@ -382,7 +383,7 @@ int cc_cmd_plan(int argc, char **argv)
 		ledger_dir = CC_LEDGER_DIR;
 	cx.reserved = cc_policy_reserved(policy, topo);
 	if (ledger_dir) {
-		ledger = cc_ledger_read(ledger_dir, &err);
+		ledger = cc_ledger_open_as(ledger_dir, CC_LEDGER_READ, &lock.lock, &err);
 		if (!ledger) {
 			context_fini(&cx);
 			return cc_cli_fail(&err);

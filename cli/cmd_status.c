@@ -404,6 +404,7 @@ int cc_cmd_status(int argc, char **argv)
 	_cleanup_topo_ struct cc_topo *topo = NULL;
 	_cleanup_bitmap_ hwloc_bitmap_t reserved = NULL;
 	struct status s = { 0 };
+	struct cc_cli_lock lock;
 	const char *state = NULL, *svg = NULL;
 	int rc;
 
@@ -446,8 +447,10 @@ int cc_cmd_status(int argc, char **argv)
 		state = getenv("CORECARVE_STATE_DIR");
 	if (state && !*state)
 		state = NULL;
+	if (cc_cli_lock(&lock, argc, argv, &err) < 0)
+		return cc_cli_fail(&err);
 
-	ledger = cc_ledger_read(state, &err);
+	ledger = cc_ledger_open_as(state, CC_LEDGER_READ, &lock.lock, &err);
 	if (!ledger)
 		return cc_cli_fail(&err);
 	if (ledger->ncarves == 0 && !common.json && !svg) {

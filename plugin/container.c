@@ -292,7 +292,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 
 	/* The index only: the carves already there are not parsed unless one
 	 * of them is needed (docs/performance.md, the busy ledger). */
-	ledger = cc_ledger_open_index(ctx->state_dir, err);
+	ledger = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
 	if (!ledger)
 		goto out;
 	ledger->fault = ctx->fault;
@@ -395,7 +395,7 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 
 	/* The index only: a container that was not carved (the usual case
 	 * for one in a shared class) costs no parse of the carves. */
-	ledger = cc_ledger_open_index(ctx->state_dir, err);
+	ledger = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
 	if (!ledger)
 		return -1;
 	ledger->fault = ctx->fault;

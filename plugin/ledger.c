@@ -1,5 +1,5 @@
-/* corecarve: the ledger's state directory, its lock, and the operations
- * on it (ledger_int.h says which file does what). */
+/* corecarve: the ledger's state directory and the operations on it
+ * (ledger_int.h says which file does what). */
 #define _GNU_SOURCE
 #include "ledger_int.h"
 
@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +17,6 @@
 #include "cpulist.h"
 #include "fault.h"
 
-#define LOCK_FILE "lock"
 #define TMP_PREFIX CC_LEDGER_FILE ".tmp."
 #define FILE_PATH_MAX (PATH_MAX + 32)
 
@@ -90,45 +88,6 @@ static int open_state_dir(const char *dir, bool create, bool *missing, struct cc
 		return -1;
 	}
 	return fd;
-}
-
-static int lock_file(struct cc_ledger *l, bool exclusive, struct cc_err *err)
-{
-	char path[FILE_PATH_MAX];
-	struct stat st;
-	int flags = O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-
-	file_path(l, LOCK_FILE, path, sizeof(path));
-	/* A reader creates nothing; with no lock file no writer has run yet,
-	 * and a later one can only replace ledger.json atomically. */
-	flags |= exclusive ? O_RDWR | O_CREAT : O_RDONLY;
-	l->lockfd = openat(l->dirfd, LOCK_FILE, flags, 0600);
-	if (l->lockfd < 0) {
-		if (!exclusive && errno == ENOENT)
-			return 0;
-		return cc_err_sys(err, errno, "%s", path);
-	}
-	if (fstat(l->lockfd, &st) < 0)
-		return cc_err_sys(err, errno, "%s: stat", path);
-	if (!S_ISREG(st.st_mode))
-		return cc_err_set(err, EINVAL, "%s: not a regular file", path);
-	/* O_CREAT's mode went through the umask. */
-	if (exclusive && (st.st_mode & 07777) != 0600 && fchmod(l->lockfd, 0600) < 0)
-		return cc_err_sys(err, errno, "%s: chmod 0600", path);
-	while (flock(l->lockfd, exclusive ? LOCK_EX : LOCK_SH) < 0)
-		if (errno != EINTR)
-			return cc_err_sys(err, errno, "%s: flock", path);
-	return 0;
-}
-
-static void unlock_file(struct cc_ledger *l)
-{
-	if (l->lockfd < 0)
-		return;
-	/* Explicitly: a fork that did not exec would otherwise keep it. */
-	flock(l->lockfd, LOCK_UN);
-	close(l->lockfd);
-	l->lockfd = -1;
 }
 
 /* Under the exclusive lock no writer is running: any temp file is what a
@@ -324,7 +283,8 @@ static struct cc_ledger *ledger_new(const char *dir, struct cc_err *err)
 	return l;
 }
 
-static struct cc_ledger *open_locked(const char *dir, bool index_only, struct cc_err *err)
+static struct cc_ledger *open_locked(const char *dir, bool index_only, const struct cc_ledger_lock *lock,
+				     struct cc_err *err)
 {
 	_cleanup_ledger_ struct cc_ledger *l = ledger_new(dir, err);
 
@@ -333,19 +293,9 @@ static struct cc_ledger *open_locked(const char *dir, bool index_only, struct cc
 	l->dirfd = open_state_dir(l->dir, true, NULL, err);
 	if (l->dirfd < 0)
 		return NULL;
-	if (lock_file(l, true, err) < 0 || remove_stale_temps(l, err) < 0 || load(l, index_only, err) < 0)
+	if (ledger_lock(l, true, lock, err) < 0 || remove_stale_temps(l, err) < 0 || load(l, index_only, err) < 0)
 		return NULL;
 	return cc_steal_ptr(l);
-}
-
-struct cc_ledger *cc_ledger_open(const char *dir, struct cc_err *err)
-{
-	return open_locked(dir, false, err);
-}
-
-struct cc_ledger *cc_ledger_open_index(const char *dir, struct cc_err *err)
-{
-	return open_locked(dir, true, err);
 }
 
 /* A failure sticks: whatever the caller does with its error, the ledger
@@ -359,7 +309,7 @@ int cc_ledger_load_all(struct cc_ledger *l, struct cc_err *err)
 	return -1;
 }
 
-struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
+static struct cc_ledger *read_locked(const char *dir, const struct cc_ledger_lock *lock, struct cc_err *err)
 {
 	_cleanup_ledger_ struct cc_ledger *l = ledger_new(dir, err);
 	bool missing = false;
@@ -372,12 +322,41 @@ struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
 		return cc_steal_ptr(l);
 	if (l->dirfd < 0)
 		return NULL;
-	if (lock_file(l, false, err) < 0 || load(l, false, err) < 0)
+	if (ledger_lock(l, false, lock, err) < 0 || load(l, false, err) < 0)
 		return NULL;
-	unlock_file(l);
+	ledger_unlock(l);
 	close(l->dirfd);
 	l->dirfd = -1;
 	return cc_steal_ptr(l);
+}
+
+struct cc_ledger *cc_ledger_open_as(const char *dir, enum cc_ledger_mode mode, const struct cc_ledger_lock *lock,
+				    struct cc_err *err)
+{
+	switch (mode) {
+	case CC_LEDGER_WRITE:
+		return open_locked(dir, false, lock, err);
+	case CC_LEDGER_WRITE_INDEX:
+		return open_locked(dir, true, lock, err);
+	case CC_LEDGER_READ:
+		return read_locked(dir, lock, err);
+	}
+	return cc_err_set(err, EINVAL, "ledger: unknown open mode %d", (int)mode), NULL;
+}
+
+struct cc_ledger *cc_ledger_open(const char *dir, struct cc_err *err)
+{
+	return open_locked(dir, false, NULL, err);
+}
+
+struct cc_ledger *cc_ledger_open_index(const char *dir, struct cc_err *err)
+{
+	return open_locked(dir, true, NULL, err);
+}
+
+struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
+{
+	return read_locked(dir, NULL, err);
 }
 
 int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err)
@@ -423,7 +402,7 @@ void cc_ledger_close(struct cc_ledger *l)
 {
 	if (!l)
 		return;
-	unlock_file(l);
+	ledger_unlock(l);
 	if (l->dirfd >= 0)
 		close(l->dirfd);
 	for (int i = 0; i < l->ncarves; i++)

@@ -1,6 +1,8 @@
 /* corecarve: what the ledger's three files share, private to them.
  *
- *   ledger.c         the state directory, the lock, the public operations
+ *   ledger.c         the state directory, the public operations
+ *   ledger_lock.c    the lock: its bounded wait, its holder's line, and
+ *                    naming the holder when a waiter gives up
  *   ledger_carve.c   one carve: its rules and its JSON object
  *   ledger_format.c  the file: its layout, reading it whole or by its
  *                    index, writing it
@@ -50,6 +52,14 @@ struct ledger_layout {
 };
 
 void ledger_index_free(struct cc_ledger_index *ix);
+
+/* ---- ledger_lock.c ---- */
+/* Open <dir>/lock (a writer creates it 0600) and take it, exclusive or
+ * shared, waiting as `lock` says (NULL: the defaults).  A reader finds no
+ * lock file when no writer ever ran: 0, and l->lockfd stays -1. */
+int ledger_lock(struct cc_ledger *l, bool exclusive, const struct cc_ledger_lock *lock, struct cc_err *err);
+/* Empty the holder's line (a writer) and let go; -1 lockfd is a no-op. */
+void ledger_unlock(struct cc_ledger *l);
 
 /* ---- ledger_carve.c ---- */
 bool ledger_in_list(const char *const *list, const char *s);
