@@ -633,25 +633,52 @@ static int step_do(struct cc_cg *cg, const struct cc_cg_step *s, struct cc_err *
 	return put(cg, s->cgroup, s->file, s->value, err);
 }
 
-/* The carve runs on exactly its CPUs: nothing else proves it (Linux 7.0
- * strips CPUs a sibling partition holds instead of failing the write). */
-static int check_effective(struct cc_cg *cg, const struct cc_cg_carve *c, const char *file, struct cc_err *err)
+/* A cgroup runs on exactly the CPUs it was given: nothing else proves it
+ * (Linux 7.0 strips CPUs a sibling partition holds instead of failing the
+ * write, and keeps the partition valid on what is left). */
+static int check_effective(struct cc_cg *cg, const char *cgroup, const char *file, hwloc_const_bitmap_t want,
+			   const char *what, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t got = hwloc_bitmap_alloc();
 	_cleanup_free_ char *g = NULL, *w = NULL;
 
 	if (!got)
 		return cc_err_sys(err, ENOMEM, "cgroup");
-	if (cc_cg_read_cpus(cg, c->cgroup, file, got, err) < 0)
+	if (cc_cg_read_cpus(cg, cgroup, file, got, err) < 0)
 		return -1;
-	if (hwloc_bitmap_isequal(got, c->cpus))
+	if (hwloc_bitmap_isequal(got, want))
 		return 0;
 	g = cc_cpulist_format(got);
-	w = cc_cpulist_format(c->cpus);
+	w = cc_cpulist_format(want);
 	return cc_err_set(err, EIO,
-			  "%s reads \"%s\", not the carved \"%s\": the kernel runs the container on other CPUs "
+			  "%s/%s reads \"%s\", not the carved \"%s\": the kernel runs %s on other CPUs "
 			  "(a partition elsewhere holds some of them?); refused",
-			  file, g ? g : "?", w ? w : "?");
+			  cgroup, file, g ? g : "?", w ? w : "?", what);
+}
+
+/* The parked partition holds every parked sibling it was given. */
+static int check_parked(struct cc_cg *cg, const struct cc_cg_plan *plan, const struct cc_noderecs *recs,
+			struct cc_err *err)
+{
+	for (int i = 0; i < plan->n; i++) {
+		const struct cc_cg_step *s = &plan->steps[i];
+		_cleanup_bitmap_ hwloc_bitmap_t want = NULL;
+		const struct cc_noderec *r;
+		struct cc_err e = CC_ERR_INIT;
+
+		if (!s->rec || strcmp(s->file, "cpuset.cpus") || !(r = cc_noderecs_find(recs, s->rec)) ||
+		    strcmp(r->kind, "parked") || !r->set)
+			continue;
+		want = hwloc_bitmap_alloc();
+		if (!want)
+			return cc_err_sys(err, ENOMEM, "cgroup");
+		if (cc_cpulist_parse(r->set, want, r->path, &e) < 0) {
+			*err = e;
+			return -1;
+		}
+		return check_effective(cg, s->cgroup, "cpuset.cpus.effective", want, "the parked siblings", err);
+	}
+	return 0;
 }
 
 int cc_cg_apply_plan(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg_plan *plan,
@@ -679,9 +706,10 @@ int cc_cg_apply_plan(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg
 	/* A shared pool's cgroup runs wherever the pool is. */
 	if (!c->exclusive)
 		return 0;
-	if (check_effective(cg, c, "cpuset.cpus.effective", err) < 0 ||
-	    (c->mode == CC_MODE_REMOTE && cc_cg_exists(cg, c->cgroup, "cpuset.cpus.exclusive.effective") &&
-	     check_effective(cg, c, "cpuset.cpus.exclusive.effective", err) < 0))
+	if (check_effective(cg, c->cgroup, "cpuset.cpus.effective", c->cpus, "the container", err) < 0 ||
+	    (c->mode != CC_MODE_CPUSET_ONLY && cc_cg_exists(cg, c->cgroup, "cpuset.cpus.exclusive.effective") &&
+	     check_effective(cg, c->cgroup, "cpuset.cpus.exclusive.effective", c->cpus, "the container", err) < 0) ||
+	    check_parked(cg, plan, recs, err) < 0)
 		goto fail;
 	return 0;
 fail:

@@ -101,6 +101,14 @@ bool cc_cg_partition_valid(const char *s);
 /* Create a cgroup directory (host only); existing is fine. */
 int cc_cg_mkdir(struct cc_cg *cg, const char *cgroup, struct cc_err *err);
 
+/* The CPUs the kernel lets a carve at `cgroup` run on: what the cgroup a
+ * carve there draws from has (the root's for a remote partition, the
+ * parent's otherwise: a partition elsewhere, a parent narrowed by someone
+ * else, take theirs away).  `exclusive` false: a shared-pool cgroup, its
+ * parent's. */
+int cc_cg_available(const struct cc_cg *cg, const char *cgroup, bool exclusive, hwloc_bitmap_t out,
+		    struct cc_err *err);
+
 /* The mode the kernel offers for this cgroup. */
 enum cc_cg_mode cc_cg_probe_mode(const struct cc_cg *cg, const char *cgroup);
 const char *cc_cg_mode_name(enum cc_cg_mode m);

@@ -225,6 +225,41 @@ static int apply_shared(struct cc_cg *cg, const struct cc_decision *d, const cha
 	return rc;
 }
 
+/* CPUs the kernel would not give a carve at `cgroup` (a partition that is
+ * none of ours holds them, someone narrowed its parent) count as taken:
+ * choosing them would be refused at the read-back, and on 6.12 the attempt
+ * alone invalidates that other partition.  Our own carves are taken
+ * already. */
+static int keep_off_foreign(const struct cc_ctx *ctx, const struct cc_cg *cg, const struct cc_policy *policy,
+			    const struct cc_topo *topo, const struct cc_request *req, const char *cgroup,
+			    hwloc_bitmap_t taken, struct cc_err *err)
+{
+	const struct cc_pclass *pc = cc_policy_class(policy, req->class_name);
+	_cleanup_bitmap_ hwloc_bitmap_t avail = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t foreign = hwloc_bitmap_alloc();
+	struct cc_err e = CC_ERR_INIT;
+
+	if (!avail || !foreign)
+		return cc_err_sys(err, ENOMEM, "cgroup");
+	/* A class unknown here is the allocator's refusal to word. */
+	if (!pc)
+		return 0;
+	if (cc_cg_available(cg, cgroup, pc->exclusive, avail, &e) < 0)
+		return 0; /* the cgroup is checked, and refused, by the plan */
+	hwloc_bitmap_andnot(foreign, topo->online, avail);
+	hwloc_bitmap_andnot(foreign, foreign, taken);
+	if (hwloc_bitmap_iszero(foreign))
+		return 0;
+	if (ctx->verbose && ctx->log) {
+		_cleanup_free_ char *f = cc_cpulist_format(foreign);
+
+		fprintf(ctx->log, "corecarve: CPUs %s are not available to %s (a partition elsewhere holds them): "
+			"not carved\n", f ? f : "?", cgroup);
+	}
+	hwloc_bitmap_or(taken, taken, foreign);
+	return 0;
+}
+
 /* Read the world, decide, journal, apply, record:
  *   policy, topology (cached), ledger (its index), gc -> allocate ->
  *   plan the cgroups -> journal (the carve and every record with its
@@ -322,6 +357,8 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 		cc_err_sys(err, ENOMEM, "ledger");
 		goto out;
 	}
+	if (keep_off_foreign(ctx, &cg, policy, topo, req, res->cgroup, taken, err) < 0)
+		goto out;
 	if (cc_allocate(topo, policy, taken, req, &res->decision, err) < 0) {
 		if (is_container)
 			cc_err_prefix(err, "container %s", spec->id);
