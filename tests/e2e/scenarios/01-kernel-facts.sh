@@ -39,7 +39,7 @@ esac
 root_eff_before=$(cg_read / cpuset.cpus.effective)
 check_eq root-effective-all 0-15 "$root_eff_before"
 
-# --- Local partition: a direct child of the root (works on both kernels).
+# --- Local partition: a direct child of the root (works on every kernel).
 cg_mkchain e2e-local
 if cg_write e2e-local cpuset.cpus 2-3; then pass local-set-cpus; else fail local-set-cpus "$CG_ERR"; fi
 if cg_write e2e-local cpuset.cpus.partition root; then :; else fail local-partition-root "write: $CG_ERR"; fi
