@@ -283,11 +283,13 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	src.noverrides = policy->noverrides;
 	/* Through the cache in the state directory: discovery is most of a
 	 * hook's time, and the model only changes with a reboot, hotplug or
-	 * the policy's coreClasses (topo_cache.h says what is checked). */
-	topo = src.kind == CC_TOPO_HOST ? cc_topo_cache_load(&src, ctx->state_dir, &tci, err) : cc_topo_load(&src, err);
+	 * the policy's coreClasses (topo_cache.h says what is checked).  A
+	 * source other than the host (the tests', the benchmark's) is keyed by
+	 * its description or its file's identity, and cached the same way. */
+	topo = cc_topo_cache_load(&src, ctx->state_dir, &tci, err);
 	if (!topo)
 		goto out;
-	if (ctx->verbose && ctx->log && src.kind == CC_TOPO_HOST && !tci.hit)
+	if (ctx->verbose && ctx->log && !tci.hit)
 		fprintf(ctx->log, "corecarve: topology discovered (cache %s)\n", tci.why);
 
 	/* The index only: the carves already there are not parsed unless one
