@@ -1,31 +1,40 @@
-/* corecarve: what the ledger's three files share, private to them.
+/* corecarve: what the ledger's files share, private to them.
  *
  *   ledger.c         the state directory, the lock, the public operations
  *   ledger_carve.c   one carve: its rules and its JSON object
  *   ledger_format.c  the file: its layout, reading it whole or by its
- *                    index, writing it
+ *                    index, writing it; one carve read or cut out alone
+ *   ledger_recs.c    the record sections: one record per line
  *
  * The file (version 2) is one JSON value per line: a header, an entry line
- * per carve, then a carve line per carve, in the same order.
+ * per carve, a carve line per carve in the same order, then the lines of
+ * the record sections (below), each a key and its record.
  *
  *   {"version": 2, "index": {"carves": 2, "taken": "0-3", "steered": "",
- *                            "digest": "fnv1a64:..."}, "sections": {...}}
+ *                            "digest": "fnv1a64:...",
+ *                            "records": {"cgroup": {"lines": 2, "next": 3}}},
+ *    "sections": {...}}
  *   ["c1", "container", "/kubepods/c1"]
  *   ["c2", "exec", "/corecarve.exec/exec-42"]
  *   {"id": "c1", "kind": "container", ..., "changes": []}
  *   {"id": "c2", ...}
+ *   "/kubepods/cpu.max" {"owners": {"c1": "1"}, "kind": "quota", ...}
+ *   "/kubepods/cpuset.cpus.exclusive" {"owners": {}, ..., "held": "0-1"}
  *
  * The header's index counts the carves and holds the union of their CPUs,
- * that of the steer-away ones, and a digest of both blocks of lines; an
- * entry names a carve (id, kind, cgroup) as gc and the duplicate check need
- * it.  A hook's create path reads the header and the entries only
- * (cc_ledger_open_index) and writes both blocks back as they were, with
- * its own lines appended: the cost of a decision no longer grows with the
- * JSON of every carve on the node, and no line it keeps is printed again.
- * Every other reader parses each line and checks the index and the entries
- * against the carves, so an index that disagrees with its carves is a
- * corrupt ledger, never a silent one.  Version 1 (one indented document)
- * is still read; the next commit writes 2. */
+ * that of the steer-away ones, the record sections' line counts and a
+ * digest of every block of lines; an entry names a carve (id, kind,
+ * cgroup) as gc and the duplicate check need it.  A hook's create path
+ * reads the header and the entries only (cc_ledger_open_index), the
+ * records it touches one at a time, and writes every line it did not
+ * change back as it was, with its own lines added: the cost of a decision
+ * no longer grows with the JSON of every carve on the node, and no line it
+ * keeps is printed again.  A release reads its own carve line alone and
+ * cuts its two lines out (cc_ledger_get, cc_ledger_drop).  Every other
+ * reader parses each line and checks the index, the entries and the
+ * record order against the carves, so an index that disagrees with its
+ * carves is a corrupt ledger, never a silent one.  Version 1 (one indented
+ * document) is still read; the next commit writes 2. */
 #ifndef CC_LEDGER_INT_H
 #define CC_LEDGER_INT_H
 
