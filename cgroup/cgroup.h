@@ -141,6 +141,9 @@ int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m);
 
 #define CC_CG_SECTION "cgroup"
 extern const char *const cc_cg_rec_kinds[]; /* exclusive, parked, peer, quota */
+/* Those whose owners are exactly the carves the rule above names: kept
+ * as `held` (noderec.h), the union of their shares. */
+extern const char *const cc_cg_rec_held_kinds[]; /* exclusive, parked */
 
 /* What one carve asks of the cgroups. */
 struct cc_cg_carve {
@@ -230,6 +233,12 @@ int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct
 int cc_cg_take_peer(struct cc_cg *cg, const char *peer, const struct cc_cg_share *owners, int n,
 		    struct cc_noderecs *recs,
 		    int (*journal)(void *arg, const struct cc_noderecs *recs, struct cc_err *err), void *arg,
+		    struct cc_cg_msgs *msgs, struct cc_err *err);
+
+/* audit --fix: the held record `path` holds CPUs outside `carved` (those
+ * of every carve): they go, as an undo of an owner that had them would
+ * take them out, and the file is recomputed. */
+int cc_cg_drop_held(struct cc_cg *cg, const char *path, hwloc_const_bitmap_t carved, struct cc_noderecs *recs,
 		    struct cc_cg_msgs *msgs, struct cc_err *err);
 
 /* The value a record asks for now: the pure function above.  `parent_cpus`

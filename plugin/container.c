@@ -63,10 +63,11 @@ int cc_carve_release(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledge
 	/* Killed here, the carve stays and gc undoes it again: harmless, as
 	 * every value an undo writes is computed from the records. */
 	cc_fault_point(ctx, "before-release-commit");
-	if (rc == 0)
-		cc_ledger_remove(l, id);
-	else
-		cc_ledger_mark_releasing(l, id);
+	/* Taken out without reading the other carves (ledger.h). */
+	if (rc == 0 ? cc_ledger_drop(l, id, &commit) < 0 : (cc_ledger_mark_releasing(l, id), false)) {
+		*err = commit;
+		return -1;
+	}
 	if (cc_ledger_commit(l, &commit) < 0) {
 		if (rc == 0)
 			*err = commit;
@@ -318,11 +319,13 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	src.noverrides = policy->noverrides;
 	/* Through the cache in the state directory: discovery is most of a
 	 * hook's time, and the model only changes with a reboot, hotplug or
-	 * the policy's coreClasses (topo_cache.h says what is checked). */
-	topo = src.kind == CC_TOPO_HOST ? cc_topo_cache_load(&src, ctx->state_dir, &tci, err) : cc_topo_load(&src, err);
+	 * the policy's coreClasses (topo_cache.h says what is checked).  A
+	 * source other than the host (the tests', the benchmark's) is keyed by
+	 * its description or its file's identity, and cached the same way. */
+	topo = cc_topo_cache_load(&src, ctx->state_dir, &tci, err);
 	if (!topo)
 		goto out;
-	if (ctx->verbose && ctx->log && src.kind == CC_TOPO_HOST && !tci.hit)
+	if (ctx->verbose && ctx->log && !tci.hit)
 		fprintf(ctx->log, "corecarve: topology discovered (cache %s)\n", tci.why);
 
 	/* The index only: the carves already there are not parsed unless one
@@ -431,12 +434,13 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 	int rc;
 
 	/* The index only: a container that was not carved (the usual case
-	 * for one in a shared class) costs no parse of the carves. */
+	 * for one in a shared class) costs no parse of the carves, and one
+	 * that was the parse of its own line. */
 	ledger = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
 	if (!ledger)
 		return -1;
 	ledger->fault = ctx->fault;
-	rc = cc_ledger_lookup(ledger, id, &c, err);
+	rc = cc_ledger_get(ledger, id, &c, err);
 	if (rc <= 0)
 		return rc;
 	if (cc_cg_open(&cg, ctx->root, err) < 0)

@@ -67,6 +67,8 @@ struct cc_ledger {
 	/* A load of those carves that failed inside a call with no error
 	 * argument (cc_ledger_find): commit refuses with it. */
 	struct cc_err lazy_err;
+	/* The record sections (ledger_recs.c), NULL until one is used. */
+	struct ledger_recset *recs;
 };
 
 /* How long an opener waits for the lock before it gives up, by default.
@@ -170,6 +172,19 @@ struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id);
  * when there is no such carve, -1 (err set). */
 int cc_ledger_lookup(struct cc_ledger *l, const char *id, struct cc_carve **out, struct cc_err *err);
 
+/* The carve under `id` for a release: in an index-only ledger only its own
+ * line is read (checked against its entry and the index; the other carves
+ * stay unread, and cc_ledger_held/cc_ledger_refs can leave it out).  1 and
+ * *out set (borrowed until the ledger changes), 0 when there is none, -1
+ * when its line cannot be read (commit then refuses too). */
+int cc_ledger_get(struct cc_ledger *l, const char *id, struct cc_carve **out, struct cc_err *err);
+
+/* Remove by id after cc_ledger_get: in an index-only ledger its two lines
+ * are cut out and its CPUs taken out of the index's unions (carves are
+ * disjoint) without reading the other carves.  1 removed, 0 unknown, -1
+ * (err set). */
+int cc_ledger_drop(struct cc_ledger *l, const char *id, struct cc_err *err);
+
 /* Add a copy of `c` (bitmaps duplicated, changes reference taken).
  * Refuses a duplicate id and any CPU overlap with existing carves, and
  * anything the loader would refuse (unknown kind/mode, empty id, cpus
@@ -194,6 +209,32 @@ json_t *cc_ledger_section(struct cc_ledger *l, const char *name, bool create);
 /* Replace a section with `value` (its reference is taken; NULL removes the
  * section). */
 int cc_ledger_set_section(struct cc_ledger *l, const char *name, json_t *value, struct cc_err *err);
+
+/* Record sections: node records (noderec.h) of the modules that have
+ * many, "cgroup", kept one per line in key order, so that a hook reads
+ * and writes only the records it touches (ledger_int.h has the layout).
+ * cc_ledger_section() of one gives its records as {"files": [{"path":
+ * <key>, ...}, ...]} — a view to read, rebuilt after each change, NULL
+ * when there are none — and cc_ledger_set_section() replaces them all;
+ * one at a time: */
+/* The record `key` (borrowed until the record is put or the ledger
+ * closes): 1, 0 when there is none, -1 when its line cannot be read (the
+ * ledger then refuses to commit). */
+int cc_ledger_rec_get(struct cc_ledger *l, const char *section, const char *key, json_t **out, struct cc_err *err);
+/* Set the record `key` to `val` (an object, its reference taken), or remove
+ * it (NULL).  A value equal to the one there changes nothing. */
+int cc_ledger_rec_put(struct cc_ledger *l, const char *section, const char *key, json_t *val, struct cc_err *err);
+/* The keys of the records that name `word` (as an object's key or a string
+ * value anywhere in them): those that may list a carve as an owner.  Only
+ * the lines that hold the bytes of that string are parsed.  *keys (n of
+ * them) is the caller's to free, each and the array. */
+int cc_ledger_rec_naming(struct cc_ledger *l, const char *section, const char *word, char ***keys, int *n,
+			 struct cc_err *err);
+/* The section's module's next sequence number (1 for a section without
+ * records), kept with its records. */
+long long cc_ledger_rec_next(struct cc_ledger *l, const char *section);
+void cc_ledger_rec_set_next(struct cc_ledger *l, const char *section, long long next);
+int cc_ledger_rec_count(struct cc_ledger *l, const char *section);
 
 /* Keep the carve `id` as `releasing` (struct cc_carve); 0 when unknown. */
 int cc_ledger_mark_releasing(struct cc_ledger *l, const char *id);
