@@ -5,8 +5,11 @@
 #   plain       no hook
 #   hook        corecarve registered for createRuntime and poststop, the
 #               container not annotated (what every container pays)
-#   hook-floor  static busybox `true` registered the same way: the least
-#               any hook binary costs
+#   hook-floor  static busybox `dd of=/dev/null` registered the same way:
+#               the least any hook binary costs.  It reads its stdin as
+#               every hook must: crun writes the state to the hook's stdin,
+#               and a `true` that exits first makes crun fail the start
+#               ("writing to pipe: Broken pipe", hook exit code -33)
 # Needs root, crun and busybox (static).  A host whose cgroups are hybrid
 # (v1 controllers, as on the machine this was written on) makes crun
 # refuse; the runs therefore happen in a private mount namespace with a
@@ -52,7 +55,7 @@ hook() { printf '"createRuntime": [ { "path": "%s", "args": ["%s", %s] } ], "pos
 	"$1" "$2" "$3" "$1" "$2" "$4"; }
 bundle plain ''
 bundle hook "$(hook "$bin" corecarve '"hook", "createRuntime"' '"hook", "poststop"')"
-bundle hook-floor "$(hook "$dir/rootfs/bin/busybox" true '"x"' '"x"')"
+bundle hook-floor "$(hook "$dir/rootfs/bin/busybox" dd '"of=/dev/null", "status=none"' '"of=/dev/null", "status=none"')"
 
 cat >"$dir/run.sh" <<'EOF'
 set -eu
