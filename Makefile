@@ -117,10 +117,11 @@ check: deps
 -include $(sort $(wildcard mk/*.mk))
 
 # The main job on the embedded default: boot the emulated 2-socket SMT NUMA
-# host on Linux 6.12 and start annotated containers with crun.
+# host on the newest kernel of the matrix (7.x) and start annotated
+# containers with crun.
 demo: deps
 	@$(MAKE) --no-print-directory all
-	@CORECARVE_BIN=$(abspath $(BIN)) tests/e2e/run.sh --kernel 6.12 --scenarios '90-demo*' --demo
+	@CORECARVE_BIN=$(abspath $(BIN)) tests/e2e/run.sh --kernel 7 --scenarios '90-demo*' --demo
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(TESTLIB_SRC) $(wildcard plugin/*.h cgroup/*.h hooks/*.h cli/*.h tests/unit/*.h)
