@@ -954,7 +954,9 @@ START_TEST(test_cli_plan_power)
 
 	if (!bin || !tree)
 		return;
-	pol = cc_test_write_tmp("classes:\n"
+	/* P-core 0 reserved, so the carve is P-core 1 (CPUs 2-3). */
+	pol = cc_test_write_tmp("reserved: \"0-1\"\n"
+				"classes:\n"
 				"  latency:\n"
 				"    coreType: performance\n"
 				"    power:\n"
