@@ -14,7 +14,11 @@ BUILD ?= build
 SAN_FLAGS :=
 endif
 
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# libsmartcols (util-linux's table library): its header only.  The CLI
+# loads it with dlopen() when it prints a table, so the hook, which prints
+# none, does not map it at each start (cli/table.h, docs/performance.md).
+DLOPEN_PKGS := smartcols
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) $(DLOPEN_PKGS) 2>/dev/null)
 
 # STATIC_DEPS=1 (the default): hwloc, libyaml, libcgroup, libnuma, jansson
 # and libseccomp are linked from their archives; libc, libm and libudev
