@@ -38,6 +38,24 @@ const char *cc_cli_policy_path(const struct cc_cli_common *c);
 int cc_cli_load(const struct cc_cli_common *c, struct cc_root **root,
 		struct cc_policy **policy, struct cc_topo **topo, struct cc_err *err);
 
+/* The state directory (ledger) a command uses: `opt` (--state), else
+ * $CORECARVE_STATE_DIR, else with --root DIR a captured tree's
+ * DIR/run/corecarve (`corecarve capture` writes it there; none when the
+ * tree has none), else NULL: CC_LEDGER_DIR, which may be absent (no carve
+ * since boot).  A directory --state or the variable names must exist: a
+ * misspelt one would read as a node with no carves.  *dir points into
+ * `buf` or the arguments.  -1 with err naming the option and the fix. */
+int cc_cli_state_dir(const char *opt, const char *root, char *buf, size_t len, const char **dir,
+		     struct cc_err *err);
+
+/* cc_ledger_read with the fix in the error: run as root for a ledger this
+ * user may not read, `corecarve status --kernel` and the recovery steps
+ * for a damaged one. */
+struct cc_ledger;
+struct cc_ledger *cc_cli_ledger_read(const char *dir, struct cc_err *err);
+/* The same fix appended to an error cc_ledger_open or cc_ledger_read set. */
+void cc_cli_ledger_hint(struct cc_err *err);
+
 /* Print "corecarve: <msg>" once; returns CC_EXIT_ERROR. */
 int cc_cli_fail(const struct cc_err *err);
 
