@@ -103,7 +103,7 @@ static int run_uncarved(struct cc_cli_common *common, const char *state, const c
 	common->caller_view = true;
 	if (cc_cli_load(common, &root, &policy, &topo, &err) < 0)
 		return fail(&err);
-	ledger = cc_ledger_read(state, &err);
+	ledger = cc_cli_ledger_read(state, &err);
 	if (!ledger)
 		return fail(&err);
 	taken = cc_ledger_taken(ledger);
@@ -145,7 +145,7 @@ static int run_carved(const struct cc_cli_common *common, const char *state, con
 	ctx.root = root;
 	ctx.policy_path = cc_cli_policy_path(common);
 	ctx.state_dir = state;
-	ctx.fault = getenv("CORECARVE_FAULT");
+	ctx.fault = cc_cli_fault();
 	ctx.log = stderr;
 	ctx.verbose = verbose;
 	r = cc_exec_carved(&ctx, opt, cmd, &status, &res, &err);
@@ -167,6 +167,7 @@ int cc_cmd_exec(int argc, char **argv)
 	struct cc_cli_common common = { 0 };
 	struct cc_exec_carve opt = { 0 };
 	const char *state = NULL, *v;
+	char state_buf[PATH_MAX];
 	bool carve = false, verbose = false;
 	int i;
 
@@ -231,10 +232,10 @@ int cc_cmd_exec(int argc, char **argv)
 		cc_err_set(&err, EINVAL, "exec: --cgroup-parent only means something with --carve");
 		return fail(&err);
 	}
-	if (!state || !*state)
-		state = getenv("CORECARVE_STATE_DIR");
-	if (state && !*state)
-		state = NULL;
+	/* A --state that does not exist would start a second ledger beside the
+	 * hook's: the carves would not see each other. */
+	if (cc_cli_state_dir(state, common.root, state_buf, sizeof(state_buf), &state, &err) < 0)
+		return fail(&err);
 	if (carve)
 		return run_carved(&common, state, &opt, verbose, argv + i);
 	return run_uncarved(&common, state, opt.class_name, opt.cpus, opt.lock_affinity, verbose, argv + i);

@@ -56,6 +56,12 @@ struct cc_ledger *cc_cli_ledger_read(const char *dir, struct cc_err *err);
 /* The same fix appended to an error cc_ledger_open or cc_ledger_read set. */
 void cc_cli_ledger_hint(struct cc_err *err);
 
+/* The fault-injection step of $CORECARVE_FAULT in a test build (make's
+ * $(BUILD)/faults/corecarve, -DCC_FAULT_INJECTION), NULL in the installed
+ * binary, which ignores the variable (cli/fault_env.c). */
+const char *cc_cli_fault(void);
+bool cc_cli_fault_built(void);
+
 /* Print "corecarve: <msg>" once; returns CC_EXIT_ERROR. */
 int cc_cli_fail(const struct cc_err *err);
 
@@ -80,5 +86,6 @@ int cc_cmd_exec(int argc, char **argv);
 int cc_cmd_irq(int argc, char **argv);
 int cc_cmd_vm(int argc, char **argv);
 int cc_cmd_doctor(int argc, char **argv);
+int cc_cmd_capture(int argc, char **argv);
 
 #endif

@@ -57,13 +57,21 @@ int cc_cli_common_opt(struct cc_cli_common *c, int argc, char **argv, int *i,
 
 const char *cc_cli_policy_path(const struct cc_cli_common *c)
 {
+	static char tree_policy[PATH_MAX];
 	const char *env;
+	struct stat st;
 
 	if (c->policy)
 		return c->policy;
 	env = getenv("CORECARVE_POLICY");
 	if (env && *env)
 		return env;
+	/* A captured tree carries the policy it was captured with. */
+	if (c->root && strcmp(c->root, "/")) {
+		snprintf(tree_policy, sizeof(tree_policy), "%s%s", c->root, CC_POLICY_PATH);
+		if (stat(tree_policy, &st) == 0 && S_ISREG(st.st_mode))
+			return tree_policy;
+	}
 	return NULL;
 }
 

@@ -24,7 +24,8 @@ static const struct cc_command commands[] = {
 	{ "exec", cc_cmd_exec, "run a command on CPUs of a placement class (taskset + numactl, or --carve)" },
 	{ "irq", cc_cmd_irq, "IRQs on carved CPUs: status (who fires where), reconcile (steer new ones away)" },
 	{ "vm", cc_cmd_vm, "pin VMs' vCPUs on whole cores of one class: reconcile, status, xml NAME" },
-	{ "doctor", cc_cmd_doctor, "is this node ready? cgroups, partitions, SMT, governors, THP, irqbalance, hooks (exit 0/1/2)" },
+	{ "doctor", cc_cmd_doctor, "is this node ready? cgroups, partitions, capacity, governors, THP, irqbalance, hooks (exit 0/1/2)" },
+	{ "capture", cc_cmd_capture, "copy what corecarve reads of this node into a --root tree, for bug reports" },
 };
 
 static void usage(FILE *out)
