@@ -476,8 +476,8 @@ static int alloc_shared(const struct cc_topo *t, const struct cc_request *req, i
 				  d->class_name, d->core_class, total, d->core_class, nres, total - nres);
 	}
 	if (req->cpus > n)
-		warn(d, "class %s: the shared %s pool has %d CPUs, fewer than the %d requested (cpus is a hint for a shared class)",
-		     d->class_name, d->core_class, n, req->cpus);
+		warn(d, "class %s: the shared %s pool has %d CPU%s, fewer than the %d requested (cpus is a hint for a shared class)",
+		     d->class_name, d->core_class, n, plural(n), req->cpus);
 	fill_mems(t, d, cls);
 	fill_spans(t, d);
 	return 0;
@@ -748,7 +748,7 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 	else
 		snprintf(kind, sizeof(kind), "core%s of any class", plural(k));
 	if (d->smt == CC_SMT_FULL)
-		snprintf(what, sizeof(what), "%d CPUs (%d whole %s)", req->cpus, k, kind);
+		snprintf(what, sizeof(what), "%d CPU%s (%d whole %s)", req->cpus, plural(req->cpus), k, kind);
 	else
 		snprintf(what, sizeof(what), "%d whole %s", k, kind);
 
@@ -885,9 +885,9 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 		if (maxk < k) {
 			floor_users(t, p, cls, who, sizeof(who));
 			return cc_err_set(err, ENOSPC,
-					  "class %s: %s requested, %d free in total (%d at most on one NUMA node), but the shared %s pool (%d CPUs) must keep %d (minShared, for %s): at most %d core%s can be carved; refused: %s, or lower minShared in the policy",
+					  "class %s: %s requested, %d free in total (%d at most on one NUMA node), but the shared %s pool (%d CPU%s) must keep %d (minShared, for %s): at most %d core%s can be carved; refused: %s, or lower minShared in the policy",
 					  d->class_name, what, cs.free, max_free_per_node(t, state), d->core_class,
-					  budget[cls] + floor[cls], floor[cls], who, maxk, plural(maxk), fewer(maxk, unit, buf, sizeof(buf)));
+					  budget[cls] + floor[cls], plural(budget[cls] + floor[cls]), floor[cls], who, maxk, plural(maxk), fewer(maxk, unit, buf, sizeof(buf)));
 		}
 		maxk = max_cores_in_budget(t, cands, ncand, node_budget);
 		if (maxk < k)
@@ -909,8 +909,9 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 		/* Only when cores of one class differ in thread count. */
 		if (npu > budget[cls])
 			return cc_err_set(err, ENOSPC,
-					  "class %s: %s need %d CPUs, but the shared %s pool (%d CPUs) must keep %d (minShared); refused: ask for fewer, or lower minShared in the policy",
-					  d->class_name, what, npu, d->core_class, budget[cls] + floor[cls], floor[cls]);
+					  "class %s: %s need %d CPUs, but the shared %s pool (%d CPU%s) must keep %d (minShared); refused: ask for fewer, or lower minShared in the policy",
+					  d->class_name, what, npu, d->core_class, budget[cls] + floor[cls],
+					  plural(budget[cls] + floor[cls]), floor[cls]);
 		if (npu > node_budget)
 			return cc_err_set(err, ENOSPC,
 					  "class %s: %s need %d CPUs, but the node's unreserved shared CPUs (%d) must keep %d (minShared); refused: ask for fewer, or lower minShared in the policy",

@@ -920,8 +920,12 @@ START_TEST(test_plan_text_and_fallback)
 	if (rc < 0)
 		return;
 	ck_assert_msg(rc == 0, "exit %d: %s", rc, errout);
-	ck_assert_msg(strstr(out, "  cpus      2-3\n") != NULL, "%s", out);
-	ck_assert_msg(strstr(out, "warning   throughput: host has no efficient cores; using performance") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "\ncpus      2-3\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "\nwarning   throughput: host has no efficient cores; using performance") != NULL, "%s", out);
+	/* Where the reserved set comes from, and what minShared keeps. */
+	ck_assert_msg(strstr(out, "\nreserved  0-1 (the default rule: the first core of performance, the most plentiful core "
+				  "class, in each package") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "\nminShared 1 kept in the performance pool for background\n") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "nothing was changed") != NULL, "%s", out);
 }
 END_TEST

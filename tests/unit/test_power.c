@@ -977,8 +977,8 @@ START_TEST(test_cli_plan_power)
 	 * refuses: exit 2, one line naming the field, nothing on stdout. */
 	rc = cc_test_sh(&out, "'%s' plan --root '%s' --policy '%s' --class latency --cpus 1", bin, tree, pol);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_msg(strstr(out, "  power     " GOV2 ": powersave -> performance\n"), "%s", out);
-	ck_assert_msg(strstr(out, "  note      power: uncore package_00_die_00 fixed at 4000000 kHz"), "%s", out);
+	ck_assert_msg(strstr(out, "\npower    " GOV2 ": powersave -> performance\n"), "%s", out);
+	ck_assert_msg(strstr(out, "\nnote     power: uncore package_00_die_00 fixed at 4000000 kHz"), "%s", out);
 	free(out);
 	free(pol);
 	pol = cc_test_write_tmp("classes:\n"
