@@ -249,7 +249,8 @@ static void summary(FILE *out, const struct cc_audit_report *r, const struct cc_
 static int print_json(const struct cc_audit_report *found, const struct cc_audit_report *left,
 		      const struct cc_audit_stats *st, const struct cc_audit_fix_result *fixed, struct cc_err *err)
 {
-	_cleanup_json_ json_t *doc = json_pack("{s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "clean", left->n == 0,
+	_cleanup_json_ json_t *doc = json_pack("{s:i, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "schema_version", 1,
+					       "clean", left->n == 0,
 					       "carves", st->carves, "carved_cpus", st->carved_cpus, "cgroups",
 					       st->cgroups, "tasks", st->tasks, "irqs", st->irqs, "sample_ms",
 					       st->sample_ms, "read_ms", st->read_ms, "check_ms", st->check_ms);

@@ -285,7 +285,8 @@ static int print_json(const struct cc_vm_result *res, const struct opts *o, cons
 	for (int i = 0; !bad && i < nf; i++)
 		bad |= json_array_append_new(fs, json_pack("{s:s, s:s, s:s}", "kind", cc_vm_finding_name(f[i].kind),
 							   "vm", f[i].vm, "message", f[i].msg));
-	bad |= set(doc, "source", json_string(res->cfg.source)) | set(doc, "vms", vms);
+	bad |= set(doc, "schema_version", json_integer(1)) | set(doc, "source", json_string(res->cfg.source)) |
+	       set(doc, "vms", vms);
 	if (!strcmp(o->sub, "status"))
 		bad |= set(doc, "findings", fs);
 	else

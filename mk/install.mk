@@ -14,6 +14,7 @@
 #   $(UNITDIR)/corecarve-{prepare,audit,irqbalance}.service, corecarve-audit.timer,
 #       corecarve-irqbalance.path, corecarve.slice
 #   $(COMPLETIONDIR)/corecarve            bash completion
+#   $(DOCDIR)/*.md                        docs/ (what --help and the man pages point at)
 #
 # HOOKSDIR and SYSCONFDIR do not follow PREFIX: podman and CRI-O read hooks
 # from /usr/share/containers/oci/hooks.d (and /etc/containers/oci/hooks.d),
@@ -37,6 +38,7 @@ SYSCONFDIR ?= /etc
 HOOKSDIR ?= /usr/share/containers/oci/hooks.d
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+DOCDIR ?= $(PREFIX)/share/doc/corecarve
 # node_exporter's textfile collector directory (Debian's prometheus-node-exporter).
 PROMDIR ?= /var/lib/prometheus/node-exporter
 # The partition parent corecarve-prepare makes on kernels before 6.7.
@@ -49,13 +51,15 @@ INSTALL_UNITS_IN := $(wildcard systemd/*.in)
 INSTALL_UNITS_PLAIN := $(filter-out %.in,$(wildcard systemd/corecarve*))
 INSTALL_UNITS := $(notdir $(INSTALL_UNITS_IN:.in=)) $(notdir $(INSTALL_UNITS_PLAIN))
 INSTALL_POLICY := $(DESTDIR)$(SYSCONFDIR)/corecarve/policy.yaml
+INSTALL_DOCS := $(notdir $(wildcard docs/*.md))
 
 # Every file install writes (the policy aside), for uninstall and the test.
 INSTALL_FILES := $(DESTDIR)$(BINDIR)/corecarve \
 	$(INSTALL_HOOKS:%=$(DESTDIR)$(HOOKSDIR)/%) \
 	$(foreach m,$(INSTALL_MAN),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	$(INSTALL_UNITS:%=$(DESTDIR)$(UNITDIR)/%) \
-	$(DESTDIR)$(COMPLETIONDIR)/corecarve
+	$(DESTDIR)$(COMPLETIONDIR)/corecarve \
+	$(INSTALL_DOCS:%=$(DESTDIR)$(DOCDIR)/%)
 
 SUBST_PATHS = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@PROMDIR@|$(PROMDIR)|g' -e 's|@PARENT@|$(PARTITION_PARENT)|g'
 
@@ -64,7 +68,7 @@ SUBST_PATHS = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@PROMDIR@|$(PROMDIR)|g' -e '
 install: $(BIN)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(HOOKSDIR) $(DESTDIR)$(SYSCONFDIR)/corecarve \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONDIR)
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/corecarve
 	@for h in $(INSTALL_HOOKS); do \
 		echo "hooks.d: $(DESTDIR)$(HOOKSDIR)/$$h -> $(BINDIR)/corecarve"; \
@@ -88,6 +92,7 @@ install: $(BIN)
 		$(INSTALL) -m 0644 $$u $(DESTDIR)$(UNITDIR)/$$(basename $$u) && echo "unit: $(DESTDIR)$(UNITDIR)/$$(basename $$u)" || exit 1; \
 	done
 	$(INSTALL) -m 0644 completion/corecarve.bash $(DESTDIR)$(COMPLETIONDIR)/corecarve
+	$(INSTALL) -m 0644 $(INSTALL_DOCS:%=docs/%) $(DESTDIR)$(DOCDIR)/
 
 STATE ?= /run/corecarve
 # The installed binary reads the ledger (the one being removed may be the
@@ -132,7 +137,7 @@ uninstall:
 	elif [ -e $(INSTALL_POLICY) ]; then \
 		echo "policy: keeping $(INSTALL_POLICY) (edited)"; \
 	fi
-	-@rmdir $(DESTDIR)$(SYSCONFDIR)/corecarve 2>/dev/null || true
+	-@rmdir $(DESTDIR)$(SYSCONFDIR)/corecarve $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 # The files install writes, one per line (tests/unit/test_install.c).
 install-list:

@@ -46,6 +46,7 @@ static const char *const tree_usr[] = {
 	"/usr/share/bash-completion/completions/corecarve",
 	"/usr/share/containers/oci/hooks.d/corecarve-createRuntime.json",
 	"/usr/share/containers/oci/hooks.d/corecarve-poststop.json",
+	"DOCS",
 	"/usr/share/man/man5/corecarve-policy.5",
 	"/usr/share/man/man7/corecarve-annotations.7",
 	"/usr/share/man/man8/corecarve.8",
@@ -76,6 +77,13 @@ START_TEST(test_install_tree)
 	/* Exactly these files, nothing else. */
 	reset(&out);
 	for (int i = 0; tree_usr[i]; i++) {
+		if (!strcmp(tree_usr[i], "DOCS")) {
+			_cleanup_free_ char *docs = NULL;
+
+			ck_assert_int_eq(cc_test_sh(&docs, "cd '" SRC "/docs' && ls *.md | sed 's|^|/usr/share/doc/corecarve/|' | LC_ALL=C sort"), 0);
+			off += (size_t)snprintf(want + off, sizeof(want) - off, "%s", docs);
+			continue;
+		}
 		if (strcmp(tree_usr[i], "UNITS")) {
 			off += (size_t)snprintf(want + off, sizeof(want) - off, "%s\n", tree_usr[i]);
 			continue;
