@@ -137,6 +137,13 @@ START_TEST(test_install_tree)
 			    d, d), 0);
 	ck_assert_str_eq(out, "exec\n--svg --state --synthetic\nlatency throughput background isolated\ncmd-ok\n");
 	reset(&out);
+	ck_assert_int_eq(cc_test_sh(&out, "bash -c '. \"%s/usr/share/bash-completion/completions/corecarve\"; "
+				  "COMP_WORDS=(corecarve ca); COMP_CWORD=1; _corecarve; echo \"${COMPREPLY[*]}\"; "
+				  "COMP_WORDS=(corecarve status --table \"\"); COMP_CWORD=3; _corecarve; echo \"${COMPREPLY[*]}\"; "
+				  "COMP_WORDS=(corecarve doctor --pro); COMP_CWORD=2; _corecarve; echo \"${COMPREPLY[*]}\"'",
+			    d), 0);
+	ck_assert_str_eq(out, "capture\ncarves cpus capacity power\n--problems\n");
+	reset(&out);
 
 	/* uninstall: nothing left. */
 	ck_assert_msg(cc_test_sh(&out, MAKE " uninstall DESTDIR='%s' PREFIX=/usr", b, b, d) == 0, "%s", out);
