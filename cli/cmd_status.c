@@ -542,15 +542,19 @@ static int print_kernel(const struct cc_root *root, bool json, const struct cc_t
 		exc = g->exclusive ? cc_cpulist_format(g->exclusive) : strdup("");
 		if (!cpus || !eff || !exc)
 			goto nomem_or_err;
-		if (g->quota < 0)
+		/* No period: no cpu controller there, so no cpu.max at all. */
+		if (g->quota < 0 && g->period <= 0)
+			snprintf(quota, sizeof(quota), "-");
+		else if (g->quota < 0)
 			snprintf(quota, sizeof(quota), "max %lld", g->period);
 		else
 			snprintf(quota, sizeof(quota), "%lld %lld", g->quota, g->period);
 		shown++;
 		if (json) {
-			json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s, s:b}", "cgroup", g->path, "partition",
+			json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?, s:b}", "cgroup", g->path, "partition",
 						g->partition, "cpus", cpus, "effective", eff, "exclusive",
-						g->exclusive ? exc : NULL, "quota", quota, "populated", g->populated);
+						g->exclusive ? exc : NULL, "quota", strcmp(quota, "-") ? quota : NULL,
+						"populated", g->populated);
 
 			if (!row || json_array_append_new(arr, row) < 0)
 				goto nomem_or_err;

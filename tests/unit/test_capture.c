@@ -142,6 +142,26 @@ START_TEST(test_capture_audits_the_same)
 	cc_carve_fini(&c);
 	cc_ledger_close(l);
 
+	/* status --kernel: the partition, its quota-limited ancestor and the
+	 * parked partition without a ledger; the uncarved peer p1 is not one. */
+	put(src, "/sys/fs/cgroup/kubepods/cpu.max", "200000 100000\n");
+	put(src, "/sys/fs/cgroup/corecarve.parked/cpuset.cpus", "3,5\n");
+	put(src, "/sys/fs/cgroup/corecarve.parked/cpuset.cpus.partition", "isolated\n");
+	ck_assert_int_eq(cc_test_sh(&a, "CORECARVE_STATE_DIR= '%s' status --kernel --root '%s' | tr -s ' '", bin, src), 0);
+	ck_assert_msg(strstr(a, "CGROUP PARTITION CPUS EFFECTIVE EXCLUSIVE QUOTA TASKS\n") == a &&
+			      strstr(a, "\n/corecarve.parked isolated 3,5 ") && strstr(a, "\n/kubepods member - 0-15 (none) 200000 100000 no\n") &&
+			      strstr(a, "\n/kubepods/c1 root invalid (Parent is not a partition root) 2,4 2,4 (none) 50000 100000 yes\n") &&
+			      !strstr(a, "/kubepods/p1"),
+		      "%s", a);
+	free(a);
+	a = NULL;
+	ck_assert_int_eq(cc_test_sh(&a, "CORECARVE_STATE_DIR= '%s' status --kernel --root '%s' --json", bin, src), 0);
+	ck_assert_msg(strstr(a, "\"schema_version\": 1") && strstr(a, "\"quota\": \"50000 100000\"") &&
+			      strstr(a, "\"quota\": null"),
+		      "%s", a);
+	free(a);
+	a = NULL;
+	cc_test_sh(NULL, "rm -rf '%s/sys/fs/cgroup/corecarve.parked' && rm '%s/sys/fs/cgroup/kubepods/cpu.max'", src, src);
 	ck_assert_int_eq(cc_test_sh(&a, "CORECARVE_STATE_DIR= '%s' audit --root '%s' --state '%s' --policy '%s' --json "
 				       "--sample-ms 0",
 				    bin, src, state, pol),
