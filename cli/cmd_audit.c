@@ -65,6 +65,7 @@ struct opts {
 	bool fix, set_aside;
 	int sample_ms;
 	char state_buf[PATH_MAX];
+	struct cc_cli_lock lock;
 };
 
 static int parse_int(const char *opt, const char *s, int max, int *out, struct cc_err *err)
@@ -139,7 +140,7 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 	if (o->set_aside && (o->fix || o->prom || o->common.json || o->common.root))
 		return cc_err_set(err, EINVAL, "audit: --set-aside-ledger acts on this host's ledger alone: "
 					       "--fix, --prometheus, --json and --root do not go with it");
-	return 0;
+	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
 static double now_ms(void)
@@ -195,7 +196,7 @@ static int audit(const struct opts *o, const struct cc_root *root, struct cc_led
 		if (!(*lp)->readonly || attempt + 1 >= READ_TRIES)
 			return 0;
 		{
-			struct cc_ledger *again = cc_ledger_read(o->state, err);
+			struct cc_ledger *again = cc_ledger_open_as(o->state, CC_LEDGER_READ, &o->lock.lock, err);
 
 			if (!again)
 				return -1;
@@ -362,7 +363,7 @@ int cc_cmd_audit(int argc, char **argv)
 	if (o.set_aside) {
 		char saved[PATH_MAX + 64];
 
-		if (cc_ledger_set_aside(o.state, saved, sizeof(saved), &err) < 0)
+		if (cc_ledger_set_aside(o.state, &o.lock.lock, saved, sizeof(saved), &err) < 0)
 			return cc_cli_fail(&err);
 		printf("ledger set aside as %s: hooks start an empty ledger; what it recorded is not undone.\n"
 		       "The carves still in the kernel follow (UNKNOWN_CARVE, LEDGER_MISSING): fix each as it says,\n"
@@ -371,9 +372,7 @@ int cc_cmd_audit(int argc, char **argv)
 	}
 	/* --fix holds the ledger lock from the first read to the last check,
 	 * as the hook does: no carve changes under the repair. */
-	ledger = o.fix ? cc_ledger_open(o.state, &err) : cc_ledger_read(o.state, &err);
-	if (!ledger)
-		cc_cli_ledger_hint(&err);
+	ledger = cc_cli_ledger_open(o.state, o.fix ? CC_LEDGER_WRITE : CC_LEDGER_READ, &o.lock.lock, &err);
 	if (!ledger || cc_cli_load(&o.common, &root, &policy, &topo, &err) < 0)
 		return fail(&o, &err);
 	if (audit(&o, root, &ledger, topo, policy, &found, &st, &err) < 0)
@@ -417,7 +416,7 @@ int cc_cmd_audit(int argc, char **argv)
 		int ncap = 0;
 
 		/* The ledger went to the VM part: capacity reads it again. */
-		if (!(ledger = cc_cli_ledger_read(o.state, &err)) ||
+		if (!(ledger = cc_cli_ledger_open(o.state, CC_LEDGER_READ, &o.lock.lock, &err)) ||
 		    cc_capacity_compute(topo, policy, ledger, &cap, &ncap, &err) < 0)
 			goto out;
 		st.capacity = cap;

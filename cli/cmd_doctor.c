@@ -44,6 +44,7 @@ struct opts {
 	struct cc_table_opts table;
 	const char *state;
 	bool problems;
+	struct cc_cli_lock lock;
 };
 
 /* 1: help printed; 0: parsed; -1: err set. */
@@ -79,7 +80,7 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 	}
 	if (o->common.xml || o->common.synthetic)
 		return cc_err_set(err, EINVAL, "doctor: --hwloc-xml and --synthetic describe no node to check; use --root");
-	return 0;
+	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
 static int print_text(const struct cc_doctor_report *r, const struct opts *o, struct cc_err *err)
@@ -158,7 +159,7 @@ int cc_cmd_doctor(int argc, char **argv)
 	}
 	ctx = (struct cc_doctor_ctx){ .root = root, .topo = topo, .topo_error = terr.msg, .policy = policy,
 				      .policy_error = perr.msg, .reserved = reserved, .state_dir = state,
-				      .state_error = serr.msg[0] ? serr.msg : NULL };
+				      .state_error = serr.msg[0] ? serr.msg : NULL, .lock = &o.lock.lock };
 	cc_doctor_run(&ctx, &report);
 	cc_topo_free(topo);
 	if (o.common.json) {

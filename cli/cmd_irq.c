@@ -59,6 +59,7 @@ struct opts {
 	char state_buf[PATH_MAX];
 	long sample_ms;
 	bool verbose, dry_run;
+	struct cc_cli_lock lock;
 };
 
 /* "--name VALUE" or "--name=VALUE" at argv[*i]: 1 with *v set, 0 when
@@ -126,7 +127,9 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 	}
 	if (o->common.xml || o->common.synthetic)
 		return cc_err_set(err, EINVAL, "irq: --hwloc-xml and --synthetic have no interrupts; use --root");
-	return cc_cli_state_dir(o->state, o->common.root, o->state_buf, sizeof(o->state_buf), &o->state, err);
+	if (cc_cli_state_dir(o->state, o->common.root, o->state_buf, sizeof(o->state_buf), &o->state, err) < 0)
+		return -1;
+	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
 /* ---- status ------------------------------------------------------------------ */
@@ -354,7 +357,7 @@ static int status(const struct opts *o, struct cc_err *err)
 	cc_irq_state_init(&st);
 	if (!root)
 		return cc_err_prefix(err, "--root");
-	l = cc_cli_ledger_read(o->state, err);
+	l = cc_cli_ledger_open(o->state, CC_LEDGER_READ, &o->lock.lock, err);
 	if (!l)
 		goto out;
 	cc_irq_state_fini(&st);
@@ -401,7 +404,7 @@ static int dry_run(const struct opts *o, const struct cc_root *root, const struc
 		{ "IRQ", 0, CC_COL_RIGHT, NULL }, { "NAME", 0.2, CC_COL_TRUNC, NULL }, { "FROM", 0, 0, NULL },
 		{ "TO", 0, 0, NULL },            { "WHY", 0, 0, NULL },
 	};
-	_cleanup_ledger_ struct cc_ledger *l = cc_cli_ledger_read(o->state, err);
+	_cleanup_ledger_ struct cc_ledger *l = cc_cli_ledger_open(o->state, CC_LEDGER_READ, &o->lock.lock, err);
 	_cleanup_bitmap_ hwloc_bitmap_t avoid = NULL;
 	_cleanup_table_ struct cc_table *tb = NULL;
 	struct cc_irq_table t = { 0 };
@@ -480,11 +483,9 @@ static int reconcile(const struct opts *o, struct cc_err *err)
 		rc = dry_run(o, root, &fb, err);
 		goto out;
 	}
-	l = cc_ledger_open(o->state, err);
-	if (!l) {
-		cc_cli_ledger_hint(err);
+	l = cc_cli_ledger_open(o->state, CC_LEDGER_WRITE, &o->lock.lock, err);
+	if (!l)
 		goto out;
-	}
 	l->fault = cc_cli_fault();
 	io = (struct cc_irq_opts){ .root = root, .fb = &fb, .notify = true, .trace = o->verbose ? stderr : NULL };
 	if (cc_irq_reconcile(l, &io, &rep, err) < 0 || cc_ledger_commit(l, err) < 0)
@@ -520,7 +521,7 @@ static int notify(const struct opts *o, struct cc_err *err)
 	cc_irq_state_init(&st);
 	if (!root)
 		return cc_err_prefix(err, "--root");
-	l = cc_cli_ledger_read(o->state, err);
+	l = cc_cli_ledger_open(o->state, CC_LEDGER_READ, &o->lock.lock, err);
 	if (!l)
 		goto out;
 	cc_irq_state_fini(&st);

@@ -333,11 +333,11 @@ static int print_capacity(const struct status *s, const struct cc_table_opts *o,
  * relies on them. */
 static int print_power(const struct status *s, const struct cc_table_opts *o, bool heading, struct cc_err *err)
 {
-	struct cc_power_state st;
+	struct cc_noderecs st;
 	_cleanup_table_ struct cc_table *t = NULL;
 	int rc = 0;
 
-	if (cc_power_state_load(s->ledger, &st, err) < 0)
+	if (cc_power_recs_load(s->ledger, &st, err) < 0)
 		return -1;
 	if (!st.n && heading)
 		goto out;
@@ -347,19 +347,19 @@ static int print_power(const struct status *s, const struct cc_table_opts *o, bo
 	}
 	if (heading)
 		printf("\npower settings held (originals are restored by the last carve that needs them):\n");
-	for (int k = CC_POWER_GOVERNOR; k <= CC_POWER_UNCORE_MAX && rc == 0; k++) {
+	for (int k = 0; k < CC_POWER_NKINDS && rc == 0; k++) {
 		char values[128] = "", owners[256] = "", id[16], files[16];
 		int n = 0;
 
 		for (int i = 0; i < st.n; i++) {
-			const struct cc_power_rec *r = &st.recs[i];
+			const struct cc_noderec *r = &st.r[i];
 
-			if ((int)r->kind != k)
+			if ((int)cc_power_rec_kind(r) != k)
 				continue;
 			n++;
-			list_add(values, sizeof(values), r->set);
+			list_add(values, sizeof(values), cc_power_rec_value(r));
 			for (int w = 0; w < r->nowners; w++) {
-				snprintf(id, sizeof(id), "%.12s", r->owners[w]);
+				snprintf(id, sizeof(id), "%.12s", r->owners[w].id);
 				list_add(owners, sizeof(owners), id);
 			}
 		}
@@ -374,7 +374,7 @@ static int print_power(const struct status *s, const struct cc_table_opts *o, bo
 	if (rc == 0)
 		rc = cc_table_print(t, stdout, err);
 out:
-	cc_power_state_fini(&st);
+	cc_noderecs_fini(&st);
 	return rc;
 }
 
@@ -664,6 +664,7 @@ int cc_cmd_status(int argc, char **argv)
 	_cleanup_topo_ struct cc_topo *topo = NULL;
 	_cleanup_bitmap_ hwloc_bitmap_t reserved = NULL;
 	struct status s = { 0 };
+	struct cc_cli_lock lock;
 	const char *state = NULL;
 	char buf[PATH_MAX];
 	int rc = parse(argc, argv, &o, &err);
@@ -676,9 +677,10 @@ int cc_cmd_status(int argc, char **argv)
 			return cc_err_prefix(&err, "--root"), cc_cli_fail(&err);
 		return print_kernel(root, o.common.json, &o.table, &err) < 0 ? cc_cli_fail(&err) : CC_EXIT_OK;
 	}
-	if (cc_cli_state_dir(o.state, o.common.root, buf, sizeof(buf), &state, &err) < 0)
+	if (cc_cli_state_dir(o.state, o.common.root, buf, sizeof(buf), &state, &err) < 0 ||
+	    cc_cli_lock(&lock, argc, argv, &err) < 0)
 		return cc_cli_fail(&err);
-	ledger = cc_cli_ledger_read(state, &err);
+	ledger = cc_cli_ledger_open(state, CC_LEDGER_READ, &lock.lock, &err);
 	if (!ledger || cc_cli_load(&o.common, &root, &policy, &topo, &err) < 0)
 		return cc_cli_fail(&err);
 	reserved = cc_policy_reserved(policy, topo);

@@ -50,6 +50,7 @@ struct opts {
 	struct cc_table_opts table; /* status: the findings table */
 	char state_buf[PATH_MAX];
 	bool dry_run, json, verbose;
+	struct cc_cli_lock lock;
 };
 
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
@@ -117,7 +118,9 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 		o->policy = getenv("CORECARVE_POLICY");
 	if (o->policy && !*o->policy)
 		o->policy = NULL;
-	return cc_cli_state_dir(o->state, o->root, o->state_buf, sizeof(o->state_buf), &o->state, err);
+	if (cc_cli_state_dir(o->state, o->root, o->state_buf, sizeof(o->state_buf), &o->state, err) < 0)
+		return -1;
+	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
 static const char *state_name(enum cc_vm_state s)
@@ -402,7 +405,7 @@ int cc_cmd_vm(int argc, char **argv)
 		cc_err_prefix(&err, "--root");
 		return cc_cli_fail(&err);
 	}
-	ctx = (struct cc_ctx){ .root = root, .policy_path = o.policy, .state_dir = o.state,
+	ctx = (struct cc_ctx){ .root = root, .policy_path = o.policy, .state_dir = o.state, .lock = &o.lock.lock,
 			       .fault = cc_cli_fault(), .log = stderr, .verbose = o.verbose };
 	if (!strcmp(o.sub, "status"))
 		rc = status(&ctx, &o, &res, &err);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "ledger.h"
 #include "policy.h"
 #include "root.h"
 #include "topo.h"
@@ -48,12 +49,12 @@ int cc_cli_load(const struct cc_cli_common *c, struct cc_root **root,
 int cc_cli_state_dir(const char *opt, const char *root, char *buf, size_t len, const char **dir,
 		     struct cc_err *err);
 
-/* cc_ledger_read with the fix in the error: run as root for a ledger this
- * user may not read, `corecarve status --kernel` and the recovery steps
- * for a damaged one. */
-struct cc_ledger;
-struct cc_ledger *cc_cli_ledger_read(const char *dir, struct cc_err *err);
-/* The same fix appended to an error cc_ledger_open or cc_ledger_read set. */
+/* cc_ledger_open_as with the fix in the error: run as root for a ledger
+ * this user may not read, `corecarve status --kernel` and the recovery
+ * steps for a damaged one.  `lock`: the command's (cc_cli_lock). */
+struct cc_ledger *cc_cli_ledger_open(const char *dir, enum cc_ledger_mode mode, const struct cc_ledger_lock *lock,
+				     struct cc_err *err);
+/* The same fix appended to an error cc_ledger_open_as set. */
 void cc_cli_ledger_hint(struct cc_err *err);
 
 /* The fault-injection step of $CORECARVE_FAULT in a test build (make's
@@ -61,6 +62,18 @@ void cc_cli_ledger_hint(struct cc_err *err);
  * binary, which ignores the variable (cli/fault_env.c). */
 const char *cc_cli_fault(void);
 bool cc_cli_fault_built(void);
+
+/* The ledger lock as a command takes it: the wait from
+ * $CORECARVE_LOCK_TIMEOUT (seconds, "5" or "0.5"; unset or empty:
+ * CC_LEDGER_WAIT_MS), and "corecarve <its arguments>" as the holder a
+ * waiter is told of (the hook puts its stage and container id there).
+ * `lock.holder` points into `holder`: pass `lock` by address, never copy
+ * the struct.  -1 on a malformed variable, err naming it. */
+struct cc_cli_lock {
+	struct cc_ledger_lock lock;
+	char holder[256];
+};
+int cc_cli_lock(struct cc_cli_lock *l, int argc, char **argv, struct cc_err *err);
 
 /* Print "corecarve: <msg>" once; returns CC_EXIT_ERROR. */
 int cc_cli_fail(const struct cc_err *err);

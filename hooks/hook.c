@@ -29,7 +29,10 @@ static void usage(FILE *out)
 		"createRuntime/prestart carve the CPUs the corecarve.io/placement annotation asks for;\n"
 		"poststop gives them back.  Containers without the annotation are left alone.\n\n"
 		"environment: CORECARVE_POLICY, CORECARVE_STATE_DIR (defaults: /etc/corecarve/policy.yaml,\n"
-		"/run/corecarve).  Each decision is one line in the journal (syslog identifier corecarve).\n");
+		"/run/corecarve); CORECARVE_LOCK_TIMEOUT=<seconds> bounds the wait for the ledger lock\n"
+		"(default %u; keep it well inside the runtime's hook timeout).\n"
+		"Each decision is one line in the journal (syslog identifier corecarve).\n",
+		CC_LEDGER_WAIT_MS / 1000);
 }
 
 static char *read_stdin(size_t max, size_t *len, struct cc_err *err)
@@ -106,6 +109,7 @@ int cc_cmd_hook(int argc, char **argv)
 	struct cc_ctx ctx = { 0 };
 	struct cc_journal journal = { .fd = -1 };
 	struct cc_release_note released = { 0 };
+	struct cc_cli_lock lock;
 	_cleanup_root_ struct cc_root *root = NULL;
 	_cleanup_free_ char *text = NULL;
 	const char *stage = NULL, *state_dir = NULL;
@@ -153,6 +157,9 @@ int cc_cmd_hook(int argc, char **argv)
 		return cc_cli_fail(&err);
 	}
 
+	if (cc_cli_lock(&lock, argc, argv, &err) < 0)
+		return cc_cli_fail(&err);
+
 	text = read_stdin(CC_OCI_STATE_MAX, &len, &err);
 	if (!text)
 		return cc_cli_fail(&err);
@@ -169,6 +176,9 @@ int cc_cmd_hook(int argc, char **argv)
 	if (ctx.state_dir && !*ctx.state_dir)
 		ctx.state_dir = NULL;
 	ctx.fault = cc_cli_fault();
+	/* Who waits on a hook that holds the lock learns which container's. */
+	snprintf(lock.holder, sizeof(lock.holder), "corecarve hook %s %.200s", stage, st.id);
+	ctx.lock = &lock.lock;
 	ctx.log = stderr;
 	ctx.verbose = verbose;
 	ctx.released = &released;

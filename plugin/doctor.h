@@ -20,6 +20,8 @@
 #include "root.h"
 #include "topo.h"
 
+struct cc_ledger_lock;
+
 enum cc_doctor_status {
 	CC_DOCTOR_OK,
 	CC_DOCTOR_WARN,
@@ -48,6 +50,7 @@ struct cc_doctor_ctx {
 	hwloc_const_bitmap_t reserved; /* the policy's reserved set on topo; NULL when unknown */
 	const char *state_dir;         /* ledger directory; NULL: CC_LEDGER_DIR */
 	const char *state_error;       /* why the state directory is unusable (a wrong --state); NULL */
+	const struct cc_ledger_lock *lock; /* how its lock is waited for; NULL: ledger.h's defaults */
 };
 
 /* Whether the checks look at a captured tree rather than this host: a file

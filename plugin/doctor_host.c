@@ -340,8 +340,13 @@ void cc_doctor_check_ledger(const struct cc_doctor_ctx *ctx, struct cc_doctor_it
 			      "%s", ctx->state_error);
 		return;
 	}
-	l = cc_ledger_read(ctx->state_dir, &err);
-	if (!l)
+	l = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_READ, ctx->lock, &err);
+	if (!l && err.code == ETIMEDOUT)
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why,
+			      "the message names what holds the ledger lock: let it finish, or stop it if it is stuck "
+			      "(docs/troubleshooting.md, \"The ledger lock\")",
+			      "%s", err.msg);
+	else if (!l)
 		cc_doctor_set(it, CC_DOCTOR_FAIL, why,
 			      err.code == EACCES ? "run doctor as root (the ledger is root's, mode 0700)"
 						 : "`corecarve status --kernel` shows the node's partitions without the ledger; "
