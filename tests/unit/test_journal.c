@@ -35,7 +35,8 @@ static char *hook_log(const char *stage, const char *state, const char *dir, int
 			 "unshare -m sh -c 'mount -t tmpfs tmpfs /dev && mknod -m 666 /dev/null c 1 3 && "
 			 "{ busybox syslogd -n -O %s/log -l 8 & } && "
 			 "for i in 1 2 3 4 5 6 7 8 9 10; do [ -S /dev/log ] && break; sleep 0.1; done; "
-			 "printf %%s \"$0\" | %s hook %s --state %s/state; r=$?; sleep 0.3; kill $!; exit $r' '%s'",
+			 "printf %%s \"$0\" | " CC_TEST_HOOK_ENV "%s hook %s --state %s/state; r=$?; sleep 0.3; kill $!; "
+			 "exit $r' '%s'",
 			 dir, bin, stage, dir, state);
 	snprintf(path, sizeof(path), "%s/log", dir);
 	return cc_test_slurp(path);

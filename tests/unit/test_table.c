@@ -40,7 +40,8 @@ START_TEST(test_loaded_only_for_tables)
 	/* The hook's poststop of a container it never carved: a whole hook run. */
 	ck_assert_int_eq(cc_test_sh(&out,
 				    "echo '{\"ociVersion\":\"1.0.2\",\"id\":\"c-none\",\"status\":\"stopped\",\"pid\":0,"
-				    "\"bundle\":\"/nonexistent\"}' | LD_DEBUG=libs '%s' hook poststop --state '%s' 2>&1",
+				    "\"bundle\":\"/nonexistent\"}' | " CC_TEST_HOOK_ENV "LD_DEBUG=libs '%s' hook poststop "
+				    "--state '%s' 2>&1",
 				    bin, dir),
 			 0);
 	ck_assert_msg(strstr(out, "calling init: ") && !strstr(out, "smartcols"), "%s", out);
