@@ -422,7 +422,7 @@ static int copy_ledger(struct cap *c, const char *state_dir)
 			break;
 		len += (size_t)n;
 	}
-	if (mkdirs(c, CC_LEDGER_DIR, true) < 0 || fchmodat(c->dest, CC_LEDGER_DIR + 1, 0700, 0) < 0)
+	if (mkdirs(c, CC_LEDGER_DIR, true) < 0 || fchmodat(c->dest, &CC_LEDGER_DIR[1], 0700, 0) < 0)
 		return cc_err_sys(c->err, errno, "capture: " CC_LEDGER_DIR);
 	return put(c, CC_LEDGER_DIR "/" CC_LEDGER_FILE, text, len, 0600);
 }
