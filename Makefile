@@ -14,7 +14,11 @@ BUILD ?= build
 SAN_FLAGS :=
 endif
 
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# libsmartcols (util-linux's table library): its header only.  The CLI
+# loads it with dlopen() when it prints a table, so the hook, which prints
+# none, does not map it at each start (cli/table.h, docs/performance.md).
+DLOPEN_PKGS := smartcols
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) $(DLOPEN_PKGS) 2>/dev/null)
 
 # STATIC_DEPS=1 (the default): hwloc, libyaml, libcgroup, libnuma, jansson
 # and libseccomp are linked from their archives; libc, libm and libudev
@@ -59,6 +63,12 @@ TESTLIB_SRC := $(sort $(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c)))
 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+# The test build: the same objects but cli/fault_env.c, compiled with
+# -DCC_FAULT_INJECTION so CORECARVE_FAULT=<step> kills the process at a
+# named step (plugin/fault.h).  `make unit` and `make e2e` run this binary;
+# the installed one ignores the variable.
+FAULT_BIN := $(BUILD)/faults/corecarve
+FAULT_OBJ := $(filter-out $(BUILD)/cli/fault_env.o,$(CLI_OBJ)) $(BUILD)/faults/cli/fault_env.o
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIB := $(BUILD)/libcorecarve.a
@@ -94,6 +104,13 @@ $(LINK_STAMP):
 $(BIN): $(CLI_OBJ) $(LIB) $(LINK_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(PKG_LIBS)
 
+$(BUILD)/faults/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DCC_FAULT_INJECTION -MMD -MP -c $< -o $@
+
+$(FAULT_BIN): $(FAULT_OBJ) $(LIB) $(LINK_STAMP)
+	$(CC) $(LDFLAGS) -o $@ $(FAULT_OBJ) $(LIB) $(PKG_LIBS)
+
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
@@ -104,8 +121,8 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(LIB) $(LINK_STAMP)
 # Unit tests: each suite is its own binary (Check, fork mode).  The runner
 # prints one "unit: N passed, N failed, N skipped" line over all of them
 # (with CI=true a skip fails it: tests/unit/run.sh).
-unit: $(BIN) $(TEST_BIN)
-	@CORECARVE_BIN=$(abspath $(BIN)) sh tests/unit/run.sh $(TEST_BIN)
+unit: $(BIN) $(FAULT_BIN) $(TEST_BIN)
+	@CORECARVE_BIN=$(abspath $(FAULT_BIN)) CORECARVE_RELEASE_BIN=$(abspath $(BIN)) sh tests/unit/run.sh $(TEST_BIN)
 
 check: deps
 	@$(MAKE) --no-print-directory all
@@ -129,4 +146,4 @@ format:
 clean:
 	rm -rf build build-san corecarve
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(TEST_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/faults/cli/fault_env.d

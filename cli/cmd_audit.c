@@ -9,39 +9,62 @@
 #include <time.h>
 
 #include "audit.h"
+#include "capacity.h"
 #include "cleanup.h"
 #include "commands.h"
 #include "container.h"
+#include "table.h"
 #include "vm.h"
 
 #define SAMPLE_DEFAULT_MS 1000
 #define SAMPLE_MAX_MS 60000
 #define READ_TRIES 3
 
+static const struct cc_table_col cols[] = {
+	{ "CODE", 0, 0, "the finding's stable code (docs/audit.md)" },
+	{ "SEVERITY", 0, 0, "critical (a promise broken now) or warning" },
+	{ "CARVE", 0, 0, "the carve concerned, cut to 12 characters (\"-\": node-wide)" },
+	{ "OBJECT", 0.2, CC_COL_WRAP, "the cgroup, task, IRQ or file" },
+	{ "EXPECTED", 0.15, CC_COL_WRAP, "what the ledger promises" },
+	{ "ACTUAL", 0.15, CC_COL_WRAP, "what the kernel shows" },
+	{ "FIX", 0.3, CC_COL_WRAP, "what --fix does, or what a person must do" },
+	{ "REPAIR", 0, 0, "how --fix repairs it (none: by a person)" },
+};
+#define NCOLS ((int)(sizeof(cols) / sizeof(cols[0])))
+#define COLS_DEFAULT "CODE,SEVERITY,CARVE,OBJECT,EXPECTED,ACTUAL,FIX"
+
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: corecarve audit [--json] [--prometheus FILE] [--fix] [--sample-ms N]\n"
-		"                       [--state DIR] [--root DIR] [--policy FILE]\n\n"
+		"usage: corecarve audit [--json] [--prometheus FILE.prom] [--fix] [--sample-ms N]\n"
+		"                       [--state DIR] [--root DIR] [--policy FILE] [table options]\n"
+		"       corecarve audit --set-aside-ledger [--state DIR]\n\n"
 		"Compare the carves in the ledger with the kernel: cpusets, partitions, memory\n"
 		"nodes, CFS quotas, task affinities, IRQs, stale and unknown carves, kubelet's\n"
 		"static CPU manager.  Every finding has a stable code (docs/audit.md).\n\n"
 		"  --json             findings as JSON, for tools\n"
-		"  --prometheus FILE  also write a node_exporter textfile, atomically\n"
+		"  --prometheus FILE  also write a node_exporter textfile (a *.prom name), atomically:\n"
+		"                     findings per code and each class's CPUs by state\n"
 		"  --fix              repair what is safe, print every change, audit again\n"
 		"  --sample-ms N      count interrupts on carved CPUs for N ms (default %d, 0: no sample)\n"
 		"  --root DIR         audit a captured tree (/sys, /proc and cgroupfs under DIR)\n"
-		"  --state DIR        the ledger (else $CORECARVE_STATE_DIR, else " CC_LEDGER_DIR ")\n\n"
-		"exit status: 0 clean, 1 findings (with --fix: findings left), 2 could not audit\n",
+		"  --state DIR        the ledger (else $CORECARVE_STATE_DIR, else " CC_LEDGER_DIR ")\n"
+		"  --set-aside-ledger a ledger that does not load: rename it to ledger.json.damaged.<time>\n"
+		"                     under the lock, so hooks start afresh; then audit (corecarve(8),\n"
+		"                     DAMAGED LEDGER)\n\n",
 		SAMPLE_DEFAULT_MS);
+	cc_table_usage(out, cols, NCOLS, COLS_DEFAULT);
+	fprintf(out, "\nexit status: 0 clean, 1 findings (with --fix: findings left), 2 could not audit\n");
 }
 
 struct opts {
 	struct cc_cli_common common;
+	struct cc_table_opts table;
 	const char *state;
 	const char *prom;
-	bool fix;
+	bool fix, set_aside;
 	int sample_ms;
+	char state_buf[PATH_MAX];
 	struct cc_cli_lock lock;
 };
 
@@ -74,6 +97,14 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 			o->fix = true;
 			continue;
 		}
+		if (!strcmp(a, "--set-aside-ledger")) {
+			o->set_aside = true;
+			continue;
+		}
+		if ((r = cc_table_opt(&o->table, argc, argv, &i, err)) < 0)
+			return -1;
+		if (r)
+			continue;
 		if (!strcmp(a, "--state") || !strcmp(a, "--prometheus") || !strcmp(a, "--sample-ms")) {
 			if (i + 1 >= argc)
 				return cc_err_set(err, EINVAL, "%s: missing argument", a);
@@ -98,10 +129,17 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 				  o->common.root);
 	if (o->prom && !*o->prom)
 		return cc_err_set(err, EINVAL, "--prometheus: empty file name");
-	if (!o->state || !*o->state)
-		o->state = getenv("CORECARVE_STATE_DIR");
-	if (o->state && !*o->state)
-		o->state = NULL;
+	/* node_exporter's textfile collector reads only *.prom: any other
+	 * name would be written faithfully and never scraped. */
+	if (o->prom && (strlen(o->prom) < 6 || strcmp(o->prom + strlen(o->prom) - 5, ".prom") ||
+			o->prom[strlen(o->prom) - 6] == '/'))
+		return cc_err_set(err, EINVAL,
+				  "--prometheus %s: node_exporter's textfile collector reads only files named *.prom; "
+				  "name it e.g. corecarve.prom in its --collector.textfile.directory",
+				  o->prom);
+	if (o->set_aside && (o->fix || o->prom || o->common.json || o->common.root))
+		return cc_err_set(err, EINVAL, "audit: --set-aside-ledger acts on this host's ledger alone: "
+					       "--fix, --prometheus, --json and --root do not go with it");
 	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
@@ -172,6 +210,31 @@ static int audit(const struct opts *o, const struct cc_root *root, struct cc_led
 	}
 }
 
+/* The people's table, one finding per row; "no findings" when clean. */
+static int print_table(FILE *out, const struct cc_audit_report *r, const struct cc_table_opts *o, struct cc_err *err)
+{
+	_cleanup_table_ struct cc_table *t = NULL;
+
+	if (r->n == 0) {
+		fprintf(out, "no findings\n");
+		return 0;
+	}
+	if (!(t = cc_table_new(cols, NCOLS, COLS_DEFAULT, o, err)))
+		return -1;
+	for (int i = 0; i < r->n; i++) {
+		const struct cc_finding *f = &r->f[i];
+		char id[13];
+
+		snprintf(id, sizeof(id), "%.12s", f->carve[0] ? f->carve : "-");
+		if (cc_table_row(t,
+				 (const char *[]){ cc_audit_code_name(f->code), cc_audit_severity_name(f->severity), id,
+						   f->object, f->expected, f->actual, f->fix, cc_audit_repair_name(f->repair) },
+				 err) < 0)
+			return -1;
+	}
+	return cc_table_print(t, out, err);
+}
+
 static void summary(FILE *out, const struct cc_audit_report *r, const struct cc_audit_stats *st)
 {
 	int critical = 0;
@@ -187,7 +250,8 @@ static void summary(FILE *out, const struct cc_audit_report *r, const struct cc_
 static int print_json(const struct cc_audit_report *found, const struct cc_audit_report *left,
 		      const struct cc_audit_stats *st, const struct cc_audit_fix_result *fixed, struct cc_err *err)
 {
-	_cleanup_json_ json_t *doc = json_pack("{s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "clean", left->n == 0,
+	_cleanup_json_ json_t *doc = json_pack("{s:i, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "schema_version", 1,
+					       "clean", left->n == 0,
 					       "carves", st->carves, "carved_cpus", st->carved_cpus, "cgroups",
 					       st->cgroups, "tasks", st->tasks, "irqs", st->irqs, "sample_ms",
 					       st->sample_ms, "read_ms", st->read_ms, "check_ms", st->check_ms);
@@ -292,9 +356,23 @@ int cc_cmd_audit(int argc, char **argv)
 		return CC_EXIT_OK;
 	if (r < 0)
 		return cc_cli_fail(&err);
+	/* A wrong state directory is an audit that could not run: the
+	 * metrics say so (success 0). */
+	if (cc_cli_state_dir(o.state, o.common.root, o.state_buf, sizeof(o.state_buf), &o.state, &err) < 0)
+		return fail(&o, &err);
+	if (o.set_aside) {
+		char saved[PATH_MAX + 64];
+
+		if (cc_ledger_set_aside(o.state, &o.lock.lock, saved, sizeof(saved), &err) < 0)
+			return cc_cli_fail(&err);
+		printf("ledger set aside as %s: hooks start an empty ledger; what it recorded is not undone.\n"
+		       "The carves still in the kernel follow (UNKNOWN_CARVE, LEDGER_MISSING): fix each as it says,\n"
+		       "or stop those containers and reboot.\n\n",
+		       saved);
+	}
 	/* --fix holds the ledger lock from the first read to the last check,
 	 * as the hook does: no carve changes under the repair. */
-	ledger = cc_ledger_open_as(o.state, o.fix ? CC_LEDGER_WRITE : CC_LEDGER_READ, &o.lock.lock, &err);
+	ledger = cc_cli_ledger_open(o.state, o.fix ? CC_LEDGER_WRITE : CC_LEDGER_READ, &o.lock.lock, &err);
 	if (!ledger || cc_cli_load(&o.common, &root, &policy, &topo, &err) < 0)
 		return fail(&o, &err);
 	if (audit(&o, root, &ledger, topo, policy, &found, &st, &err) < 0)
@@ -307,7 +385,8 @@ int cc_cmd_audit(int argc, char **argv)
 		fx.out = log;
 		if (!o.common.json) {
 			fprintf(log, "found:\n");
-			cc_audit_print_table(log, &found);
+			if (print_table(log, &found, &o.table, &err) < 0)
+				goto out;
 			fprintf(log, "\n");
 		}
 		cc_audit_fix(&fx, &found, &fixed, &fix_err);
@@ -328,11 +407,26 @@ int cc_cmd_audit(int argc, char **argv)
 		if (print_json(&found, &left, &st, o.fix ? &fixed : NULL, &err) < 0)
 			goto out;
 	} else {
-		cc_audit_print_table(stdout, &left);
+		if (print_table(stdout, &left, &o.table, &err) < 0)
+			goto out;
 		summary(stdout, &left, &st);
 	}
-	if (o.prom && cc_prom_write(o.prom, &left, &st, true, &err) < 0)
-		goto out;
+	if (o.prom) {
+		struct cc_capacity *cap = NULL;
+		int ncap = 0;
+
+		/* The ledger went to the VM part: capacity reads it again. */
+		if (!(ledger = cc_cli_ledger_open(o.state, CC_LEDGER_READ, &o.lock.lock, &err)) ||
+		    cc_capacity_compute(topo, policy, ledger, &cap, &ncap, &err) < 0)
+			goto out;
+		st.capacity = cap;
+		st.ncapacity = ncap;
+		r = cc_prom_write(o.prom, &left, &st, true, &err);
+		free(cap);
+		st.capacity = NULL;
+		if (r < 0)
+			goto out;
+	}
 	if (cc_err_isset(&fix_err))
 		fprintf(stderr, "corecarve: audit --fix: %s\n", fix_err.msg);
 	rc = left.n ? CC_EXIT_REFUSED : CC_EXIT_OK;

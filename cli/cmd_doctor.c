@@ -11,21 +11,39 @@
 #include "commands.h"
 #include "doctor.h"
 #include "ledger.h"
+#include "table.h"
+
+static const struct cc_table_col cols[] = {
+	{ "STATUS", 0, 0, "ok, warn, fail, or unknown (cannot be answered here)" },
+	{ "CHECK", 0, 0, "the check's id (docs/doctor.md)" },
+	{ "FOUND", 0.5, CC_COL_WRAP, "what was found" },
+	{ "WHY", 0.3, CC_COL_WRAP, "why it matters" },
+	{ "FIX", 0.3, CC_COL_WRAP, "what to do, when there is something to do" },
+};
+#define NCOLS ((int)(sizeof(cols) / sizeof(cols[0])))
+#define COLS_DEFAULT "STATUS,CHECK,FOUND"
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: corecarve doctor [--json] [--root DIR] [--policy FILE] [--state DIR]\n\n"
+	fprintf(out, "usage: corecarve doctor [--json] [--problems] [--root DIR] [--policy FILE] [--state DIR]\n"
+		     "                        [table options]\n\n"
 		     "Check whether this node is ready for carving: cgroup v2 controllers, kernel partition\n"
-		     "support (remote, local, none), SMT, hybrid PMU lists, hwloc against sysfs, the policy,\n"
-		     "irqbalance, cpufreq governors, THP, kernel.numa_balancing, isolcpus/nohz_full against\n"
-		     "the reserved set, kubelet's CPU manager, the hooks.d files and the ledger (--state, else\n"
-		     "$CORECARVE_STATE_DIR, else " CC_LEDGER_DIR ").  Reads only; --root examines a captured tree.\n\n"
-		     "exit status: 0 ready, 1 warnings, 2 not usable (or bad arguments)\n");
+		     "support (remote, local, none), SMT, hybrid PMU lists, hwloc against sysfs, the policy and\n"
+		     "what each of its classes can carve, irqbalance, cpufreq governors, THP,\n"
+		     "kernel.numa_balancing, isolcpus/nohz_full against the reserved set, kubelet's CPU manager,\n"
+		     "the hooks.d files and the ledger (--state, else $CORECARVE_STATE_DIR, else " CC_LEDGER_DIR ";\n"
+		     "with --root the tree's own).  Reads only; --root examines a captured tree (corecarve capture),\n"
+		     "where what the tree does not hold is unknown.  The fix of every problem follows the table.\n\n"
+		     "  --problems   only the checks that are not ok\n\n");
+	cc_table_usage(out, cols, NCOLS, COLS_DEFAULT);
+	fprintf(out, "\nexit status: 0 ready, 1 warnings, 2 not usable (or bad arguments); unknowns do not count\n");
 }
 
 struct opts {
 	struct cc_cli_common common;
+	struct cc_table_opts table;
 	const char *state;
+	bool problems;
 	struct cc_cli_lock lock;
 };
 
@@ -40,12 +58,20 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 			usage(stdout);
 			return 1;
 		}
+		if (!strcmp(a, "--problems")) {
+			o->problems = true;
+			continue;
+		}
 		if (!strcmp(a, "--state")) {
 			if (i + 1 >= argc)
 				return cc_err_set(err, EINVAL, "%s: missing argument", a);
 			o->state = argv[++i];
 			continue;
 		}
+		if ((r = cc_table_opt(&o->table, argc, argv, &i, err)) < 0)
+			return -1;
+		if (r)
+			continue;
 		r = cc_cli_common_opt(&o->common, argc, argv, &i, err);
 		if (r < 0)
 			return -1;
@@ -54,31 +80,48 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 	}
 	if (o->common.xml || o->common.synthetic)
 		return cc_err_set(err, EINVAL, "doctor: --hwloc-xml and --synthetic describe no node to check; use --root");
-	if (!o->state || !*o->state)
-		o->state = getenv("CORECARVE_STATE_DIR");
-	if (o->state && !*o->state)
-		o->state = NULL;
 	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
-static void print_text(const struct cc_doctor_report *r)
+static int print_text(const struct cc_doctor_report *r, const struct opts *o, struct cc_err *err)
 {
-	static const char *const verdict[] = { "ready", "ready, with warnings", "not usable" };
+	_cleanup_table_ struct cc_table *t = cc_table_new(cols, NCOLS, COLS_DEFAULT, &o->table, err);
+	_cleanup_table_ struct cc_table *fixes = NULL;
+	static const struct cc_table_col fix_cols[] = { { "CHECK", 0, 0, NULL }, { "FIX", 0.8, CC_COL_WRAP, NULL } };
+	char verdict[128];
+	int nfix = 0;
 
+	if (!t)
+		return -1;
 	for (int i = 0; i < r->n; i++) {
 		const struct cc_doctor_item *it = &r->items[i];
 
-		printf("%-4s  %-14s  %s\n", cc_doctor_status_name(it->status), it->id, it->found);
-		printf("      %-14s  why: %s\n", "", it->why);
-		if (it->fix[0])
-			printf("      %-14s  fix: %s\n", "", it->fix);
+		if (o->problems && it->status == CC_DOCTOR_OK)
+			continue;
+		if (cc_table_row(t, (const char *[]){ cc_doctor_status_name(it->status), it->id, it->found, it->why, it->fix },
+				 err) < 0)
+			return -1;
+		nfix += it->fix[0] != '\0';
 	}
-	printf("doctor: %s\n", verdict[cc_doctor_exit_code(r)]);
+	if ((!o->problems || nfix < r->n) && cc_table_print(t, stdout, err) < 0)
+		return -1;
+	cc_doctor_verdict(r, verdict, sizeof(verdict));
+	printf("doctor: %s\n", verdict);
+	/* The fixes below the table, unless the columns already show them. */
+	if (!nfix || (o->table.output && strcasestr(o->table.output, "fix")))
+		return 0;
+	if (!(fixes = cc_table_new(fix_cols, 2, "CHECK,FIX", &(struct cc_table_opts){ .width = o->table.width, .raw = o->table.raw }, err)))
+		return -1;
+	for (int i = 0; i < r->n; i++)
+		if (r->items[i].fix[0] && cc_table_row(fixes, (const char *[]){ r->items[i].id, r->items[i].fix }, err) < 0)
+			return -1;
+	printf("\n");
+	return cc_table_print(fixes, stdout, err);
 }
 
 int cc_cmd_doctor(int argc, char **argv)
 {
-	struct cc_err err = CC_ERR_INIT, perr = CC_ERR_INIT, terr = CC_ERR_INIT;
+	struct cc_err err = CC_ERR_INIT, perr = CC_ERR_INIT, terr = CC_ERR_INIT, serr = CC_ERR_INIT;
 	struct opts o = { 0 };
 	_cleanup_root_ struct cc_root *root = NULL;
 	_cleanup_policy_ struct cc_policy *policy = NULL;
@@ -87,6 +130,8 @@ int cc_cmd_doctor(int argc, char **argv)
 	struct cc_topo *topo = NULL;
 	struct cc_doctor_ctx ctx = { 0 };
 	struct cc_doctor_report report;
+	const char *state = NULL;
+	char buf[PATH_MAX];
 	int r = parse(argc, argv, &o, &err);
 
 	if (r)
@@ -96,6 +141,8 @@ int cc_cmd_doctor(int argc, char **argv)
 		cc_err_prefix(&err, "--root");
 		return cc_cli_fail(&err);
 	}
+	/* A wrong state directory is the ledger line's finding. */
+	cc_cli_state_dir(o.state, o.common.root, buf, sizeof(buf), &state, &serr);
 	/* A policy or topology that does not load is a finding, not the end. */
 	policy = cc_policy_load(cc_cli_policy_path(&o.common), &perr);
 	src.kind = CC_TOPO_HOST;
@@ -111,8 +158,8 @@ int cc_cmd_doctor(int argc, char **argv)
 		return cc_cli_fail(&err);
 	}
 	ctx = (struct cc_doctor_ctx){ .root = root, .topo = topo, .topo_error = terr.msg, .policy = policy,
-				      .policy_error = perr.msg, .reserved = reserved, .state_dir = o.state,
-				      .lock = &o.lock.lock };
+				      .policy_error = perr.msg, .reserved = reserved, .state_dir = state,
+				      .state_error = serr.msg[0] ? serr.msg : NULL, .lock = &o.lock.lock };
 	cc_doctor_run(&ctx, &report);
 	cc_topo_free(topo);
 	if (o.common.json) {
@@ -123,8 +170,8 @@ int cc_cmd_doctor(int argc, char **argv)
 			return cc_cli_fail(&err);
 		}
 		fputc('\n', stdout);
-	} else {
-		print_text(&report);
+	} else if (print_text(&report, &o, &err) < 0) {
+		return cc_cli_fail(&err);
 	}
 	return cc_doctor_exit_code(&report);
 }

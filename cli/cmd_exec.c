@@ -103,7 +103,7 @@ static int run_uncarved(struct cc_cli_common *common, const char *state, const s
 	common->caller_view = true;
 	if (cc_cli_load(common, &root, &policy, &topo, &err) < 0)
 		return fail(&err);
-	ledger = cc_ledger_open_as(state, CC_LEDGER_READ, ll, &err);
+	ledger = cc_cli_ledger_open(state, CC_LEDGER_READ, ll, &err);
 	if (!ledger)
 		return fail(&err);
 	taken = cc_ledger_taken(ledger);
@@ -146,7 +146,7 @@ static int run_carved(const struct cc_cli_common *common, const char *state, con
 	ctx.policy_path = cc_cli_policy_path(common);
 	ctx.state_dir = state;
 	ctx.lock = ll;
-	ctx.fault = getenv("CORECARVE_FAULT");
+	ctx.fault = cc_cli_fault();
 	ctx.log = stderr;
 	ctx.verbose = verbose;
 	r = cc_exec_carved(&ctx, opt, cmd, &status, &res, &err);
@@ -169,6 +169,7 @@ int cc_cmd_exec(int argc, char **argv)
 	struct cc_exec_carve opt = { 0 };
 	struct cc_cli_lock ll;
 	const char *state = NULL, *v;
+	char state_buf[PATH_MAX];
 	bool carve = false, verbose = false;
 	int i;
 
@@ -233,11 +234,10 @@ int cc_cmd_exec(int argc, char **argv)
 		cc_err_set(&err, EINVAL, "exec: --cgroup-parent only means something with --carve");
 		return fail(&err);
 	}
-	if (!state || !*state)
-		state = getenv("CORECARVE_STATE_DIR");
-	if (state && !*state)
-		state = NULL;
-	if (cc_cli_lock(&ll, argc, argv, &err) < 0)
+	/* A --state that does not exist would start a second ledger beside the
+	 * hook's: the carves would not see each other. */
+	if (cc_cli_state_dir(state, common.root, state_buf, sizeof(state_buf), &state, &err) < 0 ||
+	    cc_cli_lock(&ll, argc, argv, &err) < 0)
 		return fail(&err);
 	if (carve)
 		return run_carved(&common, state, &ll.lock, &opt, verbose, argv + i);

@@ -1,7 +1,10 @@
 /* corecarve init-parent: prepare a parent cgroup as a partition root so
  * containers below it become local partitions on kernels without
  * cpuset.cpus.exclusive (before 6.7).  Podman: --cgroup-parent=<it>. */
+#define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,11 +16,41 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: corecarve init-parent CGROUP [--cpus LIST] [--mems LIST] [--policy FILE]\n\n"
+	fprintf(out, "usage: corecarve init-parent CGROUP [--cpus LIST] [--mems LIST] [--policy FILE] [--if-needed]\n"
+		     "                             [--dry-run]\n\n"
 		     "Make CGROUP (e.g. /corecarve.slice) a cpuset partition root holding LIST\n"
 		     "(default: every online CPU that is not reserved by the policy), so containers\n"
 		     "started below it can be carved as local partitions on kernels that lack\n"
-		     "cpuset.cpus.exclusive.  Idempotent.\n");
+		     "cpuset.cpus.exclusive.  Idempotent.\n\n"
+		     "  --if-needed  first enable +cpuset +cpu below the root cgroup, then make CGROUP only\n"
+		     "               when the kernel has no remote partitions (cpuset.cpus.exclusive): what\n"
+		     "               corecarve-prepare.service runs at boot\n"
+		     "  --dry-run    print each write it would make; write nothing\n");
+}
+
+/* Remote partitions show as cpuset.cpus.exclusive on every cgroup with
+ * cpuset below the root: a first-level child that has cpuset files tells.
+ * 1 yes, 0 no, -1 no child to ask. */
+static int remote_partitions(const struct cc_cg *cg)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_closedir_ DIR *d = cc_root_opendir(cg->root, "/sys/fs/cgroup", &err);
+	struct dirent *de;
+	int seen = -1;
+
+	while (d && (de = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+			continue;
+		snprintf(path, sizeof(path), "/%s", de->d_name);
+		if (!cc_cg_exists(cg, path, "cpuset.cpus"))
+			continue;
+		if (cc_cg_exists(cg, path, "cpuset.cpus.exclusive"))
+			return 1;
+		seen = 0;
+	}
+	return seen;
 }
 
 int cc_cmd_init_parent(int argc, char **argv)
@@ -29,9 +62,11 @@ int cc_cmd_init_parent(int argc, char **argv)
 	_cleanup_topo_ struct cc_topo *topo = NULL;
 	_cleanup_bitmap_ hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
 	_cleanup_bitmap_ hwloc_bitmap_t mems = hwloc_bitmap_alloc();
-	_cleanup_free_ char *list = NULL;
+	_cleanup_free_ char *list = NULL, *mlist = NULL;
 	const char *cgroup = NULL, *cpus_arg = NULL, *mems_arg = NULL;
+	bool dry = false, if_needed = false;
 	struct cc_cg cg;
+	int remote;
 
 	for (int i = 1; i < argc; i++) {
 		int r;
@@ -39,6 +74,14 @@ int cc_cmd_init_parent(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return CC_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--dry-run")) {
+			dry = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--if-needed")) {
+			if_needed = true;
+			continue;
 		}
 		if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
 			cpus_arg = argv[++i];
@@ -56,7 +99,8 @@ int cc_cmd_init_parent(int argc, char **argv)
 			continue;
 		}
 		if (r == 0) {
-			cc_err_set(&err, EINVAL, "init-parent: unexpected argument \"%s\"", argv[i]);
+			cc_err_set(&err, EINVAL, "init-parent: unexpected argument \"%s\" (see corecarve init-parent --help)",
+				   argv[i]);
 			return cc_cli_fail(&err);
 		}
 	}
@@ -85,9 +129,50 @@ int cc_cmd_init_parent(int argc, char **argv)
 	}
 	if (mems_arg && cc_cpulist_parse(mems_arg, mems, "--mems", &err) < 0)
 		return cc_cli_fail(&err);
-	if (cc_cg_open(&cg, root, &err) < 0 || cc_cg_init_parent(&cg, cgroup, cpus, mems, &err) < 0)
-		return cc_cli_fail(&err);
 	list = cc_cpulist_format(cpus);
+	mlist = cc_cpulist_format(mems);
+	if (cc_cg_open(&cg, root, &err) < 0)
+		return cc_cli_fail(&err);
+	if (if_needed) {
+		/* What a container runtime or the first carve would do anyway:
+		 * without cpuset below the root no child shows its files. */
+		if (dry)
+			printf("write /sys/fs/cgroup/cgroup.subtree_control: +cpuset +cpu\n");
+		else if (cc_cg_write(&cg, "/", "cgroup.subtree_control", "+cpuset +cpu", NULL, &err) < 0)
+			return cc_cli_fail(&err);
+		remote = remote_partitions(&cg);
+		if (remote < 0 && !dry) {
+			/* No child with cpuset yet: ask one made for the purpose. */
+			if (cc_cg_mkdir(&cg, "/corecarve.probe", &err) < 0)
+				return cc_cli_fail(&err);
+			remote = cc_cg_exists(&cg, "/corecarve.probe", "cpuset.cpus.exclusive");
+			if (cc_cg_rmdir(&cg, "/corecarve.probe", &err) < 0)
+				return cc_cli_fail(&err);
+		}
+		if (remote > 0) {
+			printf("%s: not needed: the kernel has remote partitions (cpuset.cpus.exclusive)\n", cgroup);
+			return CC_EXIT_OK;
+		}
+		if (remote < 0)
+			printf("(no cgroup below the root has cpuset yet: a real run asks /corecarve.probe)\n");
+	}
+	if (dry) {
+		/* The writes of cc_cg_init_parent (cgroup/partition.c), in its order. */
+		printf("mkdir /sys/fs/cgroup%s (unless it exists)\n"
+		       "write +cpuset (and +cpu) to cgroup.subtree_control of its ancestors\n",
+		       cgroup);
+		if (mlist && *mlist)
+			printf("write /sys/fs/cgroup%s/cpuset.mems: %s\n", cgroup, mlist);
+		printf("write /sys/fs/cgroup%s/cpuset.cpus: %s\n"
+		       "write /sys/fs/cgroup%s/cpuset.cpus.exclusive: %s (where the kernel has the file)\n"
+		       "write /sys/fs/cgroup%s/cpuset.cpus.partition: root (then read back: a valid root)\n"
+		       "write /sys/fs/cgroup%s/cgroup.subtree_control: +cpuset\n"
+		       "init-parent --dry-run: nothing was changed\n",
+		       cgroup, list ? list : "?", cgroup, list ? list : "?", cgroup, cgroup);
+		return CC_EXIT_OK;
+	}
+	if (cc_cg_init_parent(&cg, cgroup, cpus, mems, &err) < 0)
+		return cc_cli_fail(&err);
 	printf("%s: partition root with cpus %s\n", cgroup, list ? list : "?");
 	return CC_EXIT_OK;
 }

@@ -15,33 +15,50 @@
 #include "cpulist.h"
 #include "irq.h"
 #include "ledger.h"
+#include "table.h"
 
 #define SAMPLE_MS_DEFAULT 1000
 #define SAMPLE_MS_MAX 60000
 
+static const struct cc_table_col cols[] = {
+	{ "IRQ", 0, CC_COL_RIGHT, "the IRQ number, or default (default_smp_affinity)" },
+	{ "NAME", 0.2, CC_COL_TRUNC, "its handlers" },
+	{ "AFFINITY", 0, 0, "smp_affinity_list" },
+	{ "EFFECTIVE", 0, 0, "effective_affinity_list" },
+	{ "STATE", 0, 0, "untouched, steered (was: its affinity before) or unmovable (why the kernel refused)" },
+	{ "ON-CARVED", 0, CC_COL_WRAP, "interrupts on carved CPUs: total (cpu:count ...)" },
+	{ "NODE", 0, CC_COL_RIGHT, "its device's NUMA node (-1: none)" },
+};
+#define NCOLS ((int)(sizeof(cols) / sizeof(cols[0])))
+#define COLS_DEFAULT "IRQ,NAME,AFFINITY,EFFECTIVE,STATE,ON-CARVED"
+
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: corecarve irq status [--json] [--sample-ms N] [--state DIR] [--root DIR]\n"
-		"       corecarve irq reconcile [--verbose] [--state DIR] [--root DIR] [--policy FILE]\n"
+		"usage: corecarve irq status [--json] [--sample-ms N] [--state DIR] [--root DIR] [table options]\n"
+		"       corecarve irq reconcile [--dry-run] [--verbose] [--state DIR] [--root DIR] [--policy FILE]\n"
 		"       corecarve irq notify [--state DIR]\n\n"
 		"status: every IRQ with its device, affinity, effective affinity, whether corecarve\n"
 		"steered it or the kernel refused (managed, unmovable), and the interrupts it raised\n"
 		"on carved CPUs during --sample-ms (default %d; 0: since boot).\n"
 		"reconcile: move IRQs off the CPUs of steer-away carves (IRQs that appeared since\n"
 		"the carves were made), give back what no carve needs, update irqbalance's banned\n"
-		"CPUs.  --verbose prints every write.\n"
+		"CPUs.  --verbose prints every write; --dry-run prints what it would write and\n"
+		"writes nothing.\n"
 		"notify: tell a running irqbalance which CPUs to ban now (its control socket, else\n"
 		"a restart of irqbalance.service); run by corecarve-irqbalance.path, because the\n"
-		"hook's sandbox lets it rewrite /etc/default/irqbalance but not talk to the daemon.\n",
+		"hook's sandbox lets it rewrite /etc/default/irqbalance but not talk to the daemon.\n\n",
 		SAMPLE_MS_DEFAULT);
+	cc_table_usage(out, cols, NCOLS, COLS_DEFAULT);
 }
 
 struct opts {
 	struct cc_cli_common common;
+	struct cc_table_opts table;
 	const char *state;
+	char state_buf[PATH_MAX];
 	long sample_ms;
-	bool verbose;
+	bool verbose, dry_run;
 	struct cc_cli_lock lock;
 };
 
@@ -77,6 +94,15 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 			o->verbose = true;
 			continue;
 		}
+		if (!strcmp(argv[i], "--dry-run") && !strcmp(argv[1], "reconcile")) {
+			o->dry_run = true;
+			continue;
+		}
+		if (!strcmp(argv[1], "status") && (r = cc_table_opt(&o->table, argc, argv, &i, err)) != 0) {
+			if (r < 0)
+				return -1;
+			continue;
+		}
 		if ((r = opt_value(argc, argv, &i, "--state", &o->state, err)) != 0) {
 			if (r < 0)
 				return -1;
@@ -101,10 +127,8 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 	}
 	if (o->common.xml || o->common.synthetic)
 		return cc_err_set(err, EINVAL, "irq: --hwloc-xml and --synthetic have no interrupts; use --root");
-	if (!o->state || !*o->state)
-		o->state = getenv("CORECARVE_STATE_DIR");
-	if (o->state && !*o->state)
-		o->state = NULL;
+	if (cc_cli_state_dir(o->state, o->common.root, o->state_buf, sizeof(o->state_buf), &o->state, err) < 0)
+		return -1;
 	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
@@ -146,7 +170,8 @@ static int status_json(const struct view *v, struct cc_err *err)
 	const struct cc_irq_rec *r = cc_irq_state_find(v->st, CC_IRQ_DEFAULT);
 	const struct cc_irqbalance_rec *ib = &v->st->irqbalance;
 
-	if (!doc || !irqs || json_object_set_new(doc, "steer_away", list_json(v->avoid)) < 0 ||
+	if (!doc || !irqs || json_object_set_new(doc, "schema_version", json_integer(1)) < 0 ||
+	    json_object_set_new(doc, "steer_away", list_json(v->avoid)) < 0 ||
 	    json_object_set_new(doc, "carved", list_json(v->carved)) < 0 ||
 	    json_object_set_new(doc, "sample_ms", v->c0 ? json_integer(v->sample_ms) : json_null()) < 0 ||
 	    json_object_set_new(doc, "default", o = json_object()) < 0 ||
@@ -223,26 +248,33 @@ static void carved_counts(const struct view *v, int irq, char *buf, size_t len)
 		snprintf(buf + used, len - used, ")");
 }
 
+
+/* A record's state: the JSON's word first ("untouched", never "-"), the
+ * detail after it. */
 static void state_text(const struct cc_irq_rec *r, char *buf, size_t len)
 {
 	_cleanup_free_ char *orig = r && !r->unmovable ? cc_cpulist_format(r->orig) : NULL;
 
 	if (!r)
-		snprintf(buf, len, "-");
+		snprintf(buf, len, "%s", state_name(r));
 	else if (r->unmovable)
 		snprintf(buf, len, "unmovable (%s)", r->refused);
 	else
 		snprintf(buf, len, "steered (was %s)", orig ? orig : "?");
 }
 
-static int status_text(const struct view *v, struct cc_err *err)
+static int status_text(const struct view *v, const struct cc_table_opts *o, struct cc_err *err)
 {
 	_cleanup_free_ char *avoid = cc_cpulist_format(v->avoid);
 	_cleanup_free_ char *carved = cc_cpulist_format(v->carved);
 	_cleanup_free_ char *def = cc_cpulist_format(v->t->default_affinity);
+	_cleanup_table_ struct cc_table *t = cc_table_new(cols, NCOLS, COLS_DEFAULT, o, err);
 	const struct cc_irqbalance_rec *ib = &v->st->irqbalance;
-	char st[96];
+	const struct cc_irq_rec *dr = cc_irq_state_find(v->st, CC_IRQ_DEFAULT);
+	char st[160];
 
+	if (!t)
+		return -1;
 	if (!avoid || !carved || !def)
 		return cc_err_sys(err, ENOMEM, "irq status");
 	printf("steer-away CPUs: %s   carved CPUs: %s   ", avoid[0] ? avoid : "none", carved[0] ? carved : "none");
@@ -257,15 +289,15 @@ static int status_text(const struct view *v, struct cc_err *err)
 	}
 	if (v->ib_warning[0])
 		printf("irqbalance: warning: %s\n", v->ib_warning);
-	state_text(cc_irq_state_find(v->st, CC_IRQ_DEFAULT), st, sizeof(st));
-	printf("%-8s %-24s %-16s %-10s %-26s %s\n", "IRQ", "NAME", "AFFINITY", "EFFECTIVE", "STATE", "ON CARVED");
-	printf("%-8s %-24s %-16s %-10s %-26s %s\n", "default", "-", def, "-", st, "-");
+	state_text(dr, st, sizeof(st));
+	if (cc_table_row(t, (const char *[]){ "default", "-", def, "-", st, "-", "-" }, err) < 0)
+		return -1;
 	for (int i = 0; i < v->t->n; i++) {
 		const struct cc_irq_info *q = &v->t->irqs[i];
 		const struct cc_irq_rec *r = cc_irq_state_find(v->st, q->irq);
 		_cleanup_free_ char *aff = cc_cpulist_format(q->affinity);
 		_cleanup_free_ char *eff = q->has_effective ? cc_cpulist_format(q->effective) : strdup("-");
-		char irq[16], counts[160];
+		char irq[16], counts[160], node[16];
 
 		if (!aff || !eff)
 			return cc_err_sys(err, ENOMEM, "irq status");
@@ -274,10 +306,12 @@ static int status_text(const struct view *v, struct cc_err *err)
 		state_text(r, st, sizeof(st));
 		carved_counts(v, q->irq, counts, sizeof(counts));
 		snprintf(irq, sizeof(irq), "%d", q->irq);
-		printf("%-8s %-24s %-16s %-10s %-26s %s\n", irq, q->name[0] ? q->name : "-", aff, eff[0] ? eff : "-", st,
-		       counts);
+		snprintf(node, sizeof(node), "%d", q->node);
+		if (cc_table_row(t, (const char *[]){ irq, q->name[0] ? q->name : "-", aff, eff[0] ? eff : "-", st, counts, node },
+				 err) < 0)
+			return -1;
 	}
-	return 0;
+	return cc_table_print(t, stdout, err);
 }
 
 /* /proc/interrupts may be absent from a captured tree: no counts then. */
@@ -323,7 +357,7 @@ static int status(const struct opts *o, struct cc_err *err)
 	cc_irq_state_init(&st);
 	if (!root)
 		return cc_err_prefix(err, "--root");
-	l = cc_ledger_open_as(o->state, CC_LEDGER_READ, &o->lock.lock, err);
+	l = cc_cli_ledger_open(o->state, CC_LEDGER_READ, &o->lock.lock, err);
 	if (!l)
 		goto out;
 	cc_irq_state_fini(&st);
@@ -349,7 +383,7 @@ static int status(const struct opts *o, struct cc_err *err)
 		goto out;
 	ib_warning(root, &st, avoid, &ibres);
 	v = (struct view){ &t, &st, carved, avoid, have0 && have1 ? &c0 : NULL, &c1, o->sample_ms, ibres.warning };
-	rc = o->common.json ? status_json(&v, err) : status_text(&v, err);
+	rc = o->common.json ? status_json(&v, err) : status_text(&v, &o->table, err);
 out:
 	cc_irq_counts_fini(&c0);
 	cc_irq_counts_fini(&c1);
@@ -359,6 +393,64 @@ out:
 }
 
 /* ---- reconcile ------------------------------------------------------------------ */
+
+/* reconcile --dry-run: the same plan from a snapshot of the ledger, each
+ * write it would make, nothing written and nothing locked. */
+static int dry_run(const struct opts *o, const struct cc_root *root, const struct cc_irq_fallback *fb,
+		   struct cc_err *err)
+{
+	static const char *const why[] = { "steer", "adjust", "restore" };
+	static const struct cc_table_col dcols[] = {
+		{ "IRQ", 0, CC_COL_RIGHT, NULL }, { "NAME", 0.2, CC_COL_TRUNC, NULL }, { "FROM", 0, 0, NULL },
+		{ "TO", 0, 0, NULL },            { "WHY", 0, 0, NULL },
+	};
+	_cleanup_ledger_ struct cc_ledger *l = cc_cli_ledger_open(o->state, CC_LEDGER_READ, &o->lock.lock, err);
+	_cleanup_bitmap_ hwloc_bitmap_t avoid = NULL;
+	_cleanup_table_ struct cc_table *tb = NULL;
+	struct cc_irq_table t = { 0 };
+	struct cc_irq_state st;
+	struct cc_irq_plan plan = { 0 };
+	struct cc_irqbalance_pending ib = { 0 };
+	struct cc_err ignored = CC_ERR_INIT;
+	int rc = -1;
+
+	cc_irq_state_init(&st);
+	if (!l || !(avoid = cc_irq_avoid(l, NULL)))
+		goto out;
+	cc_irq_state_fini(&st);
+	if (cc_irq_state_parse(cc_ledger_section(l, CC_IRQ_SECTION, false), &st, err) < 0 ||
+	    cc_irq_table_read(root, &t, err) < 0 || cc_irq_plan(&t, &st, avoid, fb, &plan, err) < 0)
+		goto out;
+	printf("irq reconcile --dry-run: %d write%s; nothing was changed\n", plan.n, plan.n == 1 ? "" : "s");
+	if (plan.n) {
+		if (!(tb = cc_table_new(dcols, 5, "IRQ,NAME,FROM,TO,WHY", &(struct cc_table_opts){ 0 }, err)))
+			goto out;
+		for (int i = 0; i < plan.n; i++) {
+			const struct cc_irq_step *p = &plan.steps[i];
+			_cleanup_free_ char *from = cc_cpulist_format(p->from), *to = cc_cpulist_format(p->to);
+			char irq[16], w[32];
+
+			if (p->irq == CC_IRQ_DEFAULT)
+				snprintf(irq, sizeof(irq), "default");
+			else
+				snprintf(irq, sizeof(irq), "%d", p->irq);
+			snprintf(w, sizeof(w), "%s%s", why[p->why], p->fell_back ? " (fallback)" : "");
+			if (cc_table_row(tb, (const char *[]){ irq, p->name, from, to, w }, err) < 0)
+				goto out;
+		}
+		if (cc_table_print(tb, stdout, err) < 0)
+			goto out;
+	}
+	if (cc_irqbalance_prepare(root, &st.irqbalance, avoid, &ib, &ignored) == 0 && ib.new_text)
+		printf("irqbalance: would rewrite %s%s\n", ib.file, ib.read_only ? " (a read-only mount: it cannot)" : "");
+	rc = 0;
+out:
+	cc_irqbalance_pending_fini(&ib);
+	cc_irq_plan_fini(&plan);
+	cc_irq_table_fini(&t);
+	cc_irq_state_fini(&st);
+	return rc;
+}
 
 static int reconcile(const struct opts *o, struct cc_err *err)
 {
@@ -387,10 +479,14 @@ static int reconcile(const struct opts *o, struct cc_err *err)
 		return cc_err_sys(err, ENOMEM, "irq reconcile");
 	if (cc_irq_fallback_from_topo(topo, reserved, &fb, err) < 0)
 		return -1;
-	l = cc_ledger_open_as(o->state, CC_LEDGER_WRITE, &o->lock.lock, err);
+	if (o->dry_run) {
+		rc = dry_run(o, root, &fb, err);
+		goto out;
+	}
+	l = cc_cli_ledger_open(o->state, CC_LEDGER_WRITE, &o->lock.lock, err);
 	if (!l)
 		goto out;
-	l->fault = getenv("CORECARVE_FAULT");
+	l->fault = cc_cli_fault();
 	io = (struct cc_irq_opts){ .root = root, .fb = &fb, .notify = true, .trace = o->verbose ? stderr : NULL };
 	if (cc_irq_reconcile(l, &io, &rep, err) < 0 || cc_ledger_commit(l, err) < 0)
 		goto out;
@@ -425,7 +521,7 @@ static int notify(const struct opts *o, struct cc_err *err)
 	cc_irq_state_init(&st);
 	if (!root)
 		return cc_err_prefix(err, "--root");
-	l = cc_ledger_open_as(o->state, CC_LEDGER_READ, &o->lock.lock, err);
+	l = cc_cli_ledger_open(o->state, CC_LEDGER_READ, &o->lock.lock, err);
 	if (!l)
 		goto out;
 	cc_irq_state_fini(&st);

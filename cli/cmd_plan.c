@@ -1,12 +1,15 @@
 /* corecarve plan: what the allocator would carve for a request, and why.
  * Reads the topology, the policy and (read-only) the ledger; changes
  * nothing. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "cleanup.h"
@@ -14,6 +17,7 @@
 #include "cpulist.h"
 #include "ledger.h"
 #include "power.h"
+#include "table.h"
 
 static void usage(FILE *out)
 {
@@ -180,6 +184,7 @@ static int print_json(const struct cc_decision *d, const struct context *cx, con
 		return -1;
 	for (int i = 0; i < d->nwarnings; i++)
 		json_array_append_new(w, json_string(d->warnings[i]));
+	json_object_set_new(o, "schema_version", json_integer(1));
 	json_object_set_new(o, "class", json_string(d->class_name));
 	json_object_set_new(o, "core_class", json_string(d->core_class));
 	json_object_set_new(o, "fell_back", json_boolean(d->fell_back));
@@ -218,47 +223,83 @@ static int print_json(const struct cc_decision *d, const struct context *cx, con
 	return 0;
 }
 
-static void print_text(const struct cc_decision *d, const struct context *cx, const struct cc_policy *p,
-		       const char *ledger_dir)
+/* One FIELD VALUE row; the value wraps to the terminal. */
+static int row(struct cc_table *t, const char *field, struct cc_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int row(struct cc_table *t, const char *field, struct cc_err *err, const char *fmt, ...)
 {
+	_cleanup_free_ char *v = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&v, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		v = NULL;
+		return cc_err_sys(err, ENOMEM, "plan");
+	}
+	return cc_table_row(t, (const char *[]){ field, v }, err);
+}
+
+static int print_text(const struct cc_decision *d, const struct context *cx, const struct cc_policy *p,
+		      const struct cc_topo *topo, const char *ledger_dir, const struct cc_table_opts *o, struct cc_err *err)
+{
+	static const struct cc_table_col cols[] = { { "FIELD", 0, 0, NULL }, { "VALUE", 0.9, CC_COL_WRAP, NULL } };
+	struct cc_table_opts to = { .noheadings = true, .raw = o->raw, .width = o->width };
+	_cleanup_table_ struct cc_table *t = cc_table_new(cols, 2, "FIELD,VALUE", &to, err);
 	_cleanup_free_ char *cpus = fmt(d->cpus), *parked = fmt(d->parked), *mems = fmt(d->mems);
 	_cleanup_free_ char *res = fmt(cx->reserved), *taken = fmt(cx->taken);
-	int n = hwloc_bitmap_weight(d->cpus);
+	char rule[512], floor[256] = "";
+	int n = hwloc_bitmap_weight(d->cpus), cls = cc_topo_class_index(topo, d->core_class), keep = 0;
+	int rc = 0;
 
+	if (!t)
+		return -1;
+	cc_policy_reserved_why(p, topo, rule, sizeof(rule));
+	if (cls >= 0)
+		keep = cc_alloc_shared_floor(topo, p, cls, floor, sizeof(floor));
 	if (d->exclusive)
 		printf("class %s: carve %d CPU%s on %s cores%s\n", d->class_name, n, n == 1 ? "" : "s", d->core_class,
 		       d->fell_back ? " (fallback)" : "");
 	else
 		printf("class %s: no carve; runs on the shared %s pool (%d CPU%s)\n", d->class_name, d->core_class, n,
 		       n == 1 ? "" : "s");
-	printf("  cpus      %s\n", cpus);
+	rc |= row(t, "cpus", err, "%s", cpus);
 	if (d->exclusive)
-		printf("  parked    %s%s\n", *parked ? parked : "(none)",
-		       d->smt == CC_SMT_ISOLATE && *parked ? "  (SMT siblings held idle)" : "");
-	printf("  mems      %s\n", *mems ? mems : "(left as is: no NUMA information)");
-	printf("  spans     %d NUMA node%s, %d LLC%s, %d L2%s\n", d->numa_nodes, d->numa_nodes == 1 ? "" : "s", d->llcs,
-	       d->llcs == 1 ? "" : "s", d->l2s, d->l2s == 1 ? "" : "s");
-	printf("  settings  %s, smt %s, memory %s, irq %s, partition %s, quota %s\n",
-	       d->exclusive ? "exclusive" : "shared", cc_smt_name(d->smt), cc_memory_name(d->memory), cc_irq_name(d->irq),
-	       cc_partition_name(d->partition), cc_quota_name(d->quota));
-	printf("  why       %s: %d core%s, %d with reserved CPUs, %d taken, %d free (%s); shared pool %d CPU%s, minShared %d\n",
-	       d->core_class, cx->cores, cx->cores == 1 ? "" : "s", cx->reserved_cores, cx->taken_cores, cx->free_cores,
-	       cx->free_list[0] ? cx->free_list : "none", cx->pool, cx->pool == 1 ? "" : "s", p->min_shared);
-	printf("  reserved  %s\n", *res ? res : "(none)");
-	printf("  taken     %s%s%s%s\n", *taken ? taken : "(none)", ledger_dir ? " (ledger " : " (no ledger read)",
-	       ledger_dir ? ledger_dir : "", ledger_dir ? ")" : "");
+		rc |= row(t, "parked", err, "%s%s", *parked ? parked : "(none)",
+			  d->smt == CC_SMT_ISOLATE && *parked ? "  (SMT siblings held idle)" : "");
+	rc |= row(t, "mems", err, "%s", *mems ? mems : "(left as is: no NUMA information)");
+	rc |= row(t, "spans", err, "%d NUMA node%s, %d LLC%s, %d L2%s", d->numa_nodes, d->numa_nodes == 1 ? "" : "s",
+		  d->llcs, d->llcs == 1 ? "" : "s", d->l2s, d->l2s == 1 ? "" : "s");
+	rc |= row(t, "settings", err, "%s, smt %s, memory %s, irq %s, partition %s, quota %s",
+		  d->exclusive ? "exclusive" : "shared", cc_smt_name(d->smt), cc_memory_name(d->memory),
+		  cc_irq_name(d->irq), cc_partition_name(d->partition), cc_quota_name(d->quota));
+	rc |= row(t, "why", err, "%s: %d core%s, %d with reserved CPUs, %d taken, %d free (%s); shared pool %d CPU%s%s",
+		  d->core_class, cx->cores, cx->cores == 1 ? "" : "s", cx->reserved_cores, cx->taken_cores,
+		  cx->free_cores, cx->free_list[0] ? cx->free_list : "none", cx->pool, cx->pool == 1 ? "" : "s",
+		  keep ? "" : ", no floor (no shared class runs there)");
+	if (keep)
+		rc |= row(t, "minShared", err, "%d kept in the %s pool for %s", keep, d->core_class, floor);
+	rc |= row(t, "reserved", err, "%s (%s)", *res ? res : "(none)", rule);
+	rc |= row(t, "taken", err, "%s%s%s%s", *taken ? taken : "(none)", ledger_dir ? " (ledger " : " (no ledger read)",
+		  ledger_dir ? ledger_dir : "", ledger_dir ? ")" : "");
 	for (int i = 0; cx->has_power && i < cx->power.n; i++)
-		printf("  power     %s: %s -> %s\n", cx->power.steps[i].path, cx->power.steps[i].from,
-		       cx->power.steps[i].to);
+		rc |= row(t, "power", err, "%s: %s -> %s", cx->power.steps[i].path, cx->power.steps[i].from,
+			  cx->power.steps[i].to);
 	if (cx->has_power && !cx->power.n)
-		printf("  power     nothing to write\n");
+		rc |= row(t, "power", err, "nothing to write");
 	for (int i = 0; cx->has_power && i < cx->power.msgs.nnotes; i++)
-		printf("  note      %s\n", cx->power.msgs.notes[i]);
+		rc |= row(t, "note", err, "%s", cx->power.msgs.notes[i]);
 	for (int i = 0; i < d->nwarnings; i++)
-		printf("  warning   %s\n", d->warnings[i]);
+		rc |= row(t, "warning", err, "%s", d->warnings[i]);
 	for (int i = 0; cx->has_power && i < cx->power.msgs.nwarnings; i++)
-		printf("  warning   %s\n", cx->power.msgs.warnings[i]);
+		rc |= row(t, "warning", err, "%s", cx->power.msgs.warnings[i]);
+	if (rc || cc_table_print(t, stdout, err) < 0)
+		return -1;
 	printf("nothing was changed\n");
+	return 0;
 }
 
 static int refuse(const struct cc_err *err, bool json)
@@ -286,6 +327,8 @@ int cc_cmd_plan(int argc, char **argv)
 	struct context cx = { 0 };
 	struct cc_cli_lock lock;
 	const char *cls = NULL, *cpus = NULL, *state = NULL, *ledger_dir = NULL;
+	struct cc_table_opts table = { 0 };
+	char state_buf[PATH_MAX];
 	bool host;
 	int rc;
 
@@ -302,6 +345,8 @@ int cc_cmd_plan(int argc, char **argv)
 			return CC_EXIT_OK;
 		}
 		r = cc_cli_common_opt(&common, argc, argv, &i, &err);
+		if (r == 0)
+			r = cc_table_opt(&table, argc, argv, &i, &err);
 		if (r < 0)
 			return cc_cli_fail(&err);
 		if (r > 0)
@@ -375,15 +420,16 @@ int cc_cmd_plan(int argc, char **argv)
 	/* The host's ledger describes the host: never apply it to a captured
 	 * tree, an XML export or a synthetic shape unless asked to. */
 	host = !common.xml && !common.synthetic && (!common.root || root->is_host);
-	if (!state || !*state)
-		state = getenv("CORECARVE_STATE_DIR");
-	if (state && *state)
-		ledger_dir = state;
-	else if (host)
+	/* --state or the variable, else this host's, else a captured tree's own. */
+	if (cc_cli_state_dir(state, common.root, state_buf, sizeof(state_buf), &ledger_dir, &err) < 0)
+		return cc_cli_fail(&err);
+	if (!ledger_dir && host)
 		ledger_dir = CC_LEDGER_DIR;
+	else if (ledger_dir == state_buf && access(state_buf, F_OK) < 0)
+		ledger_dir = NULL; /* a tree without a ledger: nothing taken */
 	cx.reserved = cc_policy_reserved(policy, topo);
 	if (ledger_dir) {
-		ledger = cc_ledger_open_as(ledger_dir, CC_LEDGER_READ, &lock.lock, &err);
+		ledger = cc_cli_ledger_open(ledger_dir, CC_LEDGER_READ, &lock.lock, &err);
 		if (!ledger) {
 			context_fini(&cx);
 			return cc_cli_fail(&err);
@@ -410,7 +456,7 @@ int cc_cmd_plan(int argc, char **argv)
 		if (common.json)
 			rc = print_json(&d, &cx, policy);
 		else
-			print_text(&d, &cx, policy, ledger_dir);
+			rc = print_text(&d, &cx, policy, topo, ledger_dir, &table, &err);
 	}
 	cc_decision_fini(&d);
 	context_fini(&cx);

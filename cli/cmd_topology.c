@@ -62,6 +62,11 @@ int cc_cmd_topology(int argc, char **argv)
 			return cc_cli_fail(&err);
 		}
 	}
+	/* Both want stdout; silently dropping one of them is worse than asking. */
+	if (svg && !strcmp(svg, "-") && c.json) {
+		cc_err_set(&err, EINVAL, "topology: --svg - and --json both write stdout; write the picture to a file");
+		return cc_cli_fail(&err);
+	}
 	if (cc_cli_load(&c, &root, &policy, &topo, &err) < 0)
 		return cc_cli_fail(&err);
 	if (svg) {

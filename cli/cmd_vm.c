@@ -2,6 +2,7 @@
  * in the ledger like containers (plugin/vm.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,14 +10,15 @@
 #include "cleanup.h"
 #include "commands.h"
 #include "cpulist.h"
+#include "table.h"
 #include "vm.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: corecarve vm reconcile [--dry-run] [--json] [--verbose] [OPTIONS]\n"
-		"       corecarve vm status [--json] [OPTIONS]\n"
-		"       corecarve vm xml NAME [OPTIONS]\n\n"
+		"       corecarve vm status [--json] [OPTIONS] [table options: -o, -n, -r, --width]\n"
+		"       corecarve vm xml NAME [--vcpus N] [OPTIONS]\n\n"
 		"reconcile: find each VM of the VM list (its QEMU through libvirt's pid file, a pid\n"
 		"file, or its -name), reserve whole cores of its class in the ledger, pin vCPU n to\n"
 		"one CPU (the same one while the VM lives), its other threads to the emulator set,\n"
@@ -26,7 +28,8 @@ static void usage(FILE *out)
 		"status: the VMs, their carves and where their threads run, with findings\n"
 		"(VM_MIXED_CLASSES, VM_SHARED_CPU, VM_DRIFT, VM_GONE).\n"
 		"xml: the libvirt <cputune>/<numatune> of the VM's carve (or of the carve reconcile\n"
-		"would make), for libvirt to own the pinning.\n\n"
+		"would make), for libvirt to own the pinning; --vcpus N for a VM that has not run\n"
+		"yet (libvirt needs the XML before the first start).\n\n"
 		"OPTIONS:\n"
 		"  --config FILE   the VM list (default " CC_VMS_PATH ", else the policy's vms:)\n"
 		"  --policy FILE   the policy (default $CORECARVE_POLICY, else " CC_POLICY_PATH ")\n"
@@ -43,6 +46,9 @@ struct opts {
 	const char *policy;
 	const char *state;
 	const char *config;
+	const char *vcpus; /* xml --vcpus */
+	struct cc_table_opts table; /* status: the findings table */
+	char state_buf[PATH_MAX];
 	bool dry_run, json, verbose;
 	struct cc_cli_lock lock;
 };
@@ -57,6 +63,7 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 		{ "--policy", offsetof(struct opts, policy) },
 		{ "--state", offsetof(struct opts, state) },
 		{ "--config", offsetof(struct opts, config) },
+		{ "--vcpus", offsetof(struct opts, vcpus) },
 	};
 
 	if (argc < 2)
@@ -84,6 +91,14 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 		}
 		if (done)
 			continue;
+		if (!strcmp(o->sub, "status")) {
+			int r = cc_table_opt(&o->table, argc, argv, &i, err);
+
+			if (r < 0)
+				return -1;
+			if (r)
+				continue;
+		}
 		if (!strcmp(a, "--json") && strcmp(o->sub, "xml"))
 			o->json = true;
 		else if (!strcmp(a, "--dry-run") && !strcmp(o->sub, "reconcile"))
@@ -97,14 +112,14 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 	}
 	if (!strcmp(o->sub, "xml") && !o->name)
 		return cc_err_set(err, EINVAL, "vm xml: expected the name of a VM");
+	if (o->vcpus && strcmp(o->sub, "xml"))
+		return cc_err_set(err, EINVAL, "vm %s: --vcpus is for vm xml (a VM that has not run yet)", o->sub);
 	if (!o->policy || !*o->policy)
 		o->policy = getenv("CORECARVE_POLICY");
-	if (!o->state || !*o->state)
-		o->state = getenv("CORECARVE_STATE_DIR");
 	if (o->policy && !*o->policy)
 		o->policy = NULL;
-	if (o->state && !*o->state)
-		o->state = NULL;
+	if (cc_cli_state_dir(o->state, o->root, o->state_buf, sizeof(o->state_buf), &o->state, err) < 0)
+		return -1;
 	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
@@ -273,7 +288,8 @@ static int print_json(const struct cc_vm_result *res, const struct opts *o, cons
 	for (int i = 0; !bad && i < nf; i++)
 		bad |= json_array_append_new(fs, json_pack("{s:s, s:s, s:s}", "kind", cc_vm_finding_name(f[i].kind),
 							   "vm", f[i].vm, "message", f[i].msg));
-	bad |= set(doc, "source", json_string(res->cfg.source)) | set(doc, "vms", vms);
+	bad |= set(doc, "schema_version", json_integer(1)) | set(doc, "source", json_string(res->cfg.source)) |
+	       set(doc, "vms", vms);
 	if (!strcmp(o->sub, "status"))
 		bad |= set(doc, "findings", fs);
 	else
@@ -313,9 +329,20 @@ static int status(const struct cc_ctx *ctx, const struct opts *o, struct cc_vm_r
 			print_entry(&res->plan.e[i]);
 		if (!res->plan.n)
 			printf("no VMs in the VM list and no VM carves in the ledger\n");
-		printf(nf ? "findings:\n" : "no findings\n");
+		static const struct cc_table_col cols[] = { { "FINDING", 0, 0, NULL }, { "WHAT", 0.8, CC_COL_WRAP, NULL } };
+		_cleanup_table_ struct cc_table *t = NULL;
+
+		if (!nf) {
+			printf("no findings\n");
+			return CC_EXIT_OK;
+		}
+		if (!(t = cc_table_new(cols, 2, "FINDING,WHAT", &o->table, err)))
+			return cc_cli_fail(err);
 		for (int i = 0; i < nf; i++)
-			printf("  %-17s %s\n", cc_vm_finding_name(f[i].kind), f[i].msg);
+			if (cc_table_row(t, (const char *[]){ cc_vm_finding_name(f[i].kind), f[i].msg }, err) < 0)
+				return cc_cli_fail(err);
+		if (cc_table_print(t, stdout, err) < 0)
+			return cc_cli_fail(err);
 	}
 	return nf ? CC_EXIT_REFUSED : CC_EXIT_OK;
 }
@@ -323,6 +350,20 @@ static int status(const struct cc_ctx *ctx, const struct opts *o, struct cc_vm_r
 static int xml(const struct cc_ctx *ctx, const struct opts *o, struct cc_vm_result *res, struct cc_err *err)
 {
 	struct cc_vm_opts vo = { .config = o->config, .dry_run = true };
+
+	if (o->vcpus) {
+		char *end;
+		long n;
+
+		errno = 0;
+		n = strtol(o->vcpus, &end, 10);
+		if (!*o->vcpus || *end || errno || n < 1 || n > CC_VM_MAX_THREADS) {
+			cc_err_set(err, EINVAL, "--vcpus: expected 1 to %d, got \"%.32s\"", CC_VM_MAX_THREADS, o->vcpus);
+			return cc_cli_fail(err);
+		}
+		vo.assume_name = o->name;
+		vo.assume_vcpus = (int)n;
+	}
 
 	if (cc_vm_reconcile(ctx, &vo, res, err) < 0)
 		return cc_cli_fail(err);
@@ -365,7 +406,7 @@ int cc_cmd_vm(int argc, char **argv)
 		return cc_cli_fail(&err);
 	}
 	ctx = (struct cc_ctx){ .root = root, .policy_path = o.policy, .state_dir = o.state, .lock = &o.lock.lock,
-			       .fault = getenv("CORECARVE_FAULT"), .log = stderr, .verbose = o.verbose };
+			       .fault = cc_cli_fault(), .log = stderr, .verbose = o.verbose };
 	if (!strcmp(o.sub, "status"))
 		rc = status(&ctx, &o, &res, &err);
 	else if (!strcmp(o.sub, "xml"))

@@ -39,6 +39,30 @@ const char *cc_cli_policy_path(const struct cc_cli_common *c);
 int cc_cli_load(const struct cc_cli_common *c, struct cc_root **root,
 		struct cc_policy **policy, struct cc_topo **topo, struct cc_err *err);
 
+/* The state directory (ledger) a command uses: `opt` (--state), else
+ * $CORECARVE_STATE_DIR, else with --root DIR a captured tree's
+ * DIR/run/corecarve (`corecarve capture` writes it there; none when the
+ * tree has none), else NULL: CC_LEDGER_DIR, which may be absent (no carve
+ * since boot).  A directory --state or the variable names must exist: a
+ * misspelt one would read as a node with no carves.  *dir points into
+ * `buf` or the arguments.  -1 with err naming the option and the fix. */
+int cc_cli_state_dir(const char *opt, const char *root, char *buf, size_t len, const char **dir,
+		     struct cc_err *err);
+
+/* cc_ledger_open_as with the fix in the error: run as root for a ledger
+ * this user may not read, `corecarve status --kernel` and the recovery
+ * steps for a damaged one.  `lock`: the command's (cc_cli_lock). */
+struct cc_ledger *cc_cli_ledger_open(const char *dir, enum cc_ledger_mode mode, const struct cc_ledger_lock *lock,
+				     struct cc_err *err);
+/* The same fix appended to an error cc_ledger_open_as set. */
+void cc_cli_ledger_hint(struct cc_err *err);
+
+/* The fault-injection step of $CORECARVE_FAULT in a test build (make's
+ * $(BUILD)/faults/corecarve, -DCC_FAULT_INJECTION), NULL in the installed
+ * binary, which ignores the variable (cli/fault_env.c). */
+const char *cc_cli_fault(void);
+bool cc_cli_fault_built(void);
+
 /* The ledger lock as a command takes it: the wait from
  * $CORECARVE_LOCK_TIMEOUT (seconds, "5" or "0.5"; unset or empty:
  * CC_LEDGER_WAIT_MS), and "corecarve <its arguments>" as the holder a
@@ -75,5 +99,6 @@ int cc_cmd_exec(int argc, char **argv);
 int cc_cmd_irq(int argc, char **argv);
 int cc_cmd_vm(int argc, char **argv);
 int cc_cmd_doctor(int argc, char **argv);
+int cc_cmd_capture(int argc, char **argv);
 
 #endif

@@ -4,8 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "cleanup.h"
 #include "commands.h"
+#include "doctor.h"
+#include "ledger.h"
+
+/* The --root the command line named, for the hint cc_cli_fail adds to a
+ * cgroup error (entry points only: the library never sees it). */
+static const char *named_root;
 
 int cc_cli_common_opt(struct cc_cli_common *c, int argc, char **argv, int *i,
 		      struct cc_err *err)
@@ -33,13 +41,15 @@ int cc_cli_common_opt(struct cc_cli_common *c, int argc, char **argv, int *i,
 			continue;
 		if (a[n] == '=') {
 			*slot = a + n + 1;
-			return 1;
-		}
-		if (a[n] != '\0')
+		} else if (a[n] != '\0') {
 			continue;
-		if (*i + 1 >= argc)
-			return cc_err_set(err, EINVAL, "%s: missing argument", opts[k].name);
-		*slot = argv[++*i];
+		} else {
+			if (*i + 1 >= argc)
+				return cc_err_set(err, EINVAL, "%s: missing argument", opts[k].name);
+			*slot = argv[++*i];
+		}
+		if (k == 0)
+			named_root = *slot;
 		return 1;
 	}
 	return 0;
@@ -47,13 +57,21 @@ int cc_cli_common_opt(struct cc_cli_common *c, int argc, char **argv, int *i,
 
 const char *cc_cli_policy_path(const struct cc_cli_common *c)
 {
+	static char tree_policy[PATH_MAX];
 	const char *env;
+	struct stat st;
 
 	if (c->policy)
 		return c->policy;
 	env = getenv("CORECARVE_POLICY");
 	if (env && *env)
 		return env;
+	/* A captured tree carries the policy it was captured with. */
+	if (c->root && strcmp(c->root, "/")) {
+		snprintf(tree_policy, sizeof(tree_policy), "%s%s", c->root, CC_POLICY_PATH);
+		if (stat(tree_policy, &st) == 0 && S_ISREG(st.st_mode))
+			return tree_policy;
+	}
 	return NULL;
 }
 
@@ -143,10 +161,32 @@ int cc_cli_load(const struct cc_cli_common *c, struct cc_root **rootp,
 	return 0;
 }
 
+/* "corecarve needs the unified hierarchy" alone names no fix: add what
+ * doctor's cgroup check finds (hybrid or legacy layout) and its remedy. */
+static void cgroup_hint(const char *msg, char *out, size_t len)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = NULL;
+	struct cc_cgroup_layout l;
+	char found[CC_DOCTOR_TEXT_MAX], fix[CC_DOCTOR_TEXT_MAX];
+
+	out[0] = '\0';
+	if (!strstr(msg, "corecarve needs the unified hierarchy") || !(root = cc_root_open(named_root ? named_root : "/", &e)))
+		return;
+	cc_doctor_cgroup_layout(root, &l);
+	if (!l.known)
+		return;
+	cc_doctor_cgroup_explain(root, &l, found, sizeof(found), fix, sizeof(fix));
+	/* The first sentence of the fix: the rest is doctor's. */
+	if (strstr(fix, ". "))
+		*strstr(fix, ". ") = '\0';
+	snprintf(out, len, ": %s; %s (corecarve doctor explains)", found, fix);
+}
+
 int cc_cli_fail(const struct cc_err *err)
 {
 	const unsigned char *m = (const unsigned char *)(err->msg[0] ? err->msg : "unknown error");
-	char line[4 * CC_ERR_MSG_MAX + 16];
+	char line[4 * CC_ERR_MSG_MAX + 16], hint[2 * CC_DOCTOR_TEXT_MAX + 64];
 	size_t n = 0;
 
 	/* One line, whatever the message quotes (input from a file or an
@@ -162,6 +202,61 @@ int cc_cli_fail(const struct cc_err *err)
 			line[n++] = (char)*m;
 	}
 	line[n] = '\0';
-	fprintf(stderr, "corecarve: %s\n", line);
+	cgroup_hint((const char *)line, hint, sizeof(hint));
+	fprintf(stderr, "corecarve: %s%s\n", line, hint);
 	return CC_EXIT_ERROR;
+}
+
+int cc_cli_state_dir(const char *opt, const char *root, char *buf, size_t len, const char **dir,
+		     struct cc_err *err)
+{
+	const char *env = getenv("CORECARVE_STATE_DIR"), *what = "--state";
+	struct stat st;
+
+	*dir = NULL;
+	if (!opt || !*opt) {
+		opt = env && *env ? env : NULL;
+		what = "CORECARVE_STATE_DIR";
+	}
+	if (opt) {
+		if (stat(opt, &st) < 0 || !S_ISDIR(st.st_mode))
+			return cc_err_set(err, ENOENT,
+					  "%s %s: %s (the hook's state directory is " CC_LEDGER_DIR
+					  " unless its hooks.d entry or environment sets CORECARVE_STATE_DIR; a wrong one "
+					  "would read as a node with no carves)",
+					  what, opt, stat(opt, &st) < 0 ? "no such directory" : "not a directory");
+		*dir = opt;
+		return 0;
+	}
+	/* A captured tree carries its own ledger; the host's describes another
+	 * machine. */
+	if (root && strcmp(root, "/")) {
+		/* Absent: reads as no carves, like an absent default. */
+		snprintf(buf, len, "%s" CC_LEDGER_DIR, root);
+		*dir = buf;
+	}
+	return 0;
+}
+
+void cc_cli_ledger_hint(struct cc_err *err)
+{
+	size_t n = strlen(err->msg);
+
+	if (err->code == EACCES || (err->code == EPERM && strstr(err->msg, "owned by uid")))
+		snprintf(err->msg + n, sizeof(err->msg) - n,
+			 " (the ledger is root's, mode 0700: run corecarve as root)");
+	else if (err->code == EINVAL || err->code == EPROTO || err->code == EFBIG)
+		snprintf(err->msg + n, sizeof(err->msg) - n,
+			 " (a damaged ledger: `corecarve status --kernel` shows the node's partitions without it; "
+			 "recovery: corecarve(8), DAMAGED LEDGER)");
+}
+
+struct cc_ledger *cc_cli_ledger_open(const char *dir, enum cc_ledger_mode mode, const struct cc_ledger_lock *lock,
+				     struct cc_err *err)
+{
+	struct cc_ledger *l = cc_ledger_open_as(dir, mode, lock, err);
+
+	if (!l)
+		cc_cli_ledger_hint(err);
+	return l;
 }

@@ -19,12 +19,13 @@ static const struct cc_command commands[] = {
 	{ "hook", cc_cmd_hook, "OCI hook: createRuntime|prestart|poststop (state JSON on stdin)" },
 	{ "init-parent", cc_cmd_init_parent, "prepare a parent cgroup as a partition root (kernels < 6.7)" },
 	{ "plan", cc_cmd_plan, "show what would be carved for a class and CPU count, and why (changes nothing)" },
-	{ "status", cc_cmd_status, "show the carves in the ledger and which carve owns which CPU" },
+	{ "status", cc_cmd_status, "show the carves, which carve owns which CPU, and what each class can still carve" },
 	{ "audit", cc_cmd_audit, "compare the ledger with the kernel: drifted cpusets, broken partitions, leaks (--fix)" },
 	{ "exec", cc_cmd_exec, "run a command on CPUs of a placement class (taskset + numactl, or --carve)" },
 	{ "irq", cc_cmd_irq, "IRQs on carved CPUs: status (who fires where), reconcile (steer new ones away)" },
 	{ "vm", cc_cmd_vm, "pin VMs' vCPUs on whole cores of one class: reconcile, status, xml NAME" },
-	{ "doctor", cc_cmd_doctor, "is this node ready? cgroups, partitions, SMT, governors, THP, irqbalance, hooks (exit 0/1/2)" },
+	{ "doctor", cc_cmd_doctor, "is this node ready? cgroups, partitions, capacity, governors, THP, irqbalance, hooks (exit 0/1/2)" },
+	{ "capture", cc_cmd_capture, "copy what corecarve reads of this node into a --root tree, for bug reports" },
 };
 
 static void usage(FILE *out)

@@ -24,8 +24,9 @@ _corecarve()
 	local cur prev cmd i
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="topology plan status audit exec hook irq vm init-parent doctor"
+	local commands="topology plan status audit exec hook irq vm init-parent doctor capture"
 	local topo_src="--root --hwloc-xml --synthetic --policy"
+	local table="--output --no-headers --raw --width"
 
 	cmd=
 	for ((i = 1; i < COMP_CWORD; i++)); do
@@ -70,7 +71,11 @@ _corecarve()
 		COMPREPLY=($(compgen -W "steer-away leave" -- "$cur"))
 		return
 		;;
-	--cpus | --synthetic | --mems | --cgroup-parent | --sample-ms)
+	--table)
+		COMPREPLY=($(compgen -W "carves cpus capacity power" -- "$cur"))
+		return
+		;;
+	--cpus | --synthetic | --mems | --cgroup-parent | --sample-ms | --output | -o | --width | --vcpus)
 		return
 		;;
 	esac
@@ -83,13 +88,13 @@ _corecarve()
 		COMPREPLY=($(compgen -W "$topo_src --json --svg --help" -- "$cur"))
 		;;
 	plan)
-		COMPREPLY=($(compgen -W "--class --cpus --smt --memory --irq --state --json $topo_src --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--class --cpus --smt --memory --irq --state --json $topo_src --raw --width --help" -- "$cur"))
 		;;
 	status)
-		COMPREPLY=($(compgen -W "--json --svg --state $topo_src --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--json --svg --state --table --kernel $topo_src $table --help" -- "$cur"))
 		;;
 	audit)
-		COMPREPLY=($(compgen -W "--json --prometheus --fix --sample-ms --state --root --policy --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--json --prometheus --fix --sample-ms --state --root --policy --set-aside-ledger $table --help" -- "$cur"))
 		;;
 	exec)
 		COMPREPLY=($(compgen -W "--class --cpus --carve --cgroup-parent --lock-affinity --policy --state --verbose --help --" -- "$cur"))
@@ -98,10 +103,13 @@ _corecarve()
 		COMPREPLY=($(compgen -W "createRuntime prestart poststop --root --policy --state --verbose --help" -- "$cur"))
 		;;
 	init-parent)
-		COMPREPLY=($(compgen -W "--cpus --mems --policy --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--cpus --mems --policy --if-needed --dry-run --help" -- "$cur"))
 		;;
 	doctor)
-		COMPREPLY=($(compgen -W "--json --root --policy --state --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--json --problems --root --policy --state $table --help" -- "$cur"))
+		;;
+	capture)
+		COMPREPLY=($(compgen -W "--root --policy --state --help" -- "$cur") $(compgen -d -- "$cur"))
 		;;
 	vm)
 		local sub=
@@ -111,8 +119,8 @@ _corecarve()
 		case $sub in
 		"") COMPREPLY=($(compgen -W "reconcile status xml --help" -- "$cur")) ;;
 		reconcile) COMPREPLY=($(compgen -W "--dry-run --json --verbose --config --policy --state --root" -- "$cur")) ;;
-		status) COMPREPLY=($(compgen -W "--json --config --policy --state --root" -- "$cur")) ;;
-		xml) COMPREPLY=($(compgen -W "--config --policy --state --root" -- "$cur")) ;;
+		status) COMPREPLY=($(compgen -W "--json --config --policy --state --root $table" -- "$cur")) ;;
+		xml) COMPREPLY=($(compgen -W "--vcpus --config --policy --state --root" -- "$cur")) ;;
 		esac
 		;;
 	irq)
@@ -122,8 +130,8 @@ _corecarve()
 		done
 		case $sub in
 		"") COMPREPLY=($(compgen -W "status reconcile notify --help" -- "$cur")) ;;
-		status) COMPREPLY=($(compgen -W "--json --sample-ms --state --root" -- "$cur")) ;;
-		reconcile) COMPREPLY=($(compgen -W "--verbose --state --root --policy" -- "$cur")) ;;
+		status) COMPREPLY=($(compgen -W "--json --sample-ms --state --root $table" -- "$cur")) ;;
+		reconcile) COMPREPLY=($(compgen -W "--dry-run --verbose --state --root --policy" -- "$cur")) ;;
 		notify) COMPREPLY=($(compgen -W "--state" -- "$cur")) ;;
 		esac
 		;;

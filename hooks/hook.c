@@ -7,15 +7,18 @@
  * the container; the one-line reason goes to stderr. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syslog.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "commands.h"
 #include "container.h"
 #include "cpulist.h"
+#include "journal.h"
 #include "sandbox.h"
 
 static void usage(FILE *out)
@@ -27,8 +30,8 @@ static void usage(FILE *out)
 		"poststop gives them back.  Containers without the annotation are left alone.\n\n"
 		"environment: CORECARVE_POLICY, CORECARVE_STATE_DIR (defaults: /etc/corecarve/policy.yaml,\n"
 		"/run/corecarve); CORECARVE_LOCK_TIMEOUT=<seconds> bounds the wait for the ledger lock\n"
-		"(default %u; keep it well inside the runtime's hook timeout);\n"
-		"CORECARVE_FAULT=<step> kills the hook at a named step (tests only).\n",
+		"(default %u; keep it well inside the runtime's hook timeout).\n"
+		"Each decision is one line in the journal (syslog identifier corecarve).\n",
 		CC_LEDGER_WAIT_MS / 1000);
 }
 
@@ -57,12 +60,55 @@ static char *read_stdin(size_t max, size_t *len, struct cc_err *err)
 	return cc_steal_ptr(buf);
 }
 
+/* The decision's line: what was decided, for which container, and the
+ * fields journalctl can select on (journalctl CORECARVE_EVENT=refuse). */
+static void journal_line(const struct cc_journal *j, int prio, const char *event, const char *stage, const char *id,
+			 const char *class_name, const char *cpus, const char *mode, const char *fmt, ...)
+	__attribute__((format(printf, 9, 10)));
+
+static void journal_line(const struct cc_journal *j, int prio, const char *event, const char *stage, const char *id,
+			 const char *class_name, const char *cpus, const char *mode, const char *fmt, ...)
+{
+	char msg[1024 + CC_ERR_MSG_MAX];
+	struct cc_journal_field f[] = {
+		{ "CORECARVE_EVENT", event }, { "CORECARVE_STAGE", stage }, { "CORECARVE_CONTAINER", id },
+		{ "CORECARVE_CLASS", class_name }, { "CORECARVE_CPUS", cpus }, { "CORECARVE_MODE", mode },
+	};
+	va_list ap;
+
+	if (j->fd < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cc_journal_send(j, prio, msg, f, (int)(sizeof(f) / sizeof(f[0])));
+}
+
+/* A refusal the container can be fixed for (no capacity, a bad,
+ * out-of-range, oversized or forbidden annotation) is a warning; anything
+ * else (the node's fault) an error. */
+static int refusal_priority(const struct cc_err *err)
+{
+	switch (err->code) {
+	case ENOSPC:
+	case EINVAL:
+	case ERANGE:
+	case EFBIG:
+	case EPERM:
+		return LOG_WARNING;
+	default:
+		return LOG_ERR;
+	}
+}
+
 int cc_cmd_hook(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
 	struct cc_cli_common common = { 0 };
 	struct cc_oci_state st = { 0 };
 	struct cc_ctx ctx = { 0 };
+	struct cc_journal journal = { .fd = -1 };
+	struct cc_release_note released = { 0 };
 	struct cc_cli_lock lock;
 	_cleanup_root_ struct cc_root *root = NULL;
 	_cleanup_free_ char *text = NULL;
@@ -129,45 +175,75 @@ int cc_cmd_hook(int argc, char **argv)
 	ctx.state_dir = state_dir ? state_dir : getenv("CORECARVE_STATE_DIR");
 	if (ctx.state_dir && !*ctx.state_dir)
 		ctx.state_dir = NULL;
-	ctx.fault = getenv("CORECARVE_FAULT");
+	ctx.fault = cc_cli_fault();
 	/* Who waits on a hook that holds the lock learns which container's. */
 	snprintf(lock.holder, sizeof(lock.holder), "corecarve hook %s %.200s", stage, st.id);
 	ctx.lock = &lock.lock;
 	ctx.log = stderr;
 	ctx.verbose = verbose;
+	ctx.released = &released;
 	/* Inputs from the runtime are read and every path is resolved: from
-	 * here on only file I/O (plugin/sandbox.h).  Host only: with --root
-	 * the hook reads a captured tree and changes nothing. */
-	if (root->is_host && cc_sandbox_hook(&err) < 0)
-		goto out;
+	 * here on only file I/O (plugin/sandbox.h), and the one log socket,
+	 * connected now.  Host only: with --root the hook reads a captured
+	 * tree, changes nothing and logs nothing. */
+	if (root->is_host) {
+		cc_journal_open(&journal, NULL, NULL);
+		if (cc_sandbox_hook(journal.fd, &err) < 0)
+			goto out;
+	}
 
 	if (!strcmp(stage, "poststop")) {
 		if (cc_container_release(&ctx, st.id, &err) < 0) {
+			journal_line(&journal, LOG_ERR, "error", stage, st.id, released.class_name, released.cpus,
+				     released.mode, "poststop %s: release failed, kept as releasing (retried): %s", st.id,
+				     err.msg);
 			cc_err_prefix(&err, "poststop %s", st.id);
 			goto out;
 		}
+		if (released.found)
+			journal_line(&journal, LOG_INFO, "release", stage, st.id, released.class_name, released.cpus,
+				     released.mode, "release %s: class %s, cpus %s (%s) given back", st.id,
+				     released.class_name, released.cpus, released.mode);
+		else
+			journal_line(&journal, LOG_DEBUG, "none", stage, st.id, NULL, NULL, NULL,
+				     "poststop %s: no carve recorded, nothing to give back", st.id);
 		rc = CC_EXIT_OK;
 	} else {
 		struct cc_create_result res;
 
 		if (cc_container_create(&ctx, &st, &res, &err) < 0) {
+			journal_line(&journal, refusal_priority(&err), "refuse", stage, st.id, NULL, NULL, NULL,
+				     "refuse %s at %s: %s", st.id, stage, err.msg);
 			cc_err_prefix(&err, "%s %s", stage, st.id);
 			cc_decision_fini(&res.decision);
 			goto out;
 		}
-		if (verbose && res.carved) {
+		if (res.carved) {
 			_cleanup_free_ char *c = cc_cpulist_format(res.decision.cpus);
 			_cleanup_free_ char *p = cc_cpulist_format(res.decision.parked);
 			_cleanup_free_ char *m = cc_cpulist_format(res.decision.mems);
 
-			fprintf(stderr, "corecarve: %s: class %s on %s cpus %s parked %s mems %s (%s) in %s\n",
-				st.id, res.decision.class_name, res.decision.core_class, c ? c : "?",
-				p ? p : "?", m ? m : "?", res.mode, res.cgroup);
+			journal_line(&journal, LOG_INFO, res.decision.exclusive ? "carve" : "shared", stage, st.id,
+				     res.decision.class_name, c, res.mode,
+				     "carve %s: class %s on %s cpus %s parked %s mems %s (%s) in %s", st.id,
+				     res.decision.class_name, res.decision.core_class, c ? c : "?", p && *p ? p : "-",
+				     m && *m ? m : "-", res.mode, res.cgroup);
+			if (verbose)
+				fprintf(stderr, "corecarve: %s: class %s on %s cpus %s parked %s mems %s (%s) in %s\n",
+					st.id, res.decision.class_name, res.decision.core_class, c ? c : "?",
+					p ? p : "?", m ? m : "?", res.mode, res.cgroup);
+		} else {
+			/* A hook that ran and matched nothing leaves a trace too
+			 * (at debug: crun bundles run it for every container). */
+			journal_line(&journal, LOG_DEBUG, "none", stage, st.id, NULL, NULL, NULL,
+				     "%s %s: no corecarve.io/placement annotation, or carved already: nothing to do",
+				     stage, st.id);
 		}
 		cc_decision_fini(&res.decision);
 		rc = CC_EXIT_OK;
 	}
 out:
+	cc_journal_close(&journal);
 	cc_oci_state_fini(&st);
 	if (rc != CC_EXIT_OK)
 		return cc_cli_fail(&err);

@@ -476,8 +476,8 @@ static int alloc_shared(const struct cc_topo *t, const struct cc_request *req, i
 				  d->class_name, d->core_class, total, d->core_class, nres, total - nres);
 	}
 	if (req->cpus > n)
-		warn(d, "class %s: the shared %s pool has %d CPUs, fewer than the %d requested (cpus is a hint for a shared class)",
-		     d->class_name, d->core_class, n, req->cpus);
+		warn(d, "class %s: the shared %s pool has %d CPU%s, fewer than the %d requested (cpus is a hint for a shared class)",
+		     d->class_name, d->core_class, n, plural(n), req->cpus);
 	fill_mems(t, d, cls);
 	fill_spans(t, d);
 	return 0;
@@ -631,6 +631,76 @@ static void l2_touch(const struct cc_topo *t, const struct l2info *li, const int
 	}
 }
 
+/* The class a shared placement class runs on, -1 for "any", -2 none. */
+static int shared_class_index(const struct cc_topo *t, const struct cc_pclass *pc)
+{
+	struct cc_decision d;
+	struct cc_err e = CC_ERR_INIT;
+
+	memset(&d, 0, sizeof(d));
+	return resolve_class(t, pc, &d, &e);
+}
+
+/* floor[c]: the CPUs class c's pool keeps, min_shared where a shared
+ * placement class (exclusive: false) runs, 0 elsewhere: a pool that no
+ * container shares needs no floor, and a class every core of which may be
+ * carved is what makes `{class: latency, cpus: 4}` fit 4 P-cores. */
+static void shared_floors(const struct cc_topo *t, const struct cc_policy *p, int min_shared, int *floor)
+{
+	for (int i = 0; i < p->nclasses; i++) {
+		int c;
+
+		if (p->classes[i].exclusive)
+			continue;
+		c = shared_class_index(t, &p->classes[i]);
+		for (int k = 0; k < t->nclasses; k++)
+			if (c == k || c == -1)
+				floor[k] = min_shared;
+	}
+}
+
+/* The shared classes that keep class `cls`'s floor, "a, b". */
+static void floor_users(const struct cc_topo *t, const struct cc_policy *p, int cls, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < p->nclasses && off < len; i++) {
+		int c;
+
+		if (p->classes[i].exclusive)
+			continue;
+		c = shared_class_index(t, &p->classes[i]);
+		if (c == cls || c == -1)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", p->classes[i].name);
+	}
+}
+
+/* A refusal's first fix: "ask for at most 6 CPUs", or, when nothing fits,
+ * "wait for a carve to go". */
+static const char *fewer(int maxk, int unit, char *buf, size_t len)
+{
+	if (maxk <= 0)
+		snprintf(buf, len, "wait for a carve to go");
+	else
+		snprintf(buf, len, "ask for at most %d CPU%s", maxk * unit, plural(maxk * unit));
+	return buf;
+}
+
+int cc_alloc_shared_floor(const struct cc_topo *t, const struct cc_policy *p, int cls, char *who, size_t len)
+{
+	_cleanup_free_ int *floor = calloc((size_t)t->nclasses + 1, sizeof(int));
+
+	if (who && len)
+		who[0] = '\0';
+	if (!floor || cls < 0 || cls >= t->nclasses)
+		return 0;
+	shared_floors(t, p, p->min_shared < 0 ? 0 : p->min_shared, floor);
+	if (who && len)
+		floor_users(t, p, cls, who, len);
+	return floor[cls];
+}
+
 static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, const struct cc_policy *p,
 			   const struct cc_request *req, int cls, hwloc_const_bitmap_t reserved,
 			   hwloc_const_bitmap_t taken, struct cc_decision *d, struct cc_err *err)
@@ -638,13 +708,14 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 	const struct cc_topo *t = cx->t;
 	_cleanup_free_ unsigned char *state = NULL;
 	_cleanup_free_ bool *inclass = NULL;
-	_cleanup_free_ int *cands = NULL, *chosen = NULL, *budget = NULL;
+	_cleanup_free_ int *cands = NULL, *chosen = NULL, *budget = NULL, *floor = NULL;
 	_cleanup_bitmap_ hwloc_bitmap_t pool = hwloc_bitmap_alloc();
 	_cleanup_bitmap_ hwloc_bitmap_t usable = hwloc_bitmap_alloc();
 	struct l2info li __attribute__((cleanup(l2info_fini))) = { 0 };
 	struct census cs = { 0 };
-	char kind[64], what[128], desc[256];
-	int tpc = 0, unit, k, ncand = 0, nchosen = 0, maxk, min_shared = p->min_shared;
+	char kind[64], what[128], desc[256], buf[64];
+	int tpc = 0, unit, k, ncand = 0, nchosen = 0, maxk, min_shared = p->min_shared, node_budget;
+	char who[256];
 	bool whole_clusters = false; /* pack only cores of wholly free L2 clusters */
 
 	if (!pool || !usable)
@@ -677,7 +748,7 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 	else
 		snprintf(kind, sizeof(kind), "core%s of any class", plural(k));
 	if (d->smt == CC_SMT_FULL)
-		snprintf(what, sizeof(what), "%d CPUs (%d whole %s)", req->cpus, k, kind);
+		snprintf(what, sizeof(what), "%d CPU%s (%d whole %s)", req->cpus, plural(req->cpus), k, kind);
 	else
 		snprintf(what, sizeof(what), "%d whole %s", k, kind);
 
@@ -686,7 +757,8 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 	cands = malloc(sizeof(int) * (size_t)(t->ncores + 1));
 	chosen = malloc(sizeof(int) * (size_t)(t->ncores + 1));
 	budget = calloc((size_t)t->nclasses + 1, sizeof(int));
-	if (!state || !inclass || !cands || !chosen || !budget)
+	floor = calloc((size_t)t->nclasses + 1, sizeof(int));
+	if (!state || !inclass || !cands || !chosen || !budget || !floor)
 		return cc_err_set(err, ENOMEM, "out of memory");
 
 	hwloc_bitmap_and(usable, t->online, t->allowed);
@@ -711,15 +783,21 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 			state[i] = CS_FREE, cs.free++;
 	}
 
-	/* The shared pool of each class keeps min_shared CPUs. */
+	/* minShared (docs/allocator.md, step 5): the pool of each core class
+	 * a shared placement class runs on keeps min_shared CPUs, and so do
+	 * the node's unreserved CPUs as a whole. */
+	shared_floors(t, p, min_shared, floor);
 	for (int c = 0; c < t->nclasses; c++) {
 		shared_pool(t, c, reserved, taken, pool);
-		budget[c] = hwloc_bitmap_weight(pool) - min_shared;
+		budget[c] = hwloc_bitmap_weight(pool) - floor[c];
 	}
+	shared_pool(t, -1, reserved, taken, pool);
+	node_budget = hwloc_bitmap_weight(pool) - min_shared;
 	if (cls < 0) {
 		/* Under "any" the remainder kept for each class's pool is its
 		 * highest-numbered free cores, decided before packing. */
 		_cleanup_free_ int *used = calloc((size_t)t->nclasses + 1, sizeof(int));
+		int used_all = 0;
 
 		if (!used)
 			return cc_err_set(err, ENOMEM, "out of memory");
@@ -728,12 +806,13 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 
 			if (state[i] != CS_FREE || c < 0 || c >= t->nclasses)
 				continue;
-			if (used[c] + t->cores[i].npus > budget[c]) {
+			if (used[c] + t->cores[i].npus > budget[c] || used_all + t->cores[i].npus > node_budget) {
 				state[i] = CS_SHARED;
 				cs.free--;
 				cs.shared++;
 			} else {
 				used[c] += t->cores[i].npus;
+				used_all += t->cores[i].npus;
 			}
 		}
 	}
@@ -796,17 +875,26 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 
 		describe(&cs, desc, sizeof(desc));
 		return cc_err_set(err, ENOSPC,
-				  "class %s: %s requested, %d free in total (%d at most on one NUMA node); %s has %s; refused: not enough free whole cores",
-				  d->class_name, what, cs.free, per, d->core_class, desc);
+				  "class %s: %s requested, %d free in total (%d at most on one NUMA node); %s has %s; refused: not enough free whole cores: %s%s (corecarve status shows what each class can carve)",
+				  d->class_name, what, cs.free, per, d->core_class, desc,
+				  fewer(ncand < cs.free ? ncand : cs.free, unit, buf, sizeof(buf)),
+				  cs.reserved ? ", or reserve other cores (policy reserved)" : "");
 	}
 	if (cls >= 0) {
 		maxk = max_cores_in_budget(t, cands, ncand, budget[cls]);
 		if (maxk < k) {
+			floor_users(t, p, cls, who, sizeof(who));
 			return cc_err_set(err, ENOSPC,
-					  "class %s: %s requested, %d free in total (%d at most on one NUMA node), but the shared %s pool (%d CPUs) must keep %d (minShared): at most %d core%s can be carved; refused",
+					  "class %s: %s requested, %d free in total (%d at most on one NUMA node), but the shared %s pool (%d CPU%s) must keep %d (minShared, for %s): at most %d core%s can be carved; refused: %s, or lower minShared in the policy",
 					  d->class_name, what, cs.free, max_free_per_node(t, state), d->core_class,
-					  budget[cls] + min_shared, min_shared, maxk, plural(maxk));
+					  budget[cls] + floor[cls], plural(budget[cls] + floor[cls]), floor[cls], who, maxk, plural(maxk), fewer(maxk, unit, buf, sizeof(buf)));
 		}
+		maxk = max_cores_in_budget(t, cands, ncand, node_budget);
+		if (maxk < k)
+			return cc_err_set(err, ENOSPC,
+					  "class %s: %s requested, %d free in total (%d at most on one NUMA node), but the node's unreserved shared CPUs (%d) must keep %d (minShared): at most %d core%s can be carved; refused: %s, or lower minShared in the policy",
+					  d->class_name, what, cs.free, max_free_per_node(t, state), node_budget + min_shared,
+					  min_shared, maxk, plural(maxk), fewer(maxk, unit, buf, sizeof(buf)));
 	}
 
 	if (pick(cx, cands, ncand, k, LVL_NUMA, chosen, &nchosen) < 0 || nchosen != k)
@@ -818,12 +906,16 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 
 		for (int i = 0; i < k; i++)
 			npu += t->cores[chosen[i]].npus;
-		if (npu > budget[cls]) {
-			/* Only when cores of one class differ in thread count. */
+		/* Only when cores of one class differ in thread count. */
+		if (npu > budget[cls])
 			return cc_err_set(err, ENOSPC,
-					  "class %s: %s need %d CPUs, but the shared %s pool (%d CPUs) must keep %d (minShared); refused",
-					  d->class_name, what, npu, d->core_class, budget[cls] + min_shared, min_shared);
-		}
+					  "class %s: %s need %d CPUs, but the shared %s pool (%d CPU%s) must keep %d (minShared); refused: ask for fewer, or lower minShared in the policy",
+					  d->class_name, what, npu, d->core_class, budget[cls] + floor[cls],
+					  plural(budget[cls] + floor[cls]), floor[cls]);
+		if (npu > node_budget)
+			return cc_err_set(err, ENOSPC,
+					  "class %s: %s need %d CPUs, but the node's unreserved shared CPUs (%d) must keep %d (minShared); refused: ask for fewer, or lower minShared in the policy",
+					  d->class_name, what, npu, node_budget + min_shared, min_shared);
 	}
 
 	for (int i = 0; i < k; i++) {
@@ -849,11 +941,12 @@ static int alloc_exclusive(const struct ctx *cx, const struct cc_pclass *pc, con
 					  d->class_name, d->core_class, li.smin, li.smax, k);
 		}
 		if (partial && li.smin == li.smax && k % li.smax)
-			warn(d, "class %s: %d core%s do%s not fill whole %s L2 clusters of %d; using %d clusters, sharing %d with others",
-			     d->class_name, k, plural(k), k == 1 ? "es" : "", d->core_class, li.smax, touched, partial);
+			warn(d, "class %s: %d core%s do%s not fill whole %s L2 clusters of %d; using %d cluster%s, sharing %d with others",
+			     d->class_name, k, plural(k), k == 1 ? "es" : "", d->core_class, li.smax, touched, plural(touched),
+			     partial);
 		else if (partial)
-			warn(d, "class %s: not enough free whole %s L2 clusters; using %d clusters, sharing %d with others",
-			     d->class_name, d->core_class, touched, partial);
+			warn(d, "class %s: not enough free whole %s L2 clusters; using %d cluster%s, sharing %d with others",
+			     d->class_name, d->core_class, touched, plural(touched), partial);
 	}
 
 	fill_mems(t, d, cls);
@@ -936,6 +1029,20 @@ fail:
 	free(cx.dist);
 	cc_decision_fini(out);
 	return -1;
+}
+
+int cc_alloc_core_class(const struct cc_topo *t, const struct cc_pclass *pc, char name[CC_NAME_MAX],
+			bool *fell_back, struct cc_err *err)
+{
+	struct cc_decision d;
+	int ci;
+
+	memset(&d, 0, sizeof(d));
+	ci = resolve_class(t, pc, &d, err);
+	snprintf(name, CC_NAME_MAX, "%s", ci == -2 ? "" : d.core_class);
+	if (fell_back)
+		*fell_back = d.fell_back;
+	return ci;
 }
 
 void cc_decision_fini(struct cc_decision *d)

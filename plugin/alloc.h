@@ -42,4 +42,17 @@ int cc_allocate(const struct cc_topo *t, const struct cc_policy *p,
 
 void cc_decision_fini(struct cc_decision *d);
 
+/* The core class placement class `pc` draws from on `t`, as cc_allocate
+ * resolves it: its index into t->classes, -1 for "any", or -2 with err set
+ * when the host has neither coreType nor fallback cores.  `name` receives
+ * the class name ("any" for -1); *fell_back whether it is the fallback. */
+/* The CPUs minShared keeps in core class `cls`'s shared pool: the
+ * policy's minShared where a shared placement class (exclusive: false)
+ * runs on that class (its names into `who`, may be NULL), else 0.  The
+ * node's unreserved CPUs as a whole keep minShared too. */
+int cc_alloc_shared_floor(const struct cc_topo *t, const struct cc_policy *p, int cls, char *who, size_t len);
+
+int cc_alloc_core_class(const struct cc_topo *t, const struct cc_pclass *pc, char name[CC_NAME_MAX],
+			bool *fell_back, struct cc_err *err);
+
 #endif

@@ -39,6 +39,7 @@ static const struct {
 	[CC_AUDIT_RELEASE_PENDING] = { "RELEASE_PENDING", CC_AUDIT_WARNING },
 	[CC_AUDIT_RECORD_ORPHAN] = { "RECORD_ORPHAN", CC_AUDIT_WARNING },
 	[CC_AUDIT_RECORD_DRIFT] = { "RECORD_DRIFT", CC_AUDIT_WARNING },
+	[CC_AUDIT_LEDGER_MISSING] = { "LEDGER_MISSING", CC_AUDIT_CRITICAL },
 };
 
 static const char *const repairs[] = {
@@ -202,44 +203,3 @@ json_t *cc_audit_findings_json(const struct cc_audit_report *r, struct cc_err *e
 	return cc_steal_ptr(arr);
 }
 
-#define NCOLS 7
-
-int cc_audit_print_table(FILE *out, const struct cc_audit_report *r)
-{
-	static const char *const head[NCOLS] = { "CODE", "SEVERITY", "CARVE", "OBJECT", "EXPECTED", "ACTUAL", "FIX" };
-	int width[NCOLS];
-
-	if (r->n == 0) {
-		fprintf(out, "no findings\n");
-		return 0;
-	}
-	for (int c = 0; c < NCOLS; c++)
-		width[c] = (int)strlen(head[c]);
-	/* Every column but the last as wide as its widest cell; ids are cut to
-	 * 12 characters like `corecarve status` shows them. */
-	for (int i = 0; i < r->n; i++) {
-		const struct cc_finding *f = &r->f[i];
-		const char *cell[NCOLS - 1] = { cc_audit_code_name(f->code), cc_audit_severity_name(f->severity),
-						f->carve[0] ? f->carve : "-", f->object, f->expected, f->actual };
-
-		for (int c = 0; c < NCOLS - 1; c++) {
-			int w = (int)strlen(cell[c]);
-
-			if (c == 2 && w > 12)
-				w = 12;
-			if (w > width[c])
-				width[c] = w;
-		}
-	}
-	for (int c = 0; c < NCOLS - 1; c++)
-		fprintf(out, "%-*s  ", width[c], head[c]);
-	fprintf(out, "%s\n", head[NCOLS - 1]);
-	for (int i = 0; i < r->n; i++) {
-		const struct cc_finding *f = &r->f[i];
-
-		fprintf(out, "%-*s  %-*s  %-*.12s  %-*s  %-*s  %-*s  %s\n", width[0], cc_audit_code_name(f->code),
-			width[1], cc_audit_severity_name(f->severity), width[2], f->carve[0] ? f->carve : "-",
-			width[3], f->object, width[4], f->expected, width[5], f->actual, f->fix);
-	}
-	return 0;
-}

@@ -34,6 +34,8 @@
 #include "root.h"
 #include "topo.h"
 
+struct cc_capacity;
+
 /* Stable codes: names are an interface (JSON, metrics, docs); append only. */
 enum cc_audit_code {
 	CC_AUDIT_CARVE_DRIFT,
@@ -71,6 +73,11 @@ enum cc_audit_code {
 	CC_AUDIT_RELEASE_PENDING,
 	CC_AUDIT_RECORD_ORPHAN,
 	CC_AUDIT_RECORD_DRIFT,
+	/* The ledger holds no carve, but cgroupfs has cgroups only corecarve
+	 * makes (the parked partition, exec's transient cgroups): the audit
+	 * reads another state directory than the hook writes, or the ledger
+	 * was lost. */
+	CC_AUDIT_LEDGER_MISSING,
 	CC_AUDIT_NCODES
 };
 
@@ -273,6 +280,10 @@ struct cc_audit_stats {
 	int sample_ms;
 	double read_ms, check_ms;  /* wall time of reading and of the checks */
 	long long finished;        /* unix seconds */
+	/* Capacity per placement class (capacity.h), for the textfile's
+	 * corecarve_class_cpus; NULL: none written.  Set by the caller. */
+	const struct cc_capacity *capacity;
+	int ncapacity;
 };
 
 void cc_audit_stats_fill(struct cc_audit_stats *st, const struct cc_ledger *l,
@@ -280,15 +291,14 @@ void cc_audit_stats_fill(struct cc_audit_stats *st, const struct cc_ledger *l,
 
 /* One JSON object per finding; an array of them. */
 struct json_t *cc_audit_findings_json(const struct cc_audit_report *r, struct cc_err *err);
-/* The people's table, one finding per row; "no findings" when clean. */
-int cc_audit_print_table(FILE *out, const struct cc_audit_report *r);
 
 /* Report the VM module's findings (plugin/vm.h) as audit findings. */
 struct cc_vm_finding;
 int cc_audit_add_vm(struct cc_audit_report *r, const struct cc_vm_finding *f, int n, struct cc_err *err);
 
 /* node_exporter textfile: findings per code (every code, zeros too),
- * carves, carved CPUs, last audit time, duration and success; `ok` false
+ * carves, carved CPUs, each placement class's CPUs by state and largest
+ * request (st->capacity), last audit time, duration and success; `ok` false
  * writes success 0 and no per-code values (the audit could not run).
  * Written to a temporary file in the same directory, fsynced and renamed,
  * so the collector never reads half a file (prom.c). */

@@ -388,6 +388,26 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 				 fmt(a, sizeof(a), g->exclusive), fmt(b, sizeof(b), extra));
 		CC_AUDIT_SET(f->fix, "not corecarve's: if a crashed hook left it, write member to its partition and clear cpuset.cpus.exclusive; else its owner must");
 	}
+	/* No carve, yet cgroups only corecarve makes: this is not the ledger
+	 * the hook keeps (a wrong --state, a misspelt CORECARVE_STATE_DIR, a
+	 * DaemonSet volume on another path) or it was lost.  Without this a
+	 * wrong directory reads as a clean node. */
+	for (int i = 1; i < s->ncgroups && !l->ncarves; i++) {
+		const struct cc_audit_cgroup *g = &s->cgroups[i];
+		bool parked = !strcmp(base_name(g->path), CC_PARKED_NAME) && !hwloc_bitmap_iszero(g->cpus);
+		bool exec = !strncmp(g->path, "/corecarve.exec/exec-", 21) && g->populated;
+		struct cc_finding *f;
+
+		if (!parked && !exec)
+			continue;
+		if (!(f = cc_audit_add(out, CC_AUDIT_LEDGER_MISSING, "", err)))
+			goto out;
+		CC_AUDIT_SET(f->object, "cgroup %s", g->path);
+		CC_AUDIT_SET(f->expected, "a carve in the ledger that made it");
+		CC_AUDIT_SET(f->actual, "the ledger holds no carve; %s", parked ? "parked CPUs held" : "a carved command runs");
+		CC_AUDIT_SET(f->fix, "audit the hook's state directory (its --state or CORECARVE_STATE_DIR, "
+				     "the DaemonSet's run-corecarve path); if the ledger was lost, see corecarve(8), DAMAGED LEDGER");
+	}
 	rc = check_cgroup_records(in, out, err);
 out:
 	for (int i = 0; i < s->ncgroups; i++)

@@ -305,8 +305,14 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	/* Containers name the annotation; exec leaves it to the allocator,
 	 * whose refusal lists the known classes. */
 	if (is_container && !cc_policy_class(policy, req->class_name)) {
-		cc_err_set(err, EINVAL, "annotation %s: class: unknown placement class \"%s\"",
-			   CC_ANNOTATION_KEY, req->class_name);
+		char known[512] = "";
+		size_t n = 0;
+
+		/* The refusal lists what the policy offers, as plan's does. */
+		for (int i = 0; i < policy->nclasses && n < sizeof(known); i++)
+			n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", i ? ", " : "", policy->classes[i].name);
+		cc_err_set(err, EINVAL, "annotation %s: class: unknown placement class \"%s\" (known: %s; policy %s)",
+			   CC_ANNOTATION_KEY, req->class_name, n ? known : "none", policy->source);
 		goto out;
 	}
 	if (ctx->topo_src) {
@@ -443,6 +449,14 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 	rc = cc_ledger_get(ledger, id, &c, err);
 	if (rc <= 0)
 		return rc;
+	if (ctx->released) {
+		_cleanup_free_ char *cpus = cc_cpulist_format(c->cpus);
+
+		ctx->released->found = true;
+		snprintf(ctx->released->class_name, sizeof(ctx->released->class_name), "%s", c->class_name);
+		snprintf(ctx->released->mode, sizeof(ctx->released->mode), "%s", c->mode);
+		snprintf(ctx->released->cpus, sizeof(ctx->released->cpus), "%s", cpus ? cpus : "?");
+	}
 	if (cc_cg_open(&cg, ctx->root, err) < 0)
 		return -1;
 	if (ctx->cg_ops)

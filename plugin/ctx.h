@@ -13,6 +13,14 @@ struct cc_cg_ops;
 struct cc_ledger_lock;
 struct cc_topo_source;
 
+/* What a release found under its id, for the hook's journal line. */
+struct cc_release_note {
+	bool found;           /* a carve was recorded under the id */
+	char class_name[64];
+	char mode[32];
+	char cpus[256];       /* its CPUs as a list (cut when longer) */
+};
+
 struct cc_ctx {
 	struct cc_root *root;
 	const char *policy_path; /* NULL: /etc/corecarve/policy.yaml or embedded */
@@ -28,6 +36,8 @@ struct cc_ctx {
 	const struct cc_cg_ops *cg_ops;
 	void *cg_ops_arg;
 	const struct cc_topo_source *topo_src;
+	/* When set, cc_container_release fills it (the hook logs it). */
+	struct cc_release_note *released;
 };
 
 #endif

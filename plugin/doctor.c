@@ -20,6 +20,7 @@ const struct cc_doctor_check cc_doctor_checks[] = {
 	{ "hybrid-pmu", cc_doctor_check_hybrid },
 	{ "topology", cc_doctor_check_topology },
 	{ "policy", cc_doctor_check_policy },
+	{ "capacity", cc_doctor_check_capacity },
 	{ "irqbalance", cc_doctor_check_irqbalance },
 	{ "governor", cc_doctor_check_governor },
 	{ "power", cc_doctor_check_power },
@@ -71,14 +72,19 @@ int cc_doctor_run_one(const struct cc_doctor_ctx *ctx, const char *id, struct cc
 	return cc_err_set(err, EINVAL, "doctor: no check \"%s\"", id);
 }
 
+bool cc_doctor_captured(const struct cc_doctor_ctx *ctx)
+{
+	return ctx->root && !ctx->root->is_host;
+}
+
 int cc_doctor_exit_code(const struct cc_doctor_report *r)
 {
 	int worst = CC_DOCTOR_OK;
 
 	for (int i = 0; i < r->n; i++)
-		if ((int)r->items[i].status > worst)
+		if (r->items[i].status != CC_DOCTOR_UNKNOWN && (int)r->items[i].status > worst)
 			worst = (int)r->items[i].status;
-	return worst; /* the enum is ordered as the exit codes */
+	return worst; /* ok, warn, fail are ordered as the exit codes */
 }
 
 const char *cc_doctor_status_name(enum cc_doctor_status s)
@@ -90,20 +96,46 @@ const char *cc_doctor_status_name(enum cc_doctor_status s)
 		return "warn";
 	case CC_DOCTOR_FAIL:
 		return "fail";
+	case CC_DOCTOR_UNKNOWN:
+		return "unknown";
 	}
 	return "?";
+}
+
+void cc_doctor_counts(const struct cc_doctor_report *r, int counts[CC_DOCTOR_NSTATUS])
+{
+	for (int k = 0; k < CC_DOCTOR_NSTATUS; k++)
+		counts[k] = 0;
+	for (int i = 0; i < r->n; i++)
+		counts[r->items[i].status]++;
+}
+
+void cc_doctor_verdict(const struct cc_doctor_report *r, char *buf, size_t len)
+{
+	static const char *const verdict[] = { "ready", "ready, with warnings", "not usable" };
+	int n[CC_DOCTOR_NSTATUS];
+
+	cc_doctor_counts(r, n);
+	snprintf(buf, len, "%s: %d fail, %d warn, %d ok, %d unknown", verdict[cc_doctor_exit_code(r)],
+		 n[CC_DOCTOR_FAIL], n[CC_DOCTOR_WARN], n[CC_DOCTOR_OK], n[CC_DOCTOR_UNKNOWN]);
 }
 
 json_t *cc_doctor_json(const struct cc_doctor_report *r)
 {
 	_cleanup_json_ json_t *doc = json_object();
-	json_t *checks = json_array();
+	json_t *checks = json_array(), *counts = json_object();
 	static const char *const verdict[] = { "ready", "warnings", "not usable" };
+	int n[CC_DOCTOR_NSTATUS];
 
-	if (!doc || json_object_set_new(doc, "checks", checks) < 0 ||
+	cc_doctor_counts(r, n);
+	if (!doc || json_object_set_new(doc, "schema_version", json_integer(1)) < 0 ||
+	    json_object_set_new(doc, "checks", checks) < 0 || json_object_set_new(doc, "counts", counts) < 0 ||
 	    json_object_set_new(doc, "verdict", json_string(verdict[cc_doctor_exit_code(r)])) < 0 ||
 	    json_object_set_new(doc, "exit", json_integer(cc_doctor_exit_code(r))) < 0)
 		return NULL;
+	for (int k = 0; k < CC_DOCTOR_NSTATUS; k++)
+		if (json_object_set_new(counts, cc_doctor_status_name((enum cc_doctor_status)k), json_integer(n[k])) < 0)
+			return NULL;
 	for (int i = 0; i < r->n; i++) {
 		const struct cc_doctor_item *it = &r->items[i];
 		json_t *o = json_object();

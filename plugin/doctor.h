@@ -4,7 +4,10 @@
  * (so a captured tree under --root can be examined) and fills one item:
  * what was found, why it matters, and how to fix it.  Checks never write
  * and never fail as functions: a file they cannot read is itself a finding.
- * The worst status decides the exit code: 0 ready, 1 warnings, 2 not usable.
+ * What a check cannot answer is `unknown`, never a guess: a file a captured
+ * tree (--root) does not hold, or a check that needs one that failed.  The
+ * worst of ok, warn and fail decides the exit code: 0 ready, 1 warnings,
+ * 2 not usable; unknowns are counted, not graded.
  */
 #ifndef CC_DOCTOR_H
 #define CC_DOCTOR_H
@@ -23,9 +26,11 @@ enum cc_doctor_status {
 	CC_DOCTOR_OK,
 	CC_DOCTOR_WARN,
 	CC_DOCTOR_FAIL,
+	CC_DOCTOR_UNKNOWN,
 };
+#define CC_DOCTOR_NSTATUS 4
 
-#define CC_DOCTOR_TEXT_MAX 512
+#define CC_DOCTOR_TEXT_MAX 1024
 
 struct cc_doctor_item {
 	const char *id;
@@ -44,8 +49,13 @@ struct cc_doctor_ctx {
 	const char *policy_error;      /* why, when policy is NULL */
 	hwloc_const_bitmap_t reserved; /* the policy's reserved set on topo; NULL when unknown */
 	const char *state_dir;         /* ledger directory; NULL: CC_LEDGER_DIR */
+	const char *state_error;       /* why the state directory is unusable (a wrong --state); NULL */
 	const struct cc_ledger_lock *lock; /* how its lock is waited for; NULL: ledger.h's defaults */
 };
+
+/* Whether the checks look at a captured tree rather than this host: a file
+ * the tree lacks is then unknown, not absent. */
+bool cc_doctor_captured(const struct cc_doctor_ctx *ctx);
 
 struct cc_doctor_check {
 	const char *id;
@@ -66,9 +76,13 @@ void cc_doctor_run(const struct cc_doctor_ctx *ctx, struct cc_doctor_report *out
 /* One check by id; -1 with err set for an unknown id. */
 int cc_doctor_run_one(const struct cc_doctor_ctx *ctx, const char *id, struct cc_doctor_item *it,
 		      struct cc_err *err);
-/* 0 ready, 1 warnings, 2 not usable. */
+/* 0 ready, 1 warnings, 2 not usable (unknowns do not count). */
 int cc_doctor_exit_code(const struct cc_doctor_report *r);
 const char *cc_doctor_status_name(enum cc_doctor_status s);
+/* How many checks have each status, indexed by enum cc_doctor_status. */
+void cc_doctor_counts(const struct cc_doctor_report *r, int counts[CC_DOCTOR_NSTATUS]);
+/* "not usable: 1 fail, 2 warn, 11 ok, 2 unknown" */
+void cc_doctor_verdict(const struct cc_doctor_report *r, char *buf, size_t len);
 json_t *cc_doctor_json(const struct cc_doctor_report *r);
 
 /* Fill an item: found is printf-formatted. */
@@ -88,6 +102,25 @@ int cc_doctor_cmdline_cpus(const char *cmdline, const char *param, hwloc_bitmap_
 /* "1.9.2-2" -> 1009 (major*1000+minor); -1 when not a version. */
 int cc_doctor_version(const char *s);
 
+/* Where the cgroup hierarchies are mounted, from /proc/self/mountinfo. */
+struct cc_cgroup_layout {
+	bool known;                 /* mountinfo was read */
+	bool unified;               /* cgroup2 is mounted at /sys/fs/cgroup itself */
+	char v2_mount[256];         /* where cgroup2 is mounted, "" when nowhere (the first one) */
+	char v1_cpuset[256];        /* a cgroup v1 hierarchy holding cpuset, "" none */
+	char v1_cpu[256];           /* a cgroup v1 hierarchy holding cpu, "" none */
+	int nv1;                    /* cgroup v1 hierarchies */
+};
+/* Parse mountinfo text (proc(5)); unknown lines are skipped. */
+void cc_doctor_parse_mountinfo(const char *text, struct cc_cgroup_layout *out);
+/* Read /proc/self/mountinfo through the root (known false when absent). */
+void cc_doctor_cgroup_layout(const struct cc_root *root, struct cc_cgroup_layout *out);
+/* What is wrong with a host whose /sys/fs/cgroup is not cgroup2, and the
+ * fix, each a sentence (the cgroup check's found and fix; the CLI appends
+ * them to "corecarve needs the unified hierarchy"). */
+void cc_doctor_cgroup_explain(const struct cc_root *root, const struct cc_cgroup_layout *l, char *found,
+			      size_t flen, char *fix, size_t xlen);
+
 /* ---- the checks (doctor_kernel.c, doctor_host.c) ------------------------- */
 
 void cc_doctor_check_cgroup(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);
@@ -105,5 +138,6 @@ void cc_doctor_check_irqbalance(const struct cc_doctor_ctx *ctx, struct cc_docto
 void cc_doctor_check_kubelet(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);
 void cc_doctor_check_hooks(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);
 void cc_doctor_check_ledger(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);
+void cc_doctor_check_capacity(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it);
 
 #endif

@@ -9,19 +9,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "capacity.h"
 #include "cleanup.h"
 #include "cpulist.h"
 #include "doctor.h"
 #include "irqbalance.h"
 #include "ledger.h"
 
-/* The pid of a running irqbalance, 0 when none. */
+/* The pid of a running irqbalance, 0 when none, -1 when the root has no
+ * process list at all (a captured tree of sysfs). */
 static long irqbalance_pid(const struct cc_root *root)
 {
 	struct cc_err err = CC_ERR_INIT;
 	_cleanup_closedir_ DIR *d = cc_root_opendir(root, "/proc", &err);
 	struct dirent *de;
+	bool procs = false;
 
 	while (d && (de = readdir(d))) {
 		char path[PATH_MAX];
@@ -31,10 +35,11 @@ static long irqbalance_pid(const struct cc_root *root)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
 		comm = cc_root_read(root, path, 64, &err);
+		procs |= comm != NULL;
 		if (comm && !strcmp(comm, "irqbalance"))
 			return strtol(de->d_name, NULL, 10);
 	}
-	return 0;
+	return procs || root->is_host ? 0 : -1;
 }
 
 /* The installed version of a Debian package, from dpkg's status file. */
@@ -85,6 +90,11 @@ void cc_doctor_check_irqbalance(const struct cc_doctor_ctx *ctx, struct cc_docto
 	understands = v < 0 ? "version unknown: corecarve writes both " CC_IRQBALANCE_LIST " and " CC_IRQBALANCE_MASK
 		      : v >= 1008 ? CC_IRQBALANCE_LIST " and " CC_IRQBALANCE_MASK
 				  : "only " CC_IRQBALANCE_MASK;
+	if (pid < 0) {
+		cc_doctor_set(it, CC_DOCTOR_UNKNOWN, why, NULL, "the captured tree has no process list%s%s%s",
+			      version ? " (installed: " : "", version ? version : "", version ? ")" : "");
+		return;
+	}
 	if (!pid) {
 		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "not running%s%s%s; IRQs stay where corecarve steers them",
 			      version ? " (installed: " : "", version ? version : "", version ? ")" : "");
@@ -116,7 +126,9 @@ void cc_doctor_check_kubelet(const struct cc_doctor_ctx *ctx, struct cc_doctor_i
 			  "of Guaranteed pods: two allocators on one node fight over the same CPUs";
 
 	if (!cc_root_exists(ctx->root, KUBELET_STATE)) {
-		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "no kubelet CPU manager state (%s)", KUBELET_STATE);
+		cc_doctor_set(it, cc_doctor_captured(ctx) && !cc_root_exists(ctx->root, "/var/lib") ? CC_DOCTOR_UNKNOWN
+												     : CC_DOCTOR_OK,
+			      why, NULL, "no kubelet CPU manager state (%s)", KUBELET_STATE);
 		return;
 	}
 	text = cc_root_read(ctx->root, KUBELET_STATE, 0, &err);
@@ -217,7 +229,10 @@ void cc_doctor_check_hooks(const struct cc_doctor_ctx *ctx, struct cc_doctor_ite
 			used += (size_t)snprintf(found + used, sizeof(found) - used, "%s%s %s", s ? ", " : "",
 						 hook_stages[s], where ? where : "not installed");
 	}
-	if (missing)
+	if (missing == 2 && cc_doctor_captured(ctx) && !cc_root_exists(ctx->root, "/etc") &&
+	    !cc_root_exists(ctx->root, "/usr/share"))
+		cc_doctor_set(it, CC_DOCTOR_UNKNOWN, why, NULL, "the captured tree has no /etc or /usr/share");
+	else if (missing)
 		cc_doctor_set(it, CC_DOCTOR_WARN, why,
 			      "make install puts corecarve-createRuntime.json and corecarve-poststop.json in "
 			      "/usr/share/containers/oci/hooks.d (ignore when only crun bundles or containerd are used)",
@@ -230,27 +245,102 @@ void cc_doctor_check_policy(const struct cc_doctor_ctx *ctx, struct cc_doctor_it
 {
 	const struct cc_policy *p = ctx->policy;
 	_cleanup_free_ char *res = ctx->reserved ? cc_cpulist_format(ctx->reserved) : NULL;
+	_cleanup_bitmap_ hwloc_bitmap_t off = ctx->reserved ? hwloc_bitmap_dup(ctx->reserved) : NULL;
+	_cleanup_free_ char *offs = NULL, *online = NULL;
+	char rule[512] = "";
 	const char *why = "the node policy names the classes annotations ask for and the reserved CPUs the "
 			  "host keeps; the hook refuses every carve when it does not load";
 
 	if (!p) {
-		cc_doctor_set(it, CC_DOCTOR_FAIL, why, "fix the field named (docs/policy.md)", "%s",
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why, "fix the field named (corecarve-policy(5))", "%s",
 			      ctx->policy_error ? ctx->policy_error : "policy did not load");
 		return;
 	}
-	cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "%s: %d class%s, reserved %s%s", p->source, p->nclasses,
-		      p->nclasses == 1 ? "" : "es", res ? res : "unknown (no topology)",
-		      p->has_reserved ? "" : " (default rule: one core per package)");
+	if (ctx->topo)
+		cc_policy_reserved_why(p, ctx->topo, rule, sizeof(rule));
+	/* A reserved CPU the node does not have reserves nothing: a list
+	 * written for another machine. */
+	if (off && ctx->topo && (hwloc_bitmap_andnot(off, off, ctx->topo->online), !hwloc_bitmap_iszero(off))) {
+		offs = cc_cpulist_format(off);
+		online = cc_cpulist_format(ctx->topo->online);
+		cc_doctor_set(it, CC_DOCTOR_WARN, why,
+			      "write reserved for this node's CPUs (corecarve topology lists them)",
+			      "%s: reserved %s names CPUs %s this node does not have online (online %s)", p->source,
+			      res ? res : "?", offs ? offs : "?", online ? online : "?");
+		return;
+	}
+	cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "%s: %d class%s, reserved %s%s%s%s", p->source, p->nclasses,
+		      p->nclasses == 1 ? "" : "es", res ? res : "unknown (no topology)", rule[0] ? " (" : "", rule,
+		      rule[0] ? ")" : "");
+}
+
+/* Every class of the policy can carve its smallest request on this node
+ * with nothing carved: a class that cannot is a policy that can never
+ * work here (a reserved set covering the class, minShared on one core). */
+void cc_doctor_check_capacity(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ struct cc_capacity *cap = NULL;
+	char found[CC_DOCTOR_TEXT_MAX / 2] = "", never[CC_DOCTOR_TEXT_MAX / 2] = "", fix[CC_DOCTOR_TEXT_MAX] = "";
+	size_t used = 0, bad = 0;
+	int n = 0, nbad = 0;
+	const char *why = "a class whose smallest request cannot be carved on an empty node refuses every pod "
+			  "that asks for it; `corecarve status` shows what is left now";
+
+	if (!ctx->policy || !ctx->topo) {
+		cc_doctor_set(it, CC_DOCTOR_UNKNOWN, why, NULL, "needs the policy and the topology (see their lines)");
+		return;
+	}
+	if (cc_capacity_compute(ctx->topo, ctx->policy, NULL, &cap, &n, &err) < 0) {
+		cc_doctor_set(it, CC_DOCTOR_UNKNOWN, why, NULL, "%s", err.msg);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct cc_capacity *c = &cap[i];
+
+		if (c->never[0]) {
+			bool seen = false;
+
+			nbad++;
+			/* Classes that fail for the same reason share one clause. */
+			for (int k = 0; k < i && !seen; k++)
+				seen = !strcmp(cap[k].never, c->never);
+			for (int k = i; k < n && !seen && bad < sizeof(never); k++)
+				if (!strcmp(cap[k].never, c->never))
+					bad += (size_t)snprintf(never + bad, sizeof(never) - bad, "%s%s",
+								k == i ? (bad ? "; " : "") : ", ", cap[k].name);
+			if (!seen && bad < sizeof(never))
+				bad += (size_t)snprintf(never + bad, sizeof(never) - bad, ": %s", c->never);
+			if (!strstr(fix, c->fix) && strlen(fix) + strlen(c->fix) + 3 < sizeof(fix))
+				snprintf(fix + strlen(fix), sizeof(fix) - strlen(fix), "%s%s", fix[0] ? "; " : "", c->fix);
+		}
+		if (used < sizeof(found))
+			used += (size_t)snprintf(found + used, sizeof(found) - used, "%s%s %s%d CPU%s%s", used ? ", " : "",
+						 c->name, c->exclusive ? "up to " : "", c->largest_empty,
+						 c->largest_empty == 1 ? "" : "s", c->exclusive ? "" : " shared");
+	}
+	if (nbad)
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why, fix, "%d of %d class%s can never carve here (%s); on an empty node: %s",
+			      nbad, n, n == 1 ? "" : "es", never, found);
+	else
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "every class fits its smallest request; on an empty node: %s",
+			      found);
 }
 
 void cc_doctor_check_ledger(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
 {
 	struct cc_err err = CC_ERR_INIT;
 	const char *dir = ctx->state_dir ? ctx->state_dir : CC_LEDGER_DIR;
-	_cleanup_ledger_ struct cc_ledger *l = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_READ, ctx->lock, &err);
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
 	const char *why = "the ledger records every carve and what to restore; the hook refuses to carve "
 			  "without it";
 
+	if (ctx->state_error) {
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why, "name the hook's state directory, or none for " CC_LEDGER_DIR,
+			      "%s", ctx->state_error);
+		return;
+	}
+	l = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_READ, ctx->lock, &err);
 	if (!l && err.code == ETIMEDOUT)
 		cc_doctor_set(it, CC_DOCTOR_FAIL, why,
 			      "the message names what holds the ledger lock: let it finish, or stop it if it is stuck "
@@ -258,10 +348,13 @@ void cc_doctor_check_ledger(const struct cc_doctor_ctx *ctx, struct cc_doctor_it
 			      "%s", err.msg);
 	else if (!l)
 		cc_doctor_set(it, CC_DOCTOR_FAIL, why,
-			      "`corecarve audit` says what the carves are; move the damaged ledger.json aside only "
-			      "with no carve running",
+			      err.code == EACCES ? "run doctor as root (the ledger is root's, mode 0700)"
+						 : "`corecarve status --kernel` shows the node's partitions without the ledger; "
+						   "`corecarve audit --set-aside-ledger` moves the damaged file aside so hooks "
+						   "start afresh (corecarve(8), DAMAGED LEDGER)",
 			      "%s", err.msg);
 	else
 		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "%s readable: %d carve%s%s", dir, l->ncarves,
-			      l->ncarves == 1 ? "" : "s", l->dirfd < 0 ? " (directory not created yet)" : "");
+			      l->ncarves == 1 ? "" : "s",
+			      access(dir, F_OK) < 0 ? " (directory not created yet: no carve since boot)" : "");
 }

@@ -12,15 +12,133 @@
 #include "cpulist.h"
 #include "doctor.h"
 
-/* Is `word` one of the space-separated words of `list`? */
-static bool has_word(const char *list, const char *word)
+/* Is `word` one of the `sep`-separated words of `list`? */
+static bool has_word_sep(const char *list, const char *word, char sep)
 {
 	size_t n = strlen(word);
 
 	for (const char *p = list; (p = strstr(p, word)); p += n)
-		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0' || p[n] == '\n'))
+		if ((p == list || p[-1] == sep) && (p[n] == sep || p[n] == '\0' || p[n] == '\n'))
 			return true;
 	return false;
+}
+
+static bool has_word(const char *list, const char *word)
+{
+	return has_word_sep(list, word, ' ');
+}
+
+/* A captured tree that does not hold `path` at all: what lies below it is
+ * unknown there, not absent. */
+static bool tree_lacks(const struct cc_doctor_ctx *ctx, const char *path, struct cc_doctor_item *it, const char *why)
+{
+	if (!cc_doctor_captured(ctx) || cc_root_exists(ctx->root, path))
+		return false;
+	cc_doctor_set(it, CC_DOCTOR_UNKNOWN, why, NULL, "the captured tree has no %s", path);
+	return true;
+}
+
+/* ---- the cgroup hierarchies ---------------------------------------------- */
+
+/* The n-th space-separated field of a mountinfo line into buf. */
+static bool field(const char *line, int n, char *buf, size_t len)
+{
+	const char *p = line;
+
+	for (int i = 0; i < n; i++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return false;
+		p++;
+	}
+	snprintf(buf, len, "%.*s", (int)strcspn(p, " \n"), p);
+	return true;
+}
+
+void cc_doctor_parse_mountinfo(const char *text, struct cc_cgroup_layout *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->known = true;
+	for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		/* id parent maj:min root mountpoint options [optional...] - fstype source superoptions */
+		const char *sep = strstr(line, " - ");
+		const char *eol = strchr(line, '\n');
+		char mnt[256], fstype[32], super[512];
+
+		if (!sep || (eol && sep > eol) || !field(line, 4, mnt, sizeof(mnt)) ||
+		    !field(sep + 3, 0, fstype, sizeof(fstype)) || !field(sep + 3, 2, super, sizeof(super)))
+			continue;
+		if (!strcmp(fstype, "cgroup2")) {
+			if (!out->v2_mount[0] || !strcmp(mnt, "/sys/fs/cgroup"))
+				snprintf(out->v2_mount, sizeof(out->v2_mount), "%s", mnt);
+			out->unified |= !strcmp(mnt, "/sys/fs/cgroup");
+		} else if (!strcmp(fstype, "cgroup")) {
+			out->nv1++;
+			/* superoptions: rw,cpu,cpuacct / rw,cpuset / rw,name=systemd */
+			if (has_word_sep(super, "cpuset", ',') && !out->v1_cpuset[0])
+				snprintf(out->v1_cpuset, sizeof(out->v1_cpuset), "%s", mnt);
+			if (has_word_sep(super, "cpu", ',') && !out->v1_cpu[0])
+				snprintf(out->v1_cpu, sizeof(out->v1_cpu), "%s", mnt);
+		}
+	}
+}
+
+void cc_doctor_cgroup_layout(const struct cc_root *root, struct cc_cgroup_layout *out)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *text = cc_root_read(root, "/proc/self/mountinfo", 1u << 20, &err);
+
+	if (!text) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
+	cc_doctor_parse_mountinfo(text, out);
+}
+
+/* A controller list of cgroup2's root, "none" when empty. */
+static void v2_controllers(const struct cc_root *root, const char *mnt, char *buf, size_t len)
+{
+	struct cc_err err = CC_ERR_INIT;
+	char path[PATH_MAX];
+	_cleanup_free_ char *ctl = NULL;
+
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", mnt);
+	ctl = cc_root_read(root, path, 0, &err);
+	snprintf(buf, len, "%s", ctl && *ctl ? ctl : ctl ? "none" : "unreadable");
+}
+
+void cc_doctor_cgroup_explain(const struct cc_root *root, const struct cc_cgroup_layout *l, char *found,
+			      size_t flen, char *fix, size_t xlen)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *cmdline = cc_root_read(root, "/proc/cmdline", 0, &err);
+	char v1[600] = "", ctl[256];
+	const char *legacy = NULL;
+
+	/* systemd picks the layout at boot; these parameters pin the old ones. */
+	if (cmdline && (strstr(cmdline, "systemd.unified_cgroup_hierarchy=0") ||
+			strstr(cmdline, "systemd.unified_cgroup_hierarchy=false") ||
+			strstr(cmdline, "systemd.unified_cgroup_hierarchy=no")))
+		legacy = "systemd.unified_cgroup_hierarchy=0";
+	else if (cmdline && strstr(cmdline, "systemd.legacy_systemd_cgroup_controller"))
+		legacy = "systemd.legacy_systemd_cgroup_controller";
+	if (l->v1_cpuset[0] && l->v1_cpu[0])
+		snprintf(v1, sizeof(v1), "cpuset and cpu are on cgroup v1 (%s, %s)", l->v1_cpuset, l->v1_cpu);
+	else if (l->v1_cpuset[0] || l->v1_cpu[0])
+		snprintf(v1, sizeof(v1), "%s is on cgroup v1 (%s)", l->v1_cpuset[0] ? "cpuset" : "cpu",
+			 l->v1_cpuset[0] ? l->v1_cpuset : l->v1_cpu);
+	if (l->v2_mount[0]) {
+		v2_controllers(root, l->v2_mount, ctl, sizeof(ctl));
+		snprintf(found, flen, "hybrid hierarchy: cgroup2 is mounted at %s with controllers \"%s\"%s%s", l->v2_mount,
+			 ctl, v1[0] ? "; " : "", v1);
+	} else {
+		snprintf(found, flen, "legacy hierarchy: no cgroup2 mount%s%s", v1[0] ? "; " : "", v1);
+	}
+	snprintf(fix, xlen,
+		 "%s%s%sboot with systemd.unified_cgroup_hierarchy=1 (Debian: add it to GRUB_CMDLINE_LINUX in "
+		 "/etc/default/grub, run update-grub, reboot). Do not mount cgroup2 over /sys/fs/cgroup on a running "
+		 "host: it hides systemd's hierarchy, and cpuset stays bound to v1 while a v1 hierarchy holds it",
+		 legacy ? "remove " : "", legacy ? legacy : "", legacy ? " from the kernel command line and " : "");
 }
 
 void cc_doctor_check_cgroup(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
@@ -28,19 +146,30 @@ void cc_doctor_check_cgroup(const struct cc_doctor_ctx *ctx, struct cc_doctor_it
 	struct cc_err err = CC_ERR_INIT;
 	_cleanup_free_ char *ctl = cc_root_read(ctx->root, "/sys/fs/cgroup/cgroup.controllers", 0, &err);
 	_cleanup_free_ char *sub = NULL;
+	struct cc_cgroup_layout l;
+	char found[CC_DOCTOR_TEXT_MAX], fix[CC_DOCTOR_TEXT_MAX];
 	const char *why = "carves are cgroup-v2 cpuset partitions; the cpu controller is where CFS quota is dropped";
 
+	cc_doctor_cgroup_layout(ctx->root, &l);
 	if (!ctl) {
-		cc_doctor_set(it, CC_DOCTOR_FAIL, why,
-			      "mount the unified hierarchy: boot with systemd.unified_cgroup_hierarchy=1, or "
-			      "mount -t cgroup2 none /sys/fs/cgroup",
-			      "no cgroup v2 at /sys/fs/cgroup (%s)", err.msg);
+		if (cc_doctor_captured(ctx) && !l.known && !cc_root_exists(ctx->root, "/sys/fs/cgroup")) {
+			cc_doctor_set(it, CC_DOCTOR_UNKNOWN, why, NULL,
+				      "the captured tree has no /sys/fs/cgroup and no /proc/self/mountinfo");
+			return;
+		}
+		cc_doctor_cgroup_explain(ctx->root, &l, found, sizeof(found), fix, sizeof(fix));
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why, fix, "%s", l.known ? found : "no cgroup v2 at /sys/fs/cgroup");
 		return;
 	}
 	if (!has_word(ctl, "cpuset") || !has_word(ctl, "cpu")) {
-		cc_doctor_set(it, CC_DOCTOR_FAIL, why,
-			      "free the controllers from cgroup v1 (remove cgroup_no_v1 exceptions and v1 cpuset mounts)",
-			      "cgroup v2 controllers \"%s\": %s%s%s missing", ctl,
+		/* A v1 hierarchy that still holds a controller keeps it from v2. */
+		snprintf(fix, sizeof(fix), "%s%s%s",
+			 l.v1_cpuset[0] || l.v1_cpu[0] ? "unmount the cgroup v1 hierarchy holding it (" : "",
+			 l.v1_cpuset[0] ? l.v1_cpuset : l.v1_cpu,
+			 l.v1_cpuset[0] || l.v1_cpu[0] ? "), or reboot without it"
+						      : "free the controllers from cgroup v1 (remove cgroup_no_v1 "
+							"exceptions and v1 cpuset mounts)");
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why, fix, "cgroup v2 controllers \"%s\": %s%s%s missing", ctl,
 			      has_word(ctl, "cpuset") ? "" : "cpuset",
 			      !has_word(ctl, "cpuset") && !has_word(ctl, "cpu") ? " and " : "",
 			      has_word(ctl, "cpu") ? "" : "cpu");
@@ -52,30 +181,46 @@ void cc_doctor_check_cgroup(const struct cc_doctor_ctx *ctx, struct cc_doctor_it
 		      sub && has_word(sub, "cpuset") ? "" : " (corecarve enables +cpuset on the parents it uses)");
 }
 
+/* The kernel's release, "" when unknown. */
+static void release(const struct cc_root *root, char *buf, size_t len)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *r = cc_root_read(root, "/proc/sys/kernel/osrelease", 128, &err);
+
+	snprintf(buf, len, "%s", r ? r : "");
+}
+
 /* Partition support is a property of non-root cgroups (the root has no
  * cpuset.cpus.partition or .exclusive), so look at the first-level children
  * that already have cpuset files: systemd's slices on a host. */
 void cc_doctor_check_partition(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
 {
 	struct cc_err err = CC_ERR_INIT;
-	_cleanup_closedir_ DIR *d = cc_root_opendir(ctx->root, "/sys/fs/cgroup", &err);
+	_cleanup_free_ char *ctl = cc_root_read(ctx->root, "/sys/fs/cgroup/cgroup.controllers", 0, &err);
+	_cleanup_free_ char *sub = NULL;
+	_cleanup_closedir_ DIR *d = NULL;
 	const char *why = "exclusivity: the kernel takes partition CPUs from every other cgroup only in a valid "
 			  "partition; remote partitions (cpuset.cpus.exclusive, Linux >= 6.7) can sit deep in a "
 			  "hierarchy such as kubepods/pod/ctr, local ones only below a partition root";
-	bool remote = false, local = false;
-	char probe[512] = "";
+	bool remote = false, local = false, cpuset_child = false;
+	char probe[512] = "", rel[128];
 	struct dirent *de;
 
-	if (!d) {
-		cc_doctor_set(it, CC_DOCTOR_FAIL, why, "mount cgroup v2 at /sys/fs/cgroup", "cannot list /sys/fs/cgroup (%s)",
-			      err.msg);
+	/* Nothing to probe without cgroup v2's cpuset: the cgroup line says
+	 * why; guessing here would only repeat it with a wrong fix. */
+	if (!ctl || !has_word(ctl, "cpuset")) {
+		cc_doctor_set(it, CC_DOCTOR_UNKNOWN, why, NULL,
+			      "needs cgroup v2 with the cpuset controller at /sys/fs/cgroup (see the cgroup line)");
 		return;
 	}
-	while ((de = readdir(d)) && !remote) {
+	d = cc_root_opendir(ctx->root, "/sys/fs/cgroup", &err);
+	while (d && (de = readdir(d)) && !remote) {
 		char path[PATH_MAX];
 
 		if (de->d_name[0] == '.')
 			continue;
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/cpuset.cpus", de->d_name);
+		cpuset_child |= cc_root_exists(ctx->root, path);
 		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/cpuset.cpus.exclusive", de->d_name);
 		if (cc_root_exists(ctx->root, path)) {
 			remote = true;
@@ -88,6 +233,7 @@ void cc_doctor_check_partition(const struct cc_doctor_ctx *ctx, struct cc_doctor
 			snprintf(probe, sizeof(probe), "%s", de->d_name);
 		}
 	}
+	release(ctx->root, rel, sizeof(rel));
 	if (remote)
 		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL,
 			      "remote: cpuset.cpus.exclusive present (seen on /%s): carves are partitions wherever the "
@@ -95,15 +241,23 @@ void cc_doctor_check_partition(const struct cc_doctor_ctx *ctx, struct cc_doctor
 	else if (local)
 		cc_doctor_set(it, CC_DOCTOR_WARN, why,
 			      "run `corecarve init-parent CGROUP` for the containers' parent (e.g. /kubepods) so carves "
-			      "below it are local partitions, or move to Linux >= 6.7",
+			      "below it are local partitions (corecarve-prepare.service does it at boot), or move to "
+			      "Linux >= 6.7",
 			      "local: cpuset.cpus.partition but no cpuset.cpus.exclusive (seen on /%s): a carve is a "
 			      "partition only when its parent is a partition root; elsewhere it is cpuset-only", probe);
-	else
-		cc_doctor_set(it, CC_DOCTOR_WARN, why,
-			      "enable +cpuset in /sys/fs/cgroup/cgroup.subtree_control (if no child has cpuset files "
-			      "yet this is unknown) or use a kernel with cpuset partitions (>= 5.11)",
-			      "none: no child cgroup has cpuset.cpus.partition: carves are cpuset-only (peers are "
-			      "narrowed, the kernel does not enforce exclusivity)");
+	else if (!cpuset_child) {
+		/* The files appear only on cgroups with the cpuset controller. */
+		sub = cc_root_read(ctx->root, "/sys/fs/cgroup/cgroup.subtree_control", 0, &err);
+		cc_doctor_set(it, CC_DOCTOR_UNKNOWN, why,
+			      "echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control (corecarve-prepare.service and the "
+			      "first carve do it), then run doctor again",
+			      "no child cgroup has the cpuset controller yet (root subtree_control \"%s\"), so the "
+			      "kernel's partition files cannot be seen", sub ? sub : "?");
+	} else
+		cc_doctor_set(it, CC_DOCTOR_WARN, why, "use a kernel with cpuset partitions (Linux 5.11 or later)",
+			      "none: child cgroups have cpuset.cpus but no cpuset.cpus.partition%s%s%s: carves are "
+			      "cpuset-only (peers are narrowed, the kernel does not enforce exclusivity)",
+			      rel[0] ? " (kernel " : "", rel, rel[0] ? ")" : "");
 }
 
 void cc_doctor_check_smt(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)
@@ -115,6 +269,8 @@ void cc_doctor_check_smt(const struct cc_doctor_ctx *ctx, struct cc_doctor_item 
 	const char *why = "with SMT on, a carve takes whole cores and parks or shares the siblings (class `smt`); "
 			  "a sibling left to another tenant shares the core's caches and ports";
 
+	if (tree_lacks(ctx, "/sys/devices/system/cpu", it, why))
+		return;
 	cc_root_read_long(ctx->root, "/sys/devices/system/cpu/smt/active", &active, &err);
 	for (int i = 0; ctx->topo && i < ctx->topo->ncores; i++)
 		if (ctx->topo->cores[i].npus > threads)
@@ -142,6 +298,8 @@ void cc_doctor_check_hybrid(const struct cc_doctor_ctx *ctx, struct cc_doctor_it
 	int nlists = 0;
 	struct dirent *de;
 
+	if (tree_lacks(ctx, "/sys/devices", it, why))
+		return;
 	while (d && (de = readdir(d))) {
 		char path[PATH_MAX];
 		_cleanup_free_ char *cpus = NULL;
@@ -196,9 +354,10 @@ void cc_doctor_check_topology(const struct cc_doctor_ctx *ctx, struct cc_doctor_
 		return;
 	}
 	cc_doctor_set(it, CC_DOCTOR_OK, why, NULL,
-		      "%d package%s, %d NUMA node%s, %d cores, %d CPUs online (%s), %d core class%s from %s",
+		      "%d package%s, %d NUMA node%s, %d core%s, %d CPU%s online (%s), %d core class%s from %s",
 		      t->npackages, t->npackages == 1 ? "" : "s", t->nnuma, t->nnuma == 1 ? "" : "s", t->ncores,
-		      hwloc_bitmap_weight(t->online), online, t->nclasses, t->nclasses == 1 ? "" : "es", t->class_source);
+		      t->ncores == 1 ? "" : "s", hwloc_bitmap_weight(t->online), hwloc_bitmap_weight(t->online) == 1 ? "" : "s",
+		      online, t->nclasses, t->nclasses == 1 ? "" : "es", t->class_source);
 }
 
 #define MAX_GOVERNORS 8
@@ -217,6 +376,8 @@ void cc_doctor_check_governor(const struct cc_doctor_ctx *ctx, struct cc_doctor_
 	const char *why = "an on-demand governor makes throughput swing with load (8 000-12 000 QPS seen, "
 			  "9 500-10 200 once pinned to performance); latency classes want a fixed frequency";
 
+	if (tree_lacks(ctx, "/sys/devices/system/cpu", it, why))
+		return;
 	while (d && (de = readdir(d))) {
 		char path[PATH_MAX];
 		_cleanup_free_ char *gov = NULL;
@@ -272,7 +433,9 @@ void cc_doctor_check_thp(const struct cc_doctor_ctx *ctx, struct cc_doctor_item 
 			  "periodic latency spikes; `madvise` keeps huge pages for those who ask";
 	const char *fix = "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled (boot: transparent_hugepage=madvise)";
 
-	if (!text)
+	if (!text && cc_doctor_captured(ctx))
+		cc_doctor_set(it, CC_DOCTOR_UNKNOWN, why, NULL, "not in the captured tree");
+	else if (!text)
 		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "THP not built in (%s)", err.msg);
 	else if (!mode)
 		cc_doctor_set(it, CC_DOCTOR_WARN, why, fix, "THP mode unreadable: \"%s\"", text);
@@ -290,7 +453,9 @@ void cc_doctor_check_numa_balancing(const struct cc_doctor_ctx *ctx, struct cc_d
 	const char *why = "automatic NUMA balancing unmaps pages to sample accesses and migrates them: page "
 			  "faults on carved CPUs, and memory moved off the node cpuset.mems chose";
 
-	if (cc_root_read_long(ctx->root, "/proc/sys/kernel/numa_balancing", &v, &err) < 0)
+	if (cc_root_read_long(ctx->root, "/proc/sys/kernel/numa_balancing", &v, &err) < 0 && cc_doctor_captured(ctx))
+		cc_doctor_set(it, CC_DOCTOR_UNKNOWN, why, NULL, "kernel.numa_balancing is not in the captured tree");
+	else if (err.code)
 		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "kernel.numa_balancing absent (no NUMA balancing built in)");
 	else if (!v)
 		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "kernel.numa_balancing = 0");
@@ -315,7 +480,8 @@ void cc_doctor_check_cmdline(const struct cc_doctor_ctx *ctx, struct cc_doctor_i
 	int has_iso, has_nohz;
 
 	if (!cmdline) {
-		cc_doctor_set(it, CC_DOCTOR_WARN, why, NULL, "cannot read /proc/cmdline (%s)", err.msg);
+		cc_doctor_set(it, cc_doctor_captured(ctx) ? CC_DOCTOR_UNKNOWN : CC_DOCTOR_WARN, why, NULL,
+			      "cannot read /proc/cmdline (%s)", err.msg);
 		return;
 	}
 	if ((has_iso = cc_doctor_cmdline_cpus(cmdline, "isolcpus", iso, &flags, &err)) < 0 ||
@@ -370,6 +536,8 @@ void cc_doctor_check_power(const struct cc_doctor_ctx *ctx, struct cc_doctor_ite
 			  "floating uncore frequency swings memory-bound services (~18 % seen when fixed); these "
 			  "are the files that pin them";
 
+	if (tree_lacks(ctx, "/sys/devices/system/cpu", it, why))
+		return;
 	for (int i = 0; i < 16; i++) {
 		char path[PATH_MAX];
 		_cleanup_free_ char *name = NULL;

@@ -298,6 +298,29 @@ static struct cc_ledger *open_locked(const char *dir, bool index_only, const str
 	return cc_steal_ptr(l);
 }
 
+int cc_ledger_set_aside(const char *dir, const struct cc_ledger_lock *lock, char *saved, size_t len, struct cc_err *err)
+{
+	_cleanup_ledger_ struct cc_ledger *l = ledger_new(dir, err);
+	struct cc_err why = CC_ERR_INIT;
+	char name[64];
+
+	if (!l)
+		return -1;
+	if ((l->dirfd = open_state_dir(l->dir, false, NULL, err)) < 0 || ledger_lock(l, true, lock, err) < 0)
+		return -1;
+	/* Under the lock no hook is between its read and its commit. */
+	if (load(l, false, &why) == 0)
+		return cc_err_set(err, EEXIST, "%s/" CC_LEDGER_FILE ": the ledger reads fine (%d carve%s); nothing to set aside",
+				  l->dir, l->ncarves, l->ncarves == 1 ? "" : "s");
+	snprintf(name, sizeof(name), CC_LEDGER_FILE ".damaged.%lld", (long long)time(NULL));
+	if (renameat(l->dirfd, CC_LEDGER_FILE, l->dirfd, name) < 0)
+		return cc_err_sys(err, errno, "%s/" CC_LEDGER_FILE ": rename to %s", l->dir, name);
+	if (fsync(l->dirfd) < 0)
+		return cc_err_sys(err, errno, "state directory %s: fsync", l->dir);
+	snprintf(saved, len, "%s/%s", l->dir, name);
+	return 0;
+}
+
 /* A failure sticks: whatever the caller does with its error, the ledger
  * refuses to commit afterwards (a load fails only on a damaged file). */
 int cc_ledger_load_all(struct cc_ledger *l, struct cc_err *err)

@@ -139,6 +139,15 @@ int cc_ledger_load_all(struct cc_ledger *l, struct cc_err *err);
  * directory may also be owned by root.  cc_ledger_commit() refuses it. */
 struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err);
 
+/* Recovery from a damaged ledger: under the exclusive lock, rename a
+ * ledger.json that does not load to ledger.json.damaged.<unix time> (path
+ * into `saved`), so the next hook starts an empty one.  What the damaged
+ * file recorded is not undone: `corecarve audit` then reports the carves
+ * still in the kernel (UNKNOWN_CARVE, LEDGER_MISSING) with their fixes.
+ * Refuses (EEXIST) a ledger that loads.  `lock` as for cc_ledger_open_as. */
+int cc_ledger_set_aside(const char *dir, const struct cc_ledger_lock *lock, char *saved, size_t len,
+			struct cc_err *err);
+
 /* Write the ledger atomically if changed.  Keeps the lock. */
 int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err);
 

@@ -526,6 +526,28 @@ struct cc_policy *cc_policy_load(const char *path, struct cc_err *err)
 
 /* ---- the reserved set ---- */
 
+/* The class the default rule reserves from in package `pk`: the one with
+ * the most cores there, and of equal counts the less performant.
+ * Housekeeping needs no fast core, and the scarce class is the one carves
+ * ask for: on a 4P+8E laptop reserving a P-core would leave latency 3
+ * cores, on an Arm phone SoC with one X3 core none.  -1 when the package
+ * has no classed core. */
+static int plentiful_class(const struct cc_topo *t, int pk)
+{
+	int best = -1, nbest = 0;
+
+	for (int c = t->nclasses - 1; c >= 0; c--) {
+		int n = 0;
+
+		for (int i = 0; i < t->ncores; i++)
+			n += t->cores[i].package == pk && t->cores[i].cls == c && t->cores[i].pus &&
+			     !hwloc_bitmap_iszero(t->cores[i].pus);
+		if (n > nbest)
+			best = c, nbest = n;
+	}
+	return best;
+}
+
 hwloc_bitmap_t cc_policy_reserved(const struct cc_policy *p, const struct cc_topo *t)
 {
 	hwloc_bitmap_t set;
@@ -537,6 +559,7 @@ hwloc_bitmap_t cc_policy_reserved(const struct cc_policy *p, const struct cc_top
 		return set;
 	for (int pk = 0; pk < t->npackages; pk++) {
 		const struct cc_core *best = NULL, *first = NULL;
+		int cls = plentiful_class(t, pk);
 
 		/* Cores are in id order, so the first match is the lowest id. */
 		for (int i = 0; i < t->ncores && !best; i++) {
@@ -546,7 +569,7 @@ hwloc_bitmap_t cc_policy_reserved(const struct cc_policy *p, const struct cc_top
 				continue;
 			if (!first)
 				first = c;
-			if (t->nclasses > 0 && c->cls == 0)
+			if (cls >= 0 && c->cls == cls)
 				best = c;
 		}
 		if (!best)
@@ -555,4 +578,26 @@ hwloc_bitmap_t cc_policy_reserved(const struct cc_policy *p, const struct cc_top
 			hwloc_bitmap_or(set, set, best->pus);
 	}
 	return set;
+}
+
+void cc_policy_reserved_why(const struct cc_policy *p, const struct cc_topo *t, char *buf, size_t len)
+{
+	char names[128] = "";
+	size_t off = 0;
+
+	if (p && p->has_reserved) {
+		snprintf(buf, len, "the policy's reserved (%s)", p->source);
+		return;
+	}
+	for (int pk = 0; t && pk < t->npackages && off < sizeof(names); pk++) {
+		int c = plentiful_class(t, pk);
+		const char *name = c >= 0 ? t->classes[c].name : "unclassed";
+
+		if (!strstr(names, name))
+			off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", off ? "/" : "", name);
+	}
+	snprintf(buf, len,
+		 "the default rule: the first core of %s, the most plentiful core class, in each package, so the scarce "
+		 "cores stay carvable; set reserved in the policy to choose",
+		 names[0] ? names : "each package");
 }

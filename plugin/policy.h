@@ -94,9 +94,12 @@ const struct cc_pclass *cc_policy_class(const struct cc_policy *p, const char *n
 
 /* Effective reserved set on a topology: the policy's `reserved` (a copy, as
  * written), or the default rule: for each package, its lowest-id core (with
- * online PUs) of class topo->classes[0], else its lowest-id core, with all
- * its online PUs.  Caller frees; NULL only when out of memory. */
+ * online PUs) of the package's most plentiful core class (most cores; of
+ * equal counts the less performant), else its lowest-id core, with all its
+ * online PUs.  Caller frees; NULL only when out of memory. */
 hwloc_bitmap_t cc_policy_reserved(const struct cc_policy *p, const struct cc_topo *t);
+/* Where that set comes from, in a sentence for `plan` and `doctor`. */
+void cc_policy_reserved_why(const struct cc_policy *p, const struct cc_topo *t, char *buf, size_t len);
 
 /* The parsed annotation. */
 struct cc_request {

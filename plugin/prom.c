@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capacity.h"
 #include "cleanup.h"
 
 static int put(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -78,6 +79,24 @@ char *cc_prom_render(const struct cc_audit_report *r, const struct cc_audit_stat
 	    "# TYPE corecarve_carves gauge\ncorecarve_carves %d\n", st->carves);
 	PUT("# HELP corecarve_carved_cpus CPUs owned by carves, running and parked.\n"
 	    "# TYPE corecarve_carved_cpus gauge\ncorecarve_carved_cpus %d\n", st->carved_cpus);
+	/* What `kubectl describe node` shows as allocatable and allocated:
+	 * every class, every state, zeros included. */
+	if (st->capacity) {
+		PUT("# HELP corecarve_class_cpus CPUs of the core class a placement class draws from, by state "
+		    "(total = reserved + carved + parked + free).\n"
+		    "# TYPE corecarve_class_cpus gauge\n");
+		for (int i = 0; i < st->ncapacity; i++)
+			for (int k = 0; k < CC_CAPACITY_NSTATES; k++)
+				PUT("corecarve_class_cpus{class=\"%s\",core_class=\"%s\",state=\"%s\"} %d\n",
+				    st->capacity[i].name, st->capacity[i].core_class, cc_capacity_states[k],
+				    cc_capacity_state(&st->capacity[i], k));
+		PUT("# HELP corecarve_class_largest_request_cpus The largest cpus request of a placement class "
+		    "that fits now (0: none; shared classes: their pool).\n"
+		    "# TYPE corecarve_class_largest_request_cpus gauge\n");
+		for (int i = 0; i < st->ncapacity; i++)
+			PUT("corecarve_class_largest_request_cpus{class=\"%s\"} %d\n", st->capacity[i].name,
+			    st->capacity[i].largest);
+	}
 	PUT("# HELP corecarve_audit_cgroups Cgroups the last audit read.\n"
 	    "# TYPE corecarve_audit_cgroups gauge\ncorecarve_audit_cgroups %d\n", st->cgroups);
 	PUT("# HELP corecarve_audit_duration_seconds Wall time of the last audit, IRQ sample window included.\n"

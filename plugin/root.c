@@ -283,3 +283,50 @@ int cc_root_mkdir(const struct cc_root *root, const char *path, mode_t mode,
 		return cc_err_sys(err, errno, "mkdir %s", path);
 	return 0;
 }
+
+/* The directory holding `path`'s last component, opened O_PATH under the
+ * root (so only that component is left to look at); *name points into
+ * `path` at it. */
+static int parent_of(const struct cc_root *root, const char *path, const char **name, struct cc_err *err)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	char *slash;
+
+	if (!dir)
+		return cc_err_sys(err, ENOMEM, "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || !slash[1] || !strcmp(slash + 1, ".") || !strcmp(slash + 1, ".."))
+		return cc_err_set(err, EINVAL, "%s: not a path to an entry", path);
+	*name = path + (slash - dir) + 1;
+	*slash = '\0';
+	return cc_root_openat(root, *dir ? dir : "/", O_PATH | O_DIRECTORY, 0, err);
+}
+
+int cc_root_lstat(const struct cc_root *root, const char *path, struct stat *st, struct cc_err *err)
+{
+	const char *name;
+	_cleanup_close_ int pfd = parent_of(root, path, &name, err);
+
+	if (pfd < 0)
+		return -1;
+	if (fstatat(pfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return cc_err_sys(err, errno, "%s", path);
+	return 0;
+}
+
+int cc_root_readlink(const struct cc_root *root, const char *path, char *buf, size_t len, struct cc_err *err)
+{
+	const char *name;
+	_cleanup_close_ int pfd = parent_of(root, path, &name, err);
+	ssize_t n;
+
+	if (pfd < 0)
+		return -1;
+	n = readlinkat(pfd, name, buf, len - 1);
+	if (n < 0)
+		return cc_err_sys(err, errno, "%s", path);
+	if ((size_t)n >= len - 1)
+		return cc_err_set(err, ENAMETOOLONG, "%s: link target too long", path);
+	buf[n] = '\0';
+	return (int)n;
+}

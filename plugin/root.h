@@ -57,6 +57,14 @@ int cc_root_mkdir(const struct cc_root *root, const char *path, mode_t mode,
 
 bool cc_root_exists(const struct cc_root *root, const char *path);
 
+/* lstat(2) of a path under the root: its last component is not followed
+ * (a capture copies links as links).  0, or -1 with err (code = errno). */
+struct stat;
+int cc_root_lstat(const struct cc_root *root, const char *path, struct stat *st, struct cc_err *err);
+/* readlink(2) of a path under the root, NUL-terminated into buf; its
+ * length, or -1 with err. */
+int cc_root_readlink(const struct cc_root *root, const char *path, char *buf, size_t len, struct cc_err *err);
+
 /* Whether `path` is a directory: 1; 0 when it is not there (ENOENT,
  * ENOTDIR, or not a directory); -1 on any other failure (err set).  On
  * the host one fstatat and no descriptor: the hook's gc asks it of every

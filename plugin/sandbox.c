@@ -18,6 +18,7 @@ enum cond {
 	NO_EXEC,      /* arg 2 (prot) without PROT_EXEC */
 	SELF,         /* arg 0 (pid) is 0 or this process */
 	SELF_SIGKILL, /* kill(getpid(), SIGKILL) only */
+	LOG_FD,       /* arg 0 is the log socket connected before the filter; absent without one */
 };
 
 static const struct {
@@ -79,6 +80,11 @@ static const struct {
 	{ "gettimeofday", ANY },
 	{ "time", ANY },
 	{ "kill", SELF_SIGKILL }, /* fault injection: SIGKILL to itself, nobody else */
+	/* The decision's line in the journal or syslog (journal.h): sent on
+	 * the datagram socket connected before the filter, and on no other
+	 * descriptor; no socket(2) or connect(2) is allowed, so nothing else
+	 * can be reached. */
+	{ "sendto", LOG_FD },
 	/* Only its own signal stack; the sanitizer runtimes (SANITIZE=1)
 	 * read it before every noreturn call, exit() included. */
 	{ "sigaltstack", ANY },
@@ -103,9 +109,13 @@ static int fail(struct cc_err *err, int r, const char *step)
 	return cc_err_set(err, -r, "seccomp: %s: %s", step, strerror(-r));
 }
 
-static int add(scmp_filter_ctx ctx, int nr, enum cond cond)
+static int add(scmp_filter_ctx ctx, int nr, enum cond cond, int log_fd)
 {
 	switch (cond) {
+	case LOG_FD:
+		if (log_fd < 0)
+			return 0;
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)log_fd));
 	case ANY:
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 	case NO_EXEC:
@@ -125,7 +135,7 @@ static int add(scmp_filter_ctx ctx, int nr, enum cond cond)
 	return -EINVAL;
 }
 
-int cc_sandbox_hook(struct cc_err *err)
+int cc_sandbox_hook(int log_fd, struct cc_err *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	int r = 0;
@@ -144,7 +154,7 @@ int cc_sandbox_hook(struct cc_err *err)
 		/* Not a syscall of this architecture (open on arm64, ...). */
 		if (nr == __NR_SCMP_ERROR)
 			continue;
-		r = add(ctx, nr, allowed[i].cond);
+		r = add(ctx, nr, allowed[i].cond, log_fd);
 		if (r < 0) {
 			char step[64];
 

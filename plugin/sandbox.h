@@ -7,8 +7,10 @@
  * runtime hands it (the state on stdin) and resolved its paths, it confines
  * itself: from then on it may only read and write files (policy,
  * config.json, sysfs, /proc, cgroupfs, /proc/irq, the ledger), lock and
- * rename the ledger, allocate memory and exit.  Everything else — execve,
- * sockets, ptrace, process_vm_*, clone, mount, bpf, ... — fails with EPERM,
+ * rename the ledger, send its log line on the one socket it connected
+ * before (journal.h), allocate memory and exit.  Everything else — execve,
+ * new sockets, connect, ptrace, process_vm_*, clone, mount, bpf, ... —
+ * fails with EPERM,
  * so a parser bug cannot be turned into a shell or a network connection.
  * Executable mappings are refused too (no code can be loaded or made
  * writable-then-executable), kill(2) only reaches the hook itself with
@@ -31,8 +33,9 @@
 #include "error.h"
 
 /* Load the hook's allow-list into this process (sets no_new_privs).
- * Returns 0, or -1 with err naming the libseccomp step that failed. */
-int cc_sandbox_hook(struct cc_err *err);
+ * `log_fd` is the journal socket sendto(2) may use (-1: none).  Returns 0,
+ * or -1 with err naming the libseccomp step that failed. */
+int cc_sandbox_hook(int log_fd, struct cc_err *err);
 
 /* The number of syscalls the allow-list names, for tests and docs. */
 int cc_sandbox_hook_count(void);

@@ -349,6 +349,21 @@ static const struct cc_interrupts *irqs_of(const struct layout *L)
 	return L->v && L->v->irqs && L->v->irqs->ncpus > 0 ? L->v->irqs : NULL;
 }
 
+
+/* The owner as a cell fits it: 9 characters at font-size 9 (7 in a parked
+ * sibling's parentheses).  A container id is cut (its first characters are
+ * what `status` shows); `exec:4343` or `vm:db1` is whole when it fits, else
+ * the part after the kind, so no two exec carves read the same. */
+static void short_owner(const char *owner, bool parked, char *buf, size_t len)
+{
+	int room = parked ? 7 : 9;
+	const char *colon = strchr(owner, ':');
+	const char *s = (int)strlen(owner) <= room || !colon ? owner : colon + 1;
+	int n = (int)strlen(s) <= room ? (int)strlen(s) : colon ? room : 7;
+
+	snprintf(buf, len, parked ? "(%.*s)" : "%.*s", n, s);
+}
+
 static void draw_pu(struct layout *L, FILE *out, int cpu, int x, int y)
 {
 	const struct cc_topo *t = L->t;
@@ -387,7 +402,7 @@ static void draw_pu(struct layout *L, FILE *out, int cpu, int x, int y)
 	snprintf(num, sizeof(num), "%d", cpu);
 	text(out, x + PU_W / 2, y + 21, "text-anchor=\"middle\" font-weight=\"bold\" font-size=\"12\"", num);
 	if (owner && *owner)
-		snprintf(line, sizeof(line), role == CC_SVG_PARKED ? "(%.6s)" : "%.7s", owner);
+		short_owner(owner, role == CC_SVG_PARKED, line, sizeof(line));
 	else
 		snprintf(line, sizeof(line), "%s", role == CC_SVG_RESERVED ? "reserved" : "");
 	if (line[0])

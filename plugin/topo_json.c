@@ -223,14 +223,23 @@ json_t *cc_topo_json(const struct cc_topo *t, const struct cc_topo_view *view, s
 
 	if (!o)
 		return cc_err_sys(err, ENOMEM, "topology JSON"), NULL;
+	/* Version 2: every array is named in the plural, as the text says
+	 * "2 packages, 8 NUMA nodes"; version 1 had counts under those names
+	 * and singular arrays (package, numa, llc, l2). */
+	jset(&b, o, "schema_version", json_integer(2));
 	jset(&b, o, "source", json_string(t->source));
 	jset(&b, o, "class_source", json_string(t->class_source));
-	jset(&b, o, "packages", json_integer(t->npackages));
-	jset(&b, o, "numa_nodes", json_integer(t->nnuma));
-	jset(&b, o, "llcs", json_integer(t->nllcs));
-	jset(&b, o, "l2s", json_integer(t->nl2s));
-	jset(&b, o, "cores", json_integer(t->ncores));
-	jset(&b, o, "pus", json_integer(cc_topo_online_pus(t)));
+	{
+		json_t *n = json_object();
+
+		jset(&b, n, "packages", json_integer(t->npackages));
+		jset(&b, n, "numa_nodes", json_integer(t->nnuma));
+		jset(&b, n, "llcs", json_integer(t->nllcs));
+		jset(&b, n, "l2s", json_integer(t->nl2s));
+		jset(&b, n, "cores", json_integer(t->ncores));
+		jset(&b, n, "pus", json_integer(cc_topo_online_pus(t)));
+		jset(&b, o, "counts", n);
+	}
 	jset(&b, o, "online", jlist(&b, t->online));
 	jset(&b, o, "offline", jlist(&b, t->offline));
 	jset(&b, o, "allowed", jlist(&b, t->allowed));
@@ -238,10 +247,10 @@ json_t *cc_topo_json(const struct cc_topo *t, const struct cc_topo_view *view, s
 	jset(&b, o, "possible", jlist(&b, t->possible));
 	jset(&b, o, "classes", classes_json(&b, t));
 	jset(&b, o, "clusters", clusters_json(&b, t));
-	jset(&b, o, "package", domains_json(&b, t->packages, t->npackages, "package", false));
-	jset(&b, o, "numa", numa_json(&b, t));
-	jset(&b, o, "llc", domains_json(&b, t->llcs, t->nllcs, "llc", true));
-	jset(&b, o, "l2", domains_json(&b, t->l2s, t->nl2s, "l2", true));
+	jset(&b, o, "packages", domains_json(&b, t->packages, t->npackages, "package", false));
+	jset(&b, o, "numa_nodes", numa_json(&b, t));
+	jset(&b, o, "llcs", domains_json(&b, t->llcs, t->nllcs, "llc", true));
+	jset(&b, o, "l2s", domains_json(&b, t->l2s, t->nl2s, "l2", true));
 	jset(&b, o, "cpus", cpus_json(&b, t, view));
 	if (b.failed)
 		return cc_err_sys(err, ENOMEM, "topology JSON"), NULL;

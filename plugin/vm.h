@@ -228,6 +228,11 @@ const char *cc_vm_finding_name(enum cc_vm_finding_kind k);
 struct cc_vm_opts {
 	const char *config;  /* --config FILE, NULL: vms.yaml or the policy's vms: */
 	bool dry_run;        /* decide and report only: the ledger is read, not locked */
+	/* Dry run only: plan the listed VM `assume_name` as if it ran with
+	 * `assume_vcpus` vCPUs when no process of it is found (vm xml --vcpus:
+	 * libvirt needs the <cputune> before the VM's first start). */
+	const char *assume_name;
+	int assume_vcpus;
 };
 
 /* Everything a reconcile saw and did, for the entry point to print. */

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "affinity.h"
 #include "cgroup.h"
@@ -342,6 +343,48 @@ static int apply(const struct cc_ctx *ctx, struct cc_ledger *l, struct cc_vm_res
 	return rc;
 }
 
+/* A VM of the list that does not run yet, as if it ran with `nvcpus`
+ * vCPUs and the whole node as their affinity, so the plan is the carve its
+ * first start gets.  Its record needs live ids: this process's stand in
+ * (dry runs only: nothing is ever written to them). */
+static int assume(struct cc_vm_result *res, const char *name, int nvcpus, struct cc_err *err)
+{
+	struct cc_vm_proc *grown, *p;
+	bool listed = false;
+
+	for (int i = 0; i < res->nprocs; i++)
+		if (!strcmp(res->procs[i].name, name))
+			return 0; /* it runs: its real threads decide */
+	for (int i = 0; i < res->cfg.n; i++)
+		listed |= !strcmp(res->cfg.vms[i].name, name);
+	if (!listed)
+		return 0; /* the caller says "not in the VM list" */
+	if (nvcpus < 1 || nvcpus > CC_VM_MAX_THREADS)
+		return cc_err_set(err, EINVAL, "--vcpus: expected 1 to %d, got %d", CC_VM_MAX_THREADS, nvcpus);
+	grown = realloc(res->procs, sizeof(*grown) * (size_t)(res->nprocs + 1));
+	if (!grown)
+		return cc_err_sys(err, ENOMEM, "VMs");
+	res->procs = grown;
+	p = &res->procs[res->nprocs];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->accel, sizeof(p->accel), "KVM");
+	p->pid = getpid();
+	p->start = 1;
+	p->vcpus = calloc((size_t)nvcpus, sizeof(*p->vcpus));
+	if (!p->vcpus)
+		return cc_err_sys(err, ENOMEM, "VMs");
+	res->nprocs++;
+	p->nvcpus = nvcpus;
+	for (int i = 0; i < nvcpus; i++) {
+		p->vcpus[i].vcpu = i;
+		p->vcpus[i].tid = getpid();
+		if (!(p->vcpus[i].affinity = hwloc_bitmap_dup(res->topo->online)))
+			return cc_err_sys(err, ENOMEM, "VMs");
+	}
+	return 0;
+}
+
 /* ---- the commands ------------------------------------------------------------------- */
 
 int cc_vm_reconcile(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, struct cc_vm_result *res,
@@ -356,6 +399,8 @@ int cc_vm_reconcile(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, str
 		return cc_err_set(err, EPERM, "vm reconcile pins threads of this host: the root must be \"/\" "
 					      "(--dry-run shows the plan for another root)");
 	if (load(ctx, opts, !opts->dry_run, res, &l, &whys, err) < 0)
+		return -1;
+	if (opts->dry_run && opts->assume_name && assume(res, opts->assume_name, opts->assume_vcpus, err) < 0)
 		return -1;
 	world_of(res, l, &w);
 	if (cc_vm_plan(&w, &res->plan, err) < 0)

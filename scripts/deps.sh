@@ -5,8 +5,10 @@
 set -eu
 
 # libudev-dev: the static libhwloc links libudev, which Debian ships shared only.
+# libsmartcols-dev: the tables' header (the CLI loads libsmartcols.so.1 with
+# dlopen; Debian ships no libsmartcols.a).
 BUILD_PKGS="build-essential pkg-config libhwloc-dev hwloc-nox libcgroup-dev libyaml-dev \
-libnuma-dev libseccomp-dev check libjansson-dev libudev-dev"
+libnuma-dev libseccomp-dev check libjansson-dev libudev-dev libsmartcols-dev"
 # The e2e harness boots real Debian kernels under QEMU and runs real crun.
 E2E_PKGS="crun busybox-static cpio xz-utils zstd kmod"
 # Unit tests of the pictures (xmllint, rsvg-convert) and man pages (groff);

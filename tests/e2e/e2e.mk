@@ -10,7 +10,8 @@
 #   make e2e-fetch                only download and unpack the kernels (E2E_CACHE)
 
 E2E_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
-E2E_BIN ?= $(if $(BIN),$(BIN),corecarve)
+# The test build (CORECARVE_FAULT read: the crash scenarios need it).
+E2E_BIN ?= $(if $(FAULT_BIN),$(FAULT_BIN),$(if $(BIN),$(BIN),corecarve))
 E2E_KERNEL ?= all
 E2E_SCENARIOS ?= *
 E2E_FLAGS ?=

@@ -95,6 +95,12 @@ copy_with_libs() {
 }
 copy_with_libs "$crun" /usr/bin/crun
 copy_with_libs "$ccbin" /usr/bin/corecarve
+# corecarve dlopen()s libsmartcols for its tables (cli/table.h): ldd does
+# not name it.
+smartcols=$(ldconfig -p 2>/dev/null | awk '$1 == "libsmartcols.so.1" { print $NF; exit }')
+[ -n "$smartcols" ] || die "libsmartcols.so.1 not found (apt-get install libsmartcols1)"
+mkdir -p "$stage$(dirname "$smartcols")"
+cp -L "$smartcols" "$stage$smartcols"
 
 # Kernel modules. The Debian packages ship no modules.dep (depmod runs at
 # install time), so run depmod on the unpacked tree, then let modprobe print

@@ -235,7 +235,7 @@ START_TEST(test_smt_isolate_parks_siblings)
 	expect(t, p, NULL, "latency", 1, "2", "3", "0");
 	expect(t, p, NULL, "latency", 2, "2,4", "3,5", "0");
 	expect(t, p, "2-3", "latency", 1, "4", "5", "0");
-	refuse(t, p, "2-3", "latency", 2, ENOSPC, "the shared performance pool (4 CPUs) must keep 1 (minShared): at most 1 core can");
+	refuse(t, p, "2-3", "latency", 2, ENOSPC, "the shared performance pool (4 CPUs) must keep 1 (minShared, for shared): at most 1 core can");
 	pol_free(p);
 	cc_topo_free(t);
 }
@@ -266,13 +266,14 @@ START_TEST(test_min_shared)
 
 	refuse(t, p, NULL, "latency", 3, ENOSPC,
 	       "class latency: 3 whole performance cores requested, 3 free in total (3 at most on one NUMA node), "
-	       "but the shared performance pool (6 CPUs) must keep 1 (minShared): at most 2 cores can be carved");
+	       "but the shared performance pool (6 CPUs) must keep 1 (minShared, for shared): at most 2 cores can be carved; "
+	       "refused: ask for at most 2 CPUs, or lower minShared in the policy");
 	refuse(t, p, NULL, "full", 6, ENOSPC, "at most 2 cores can be carved");
 	p->min_shared = 0;
 	expect(t, p, NULL, "latency", 3, "2,4,6", "3,5,7", "0");
 	p->min_shared = 3;
 	expect(t, p, NULL, "latency", 1, "2", "3", "0");
-	refuse(t, p, NULL, "latency", 2, ENOSPC, "must keep 3 (minShared): at most 1 core can");
+	refuse(t, p, NULL, "latency", 2, ENOSPC, "must keep 3 (minShared, for shared): at most 1 core can");
 	pol_free(p);
 	cc_topo_free(t);
 }
@@ -463,7 +464,7 @@ START_TEST(test_align_l2_clusters)
 	refuse(t, p, NULL, "strict", 3, EINVAL, "use 4");
 	refuse(t, p, "4,8,12", "strict", 4, ENOSPC, "0 whole clusters (0 cores) free");
 	/* 12 E-cores, minShared 1: never all three clusters. */
-	refuse(t, p, NULL, "strict", 12, ENOSPC, "must keep 1 (minShared)");
+	refuse(t, p, NULL, "strict", 12, ENOSPC, "must keep 1 (minShared, for shared)");
 	/* Without whole clusters a non-strict class still gets cores. */
 	ck_assert_int_eq(hwloc_bitmap_list_sscanf(tk, "4,8,12"), 0);
 	r = rq("throughput", 4);
@@ -664,21 +665,22 @@ START_TEST(test_f03_hybrid)
 	if (!t)
 		return;
 	p = std_policy(NULL);
-	/* P-core 0 (PUs 0-1) is reserved by the default rule. */
-	expect(t, p, NULL, "latency", 1, "2", "3", "0");
-	expect(t, p, NULL, "latency", 2, "2,4", "3,5", "0");
-	refuse(t, p, NULL, "latency", 3, ENOSPC, "at most 2 cores can be carved");
-	expect(t, p, NULL, "full", 4, "2-5", "", "0");
-	/* E-cores: no SMT, two L2 clusters of 4. */
-	expect(t, p, NULL, "throughput", 4, "8-11", "", "0");
-	/* With 8-11 carved, the last cluster would empty the shared pool. */
-	refuse(t, p, "8-11", "throughput", 4, ENOSPC, "must keep 1 (minShared): at most 3 cores can be carved");
-	expect(t, p, "8", "throughput", 4, "12-15", "", "0");
-	expect(t, p, "8-9", "throughput", 2, "10-11", "", "0");
-	expect(t, p, NULL, "throughput", 3, "8-10", "", "0");
-	expect(t, p, NULL, "throughput", 6, "8-13", "", "0");
-	expect(t, p, NULL, "throughput", 7, "8-14", "", "0");
-	refuse(t, p, NULL, "throughput", 8, ENOSPC, "the shared efficient pool (8 CPUs) must keep 1 (minShared)");
+	/* E-core 8, the first of the most plentiful class, is reserved by the
+	 * default rule; "shared" (any) keeps 1 CPU in every class's pool. */
+	expect(t, p, NULL, "latency", 1, "0", "1", "0");
+	expect(t, p, NULL, "latency", 2, "0,2", "1,3", "0");
+	expect(t, p, NULL, "latency", 3, "0,2,4", "1,3,5", "0");
+	refuse(t, p, NULL, "latency", 4, ENOSPC, "at most 3 cores can be carved");
+	expect(t, p, NULL, "full", 4, "0-3", "", "0");
+	/* E-cores: no SMT, two L2 clusters of 4; 8-11 holds the reserved 8. */
+	expect(t, p, NULL, "throughput", 4, "12-15", "", "0");
+	/* With 12-15 carved, the first cluster's 3 would empty the shared pool. */
+	refuse(t, p, "12-15", "throughput", 3, ENOSPC, "must keep 1 (minShared, for shared): at most 2 cores can be carved");
+	expect(t, p, "12", "throughput", 2, "9-10", "", "0");
+	expect(t, p, "9-10", "throughput", 1, "11", "", "0");
+	expect(t, p, NULL, "throughput", 3, "9-11", "", "0");
+	expect(t, p, NULL, "throughput", 6, "9-14", "", "0");
+	refuse(t, p, NULL, "throughput", 7, ENOSPC, "the shared efficient pool (7 CPUs) must keep 1 (minShared, for shared)");
 	refuse(t, p, NULL, "strict", 6, EINVAL, "efficient L2 clusters of 4 cores (strictClusters); use 4 or 8");
 	pol_free(p);
 	cc_topo_free(t);
@@ -693,10 +695,11 @@ START_TEST(test_f05_xml)
 	if (!t)
 		return;
 	p = std_policy(NULL);
-	/* P-cores 0-3 (siblings 12-15), core 0 reserved; E-cores 4-11 (16-23). */
-	expect(t, p, NULL, "latency", 2, "1-2", "13-14", NULL);
-	expect(t, p, NULL, "full", 2, "1,13", "", NULL);
-	expect(t, p, NULL, "throughput", 4, "4-5,16-17", "", NULL);
+	/* P-cores 0-3 (siblings 12-15); E-cores 4-11 (16-23), E-core 4 (4,16)
+	 * reserved: the most plentiful class. */
+	expect(t, p, NULL, "latency", 2, "0-1", "12-13", NULL);
+	expect(t, p, NULL, "full", 2, "0,12", "", NULL);
+	expect(t, p, NULL, "throughput", 4, "5-6,17-18", "", NULL);
 	pol_free(p);
 	cc_topo_free(t);
 }
@@ -756,11 +759,95 @@ START_TEST(test_f11_three_tiers)
 	p = std_policy(NULL);
 	c = pol_add(p, "mid", "mid", CC_SMT_ISOLATE);
 	(void)c;
-	/* PU 7 (X3) is the only performance core and is reserved. */
-	refuse(t, p, NULL, "latency", 1, ENOSPC, "1 with reserved CPUs");
-	expect(t, p, NULL, "mid", 3, "3-5", "", NULL);
-	refuse(t, p, NULL, "mid", 4, ENOSPC, "must keep 1 (minShared)");
+	/* PU 7 (X3) is the only performance core; the default rule reserves
+	 * PU 3, the first of the four mid cores, instead.  "shared" (any)
+	 * keeps 1 CPU in every class's pool, so the X3 is carvable only
+	 * with minShared 0: see test_f11_default_policy for the embedded
+	 * default, whose shared class runs on the efficient cores. */
+	refuse(t, p, NULL, "latency", 1, ENOSPC, "must keep 1 (minShared, for shared)");
+	expect(t, p, NULL, "mid", 2, "4-5", "", NULL);
+	refuse(t, p, NULL, "mid", 3, ENOSPC, "must keep 1 (minShared, for shared)");
 	expect(t, p, NULL, "throughput", 2, "1-2", "", NULL);
+	p->min_shared = 0;
+	expect(t, p, NULL, "latency", 1, "7", "", NULL);
+	pol_free(p);
+	cc_topo_free(t);
+}
+END_TEST
+
+/* The README's example, {class: latency, cpus: 4}, under the embedded
+ * default policy on the common hybrid shapes: the default rule reserves
+ * an E-core and no shared class runs on the P-cores, so all four P-cores
+ * (with their siblings parked) can be carved. */
+START_TEST(test_readme_example_hybrid)
+{
+	static const char *const shapes[] = {
+		"pack:1 core:14 pu:2 | performance=0-11 efficient=12-27", /* 6P+8E */
+		"pack:1 core:24 pu:2 | performance=0-15 efficient=16-47", /* 8P+16E */
+	};
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_policy *def = cc_policy_default(&err);
+	struct cc_topo *t;
+
+	ck_assert_msg(def != NULL, "%s", err.msg);
+	if ((t = F03())) {
+		expect(t, def, NULL, "latency", 4, "0,2,4,6", "1,3,5,7", "0");
+		/* The E pool keeps 1 CPU for background: 8 E-cores, 1 reserved. */
+		expect(t, def, NULL, "throughput", 6, "9-14", "", "0");
+		refuse(t, def, NULL, "throughput", 7, ENOSPC, "(minShared, for background)");
+		cc_topo_free(t);
+	}
+	if ((t = f05())) {
+		expect(t, def, NULL, "latency", 4, "0-3", "12-15", NULL);
+		cc_topo_free(t);
+	}
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		t = synth(shapes[i]);
+		expect(t, def, NULL, "latency", 4, "0,2,4,6", "1,3,5,7", "0");
+		cc_topo_free(t);
+	}
+	/* 2P+8E (a U-series laptop) has two P-cores: the refusal says how many fit. */
+	t = synth("pack:1 core:10 pu:1 | performance=0-1 efficient=2-9");
+	refuse(t, def, NULL, "latency", 4, ENOSPC, "4 whole performance cores requested, 2 free in total");
+	expect(t, def, NULL, "latency", 2, "0-1", "", "0");
+	cc_topo_free(t);
+	cc_policy_free(def);
+}
+END_TEST
+
+/* F11 under the embedded default: the one X3 core is carvable now (the
+ * reserved core is a mid one, and background shares the A510s). */
+START_TEST(test_f11_default_policy)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_policy *def = cc_policy_default(&err);
+	struct cc_topo *t = F11();
+
+	ck_assert_msg(def != NULL, "%s", err.msg);
+	if (t) {
+		expect(t, def, NULL, "latency", 1, "7", "", NULL);
+		refuse(t, def, NULL, "latency", 2, ENOSPC, "2 whole performance cores requested, 1 free in total");
+		cc_topo_free(t);
+	}
+	cc_policy_free(def);
+}
+END_TEST
+
+/* Without a shared class minShared still keeps the node's unreserved CPUs:
+ * reserved "" on 1x4x2, minShared 2, so three of the four cores at most. */
+START_TEST(test_min_shared_node)
+{
+	struct cc_topo *t = synth("pack:1 core:4 pu:2");
+	struct cc_policy *p = pol_new("", 2);
+
+	pol_add(p, "latency", "performance", CC_SMT_ISOLATE);
+	expect(t, p, NULL, "latency", 3, "0,2,4", "1,3,5", "0");
+	refuse(t, p, NULL, "latency", 4, ENOSPC,
+	       "but the node's unreserved shared CPUs (8) must keep 2 (minShared): at most 3 cores can be carved; "
+	       "refused: ask for at most 3 CPUs, or lower minShared in the policy");
+	refuse(t, p, "0-5", "latency", 1, ENOSPC, "at most 0 cores can be carved; refused: wait for a carve to go, or lower minShared in the policy");
+	p->min_shared = 0;
+	expect(t, p, NULL, "latency", 4, "0,2,4,6", "1,3,5,7", "0");
 	pol_free(p);
 	cc_topo_free(t);
 }
@@ -833,8 +920,12 @@ START_TEST(test_plan_text_and_fallback)
 	if (rc < 0)
 		return;
 	ck_assert_msg(rc == 0, "exit %d: %s", rc, errout);
-	ck_assert_msg(strstr(out, "  cpus      2-3\n") != NULL, "%s", out);
-	ck_assert_msg(strstr(out, "warning   throughput: host has no efficient cores; using performance") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "\ncpus      2-3\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "\nwarning   throughput: host has no efficient cores; using performance") != NULL, "%s", out);
+	/* Where the reserved set comes from, and what minShared keeps. */
+	ck_assert_msg(strstr(out, "\nreserved  0-1 (the default rule: the first core of performance, the most plentiful core "
+				  "class, in each package") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "\nminShared 1 kept in the performance pool for background\n") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "nothing was changed") != NULL, "%s", out);
 }
 END_TEST
@@ -994,6 +1085,7 @@ static Suite *alloc_suite(void)
 	tcase_add_test(shapes, test_smt_isolate_parks_siblings);
 	tcase_add_test(shapes, test_smt_full_whole_cores);
 	tcase_add_test(shapes, test_min_shared);
+	tcase_add_test(shapes, test_min_shared_node);
 	tcase_add_test(shapes, test_capacity_refusal_names_numbers);
 	tcase_add_test(shapes, test_partial_reserved_core);
 	tcase_add_test(shapes, test_unknown_class_lists_known);
@@ -1013,6 +1105,8 @@ static Suite *alloc_suite(void)
 	tcase_add_test(fixtures, test_f06_epyc);
 	tcase_add_test(fixtures, test_f10_xeon);
 	tcase_add_test(fixtures, test_f11_three_tiers);
+	tcase_add_test(fixtures, test_f11_default_policy);
+	tcase_add_test(fixtures, test_readme_example_hybrid);
 	tcase_set_timeout(fixtures, 30);
 	suite_add_tcase(s, fixtures);
 	tcase_add_test(cli, test_plan_json);

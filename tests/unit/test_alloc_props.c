@@ -213,11 +213,37 @@ static int pool_size(const struct world *w, int cls)
 	return hwloc_bitmap_weight(s);
 }
 
-/* Most cores of class `cls` that fit the budget (pool - minShared),
+/* What minShared keeps in class `cls`'s pool: minShared where a shared
+ * placement class runs on it, nothing elsewhere. */
+static int floor_of(const struct world *w, int cls)
+{
+	for (int i = 0; i < w->p->nclasses; i++) {
+		int c = class_of(w->t, &w->p->classes[i]);
+
+		if (!w->p->classes[i].exclusive && (c == cls || c < 0))
+			return w->p->min_shared > 0 ? w->p->min_shared : 0;
+	}
+	return 0;
+}
+
+/* Most cores of class `cls` that fit the budget (pool - its floor),
  * smallest first; `only` restricts to a mask of core ids (NULL: all). */
+static int node_budget(const struct world *w)
+{
+	int all = 0;
+
+	for (int c = 0; c < w->t->nclasses; c++)
+		all += pool_size(w, c);
+	return all - (w->p->min_shared > 0 ? w->p->min_shared : 0);
+}
+
 static int class_capacity(const struct world *w, int cls, bool full, int tpc, const bool *only)
 {
-	int budget = pool_size(w, cls) - (w->p->min_shared > 0 ? w->p->min_shared : 0);
+	int budget = pool_size(w, cls) - floor_of(w, cls);
+
+	/* The node as a whole keeps minShared too. */
+	if (node_budget(w) < budget)
+		budget = node_budget(w);
 	int n = 0, used = 0;
 
 	/* Cores of one class have at most two thread counts in practice:
@@ -285,8 +311,20 @@ static enum verdict predict(const struct world *w, const struct cc_pclass *pc, c
 		return V_INVALID;
 	k = *kout = r->cpus / unit;
 	if (cls < 0) {
-		for (int c = 0; c < t->nclasses; c++)
-			cap += class_capacity(w, c, full, tpc, NULL);
+		int node = node_budget(w), cpus = 0;
+
+		/* Each class up to its own budget, all of them up to the node's,
+		 * in core order as the allocator sets the rest aside. */
+		for (int c = 0; c < t->nclasses; c++) {
+			int n = class_capacity(w, c, full, tpc, NULL);
+
+			for (int i = 0; i < t->ncores && n; i++)
+				if (t->cores[i].cls == c && core_free(w, i, full, tpc) && cpus + t->cores[i].npus <= node) {
+					cpus += t->cores[i].npus;
+					cap++;
+					n--;
+				}
+		}
 		return k <= cap ? V_ACCEPT : V_NOSPACE;
 	}
 	if (pc->align == CC_ALIGN_L2 && pc->strict_clusters) {
@@ -403,8 +441,9 @@ static void check_accepted(struct world *w, const struct shape *s, int step, con
 			      d->numa_nodes, min_nodes(w, cls, full, tpc_of(t, cls), k));
 }
 
-/* After the step: minShared holds for every class that lost CPUs, and
- * every core belongs to one carve or none. */
+/* After the step: minShared holds for every class a shared class runs on
+ * that lost CPUs, and for the node; every core belongs to one carve or
+ * none. */
 static void check_world(struct world *w, const struct shape *s, int step)
 {
 	const struct cc_topo *t = w->t;
@@ -431,8 +470,17 @@ static void check_world(struct world *w, const struct shape *s, int step)
 
 		hwloc_bitmap_and(carved, carved, w->taken);
 		if (!hwloc_bitmap_iszero(carved))
-			ck_assert_msg(pool_size(w, c) >= w->p->min_shared, "%s step %d: class %s pool %d < minShared %d",
-				      s->name, step, t->classes[c].name, pool_size(w, c), w->p->min_shared);
+			ck_assert_msg(pool_size(w, c) >= floor_of(w, c), "%s step %d: class %s pool %d < its floor %d",
+				      s->name, step, t->classes[c].name, pool_size(w, c), floor_of(w, c));
+	}
+	/* The node's unreserved CPUs keep minShared too. */
+	if (!hwloc_bitmap_iszero(w->taken)) {
+		int all = 0;
+
+		for (int c = 0; c < t->nclasses; c++)
+			all += pool_size(w, c);
+		ck_assert_msg(all >= w->p->min_shared, "%s step %d: node pool %d < minShared %d", s->name, step, all,
+			      w->p->min_shared);
 	}
 }
 

@@ -238,6 +238,7 @@ START_TEST(test_codes_stable)
 		"QUOTA_ON_CARVE", "QUOTA_WITH_PINNING", "TASK_ESCAPED", "STALE_RECORD", "UNKNOWN_CARVE",
 		"KUBELET_STATIC_CPU_MANAGER", "VM_MIXED_CLASSES", "VM_SHARED_CPU", "VM_DRIFT", "VM_GONE",
 		"POWER_DRIFT", "POWER_NOT_RESTORED", "RELEASE_PENDING", "RECORD_ORPHAN", "RECORD_DRIFT",
+		"LEDGER_MISSING",
 	};
 
 	ck_assert_int_eq(CC_AUDIT_NCODES, (int)(sizeof(names) / sizeof(names[0])));
@@ -321,6 +322,82 @@ START_TEST(test_unknown_carve)
 	ck_assert_ptr_nonnull(strstr(w.rep.f[0].actual, "(12 not held for a carve)"));
 	ck_assert_int_eq(w.rep.f[1].repair, CC_REPAIR_NONE);
 	world_fini(&w);
+}
+END_TEST
+
+/* The ledger an audit reads holds nothing, yet cgroupfs has corecarve's
+ * own cgroups: the wrong state directory, or a lost ledger.  Without the
+ * finding a wrong --state audits clean. */
+START_TEST(test_ledger_missing)
+{
+	struct world w;
+	struct cc_audit_cgroup *g;
+
+	world_remote(&w);
+	/* Audit the same kernel through an empty ledger. */
+	cc_ledger_close(w.ledger);
+	w.ledger = ledger_new();
+	cg(&w.snap, "/corecarve.exec", "");
+	g = cg(&w.snap, "/corecarve.exec/exec-42", "6");
+	g->populated = true;
+	cg(&w.snap, "/corecarve.exec/exec-43", "")->populated = false; /* gone: nothing to say */
+	ck_assert_str_eq(run_check(&w, cc_audit_check_records),
+			 "UNKNOWN_CARVE cgroup /kubepods\nUNKNOWN_CARVE cgroup /kubepods/pod1\nUNKNOWN_CARVE cgroup /kubepods/pod1/c1\n"
+			 "LEDGER_MISSING cgroup /corecarve.parked\nLEDGER_MISSING cgroup /corecarve.exec/exec-42");
+	ck_assert_int_eq(w.rep.f[3].severity, CC_AUDIT_CRITICAL);
+	ck_assert_ptr_nonnull(strstr(w.rep.f[3].fix, "audit the hook's state directory"));
+	ck_assert_str_eq(w.rep.f[3].actual, "the ledger holds no carve; parked CPUs held");
+	ck_assert_str_eq(w.rep.f[4].actual, "the ledger holds no carve; a carved command runs");
+	world_fini(&w);
+
+	/* With its carve in the ledger there is nothing to report. */
+	world_remote(&w);
+	ck_assert_str_eq(run_check(&w, cc_audit_check_records), "");
+	world_fini(&w);
+}
+END_TEST
+
+/* The command line: a textfile node_exporter would never read, a state
+ * directory that is not there (the metrics then say the audit failed),
+ * a damaged ledger set aside. */
+START_TEST(test_cli_state_and_prometheus)
+{
+	const char *bin = cc_test_bin("audit CLI");
+	char dir[] = "/tmp/cc-audit-cli-XXXXXX";
+	_cleanup_free_ char *out = NULL, *prom = NULL, *path = NULL;
+
+	if (!bin)
+		return;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(cc_test_sh(&out, "'%s' audit --prometheus %s/metrics.txt", bin, dir), 2);
+	ck_assert_msg(strstr(out, "/metrics.txt: node_exporter's textfile collector reads only files named *.prom"), "%s", out);
+	free(out);
+	out = NULL;
+	ck_assert_int_eq(cc_test_sh(&out, "'%s' audit --state %s/nope --prometheus %s/corecarve.prom --sample-ms 0", bin,
+				    dir, dir),
+			 2);
+	ck_assert_msg(strstr(out, "/nope: no such directory (the hook's state directory is /run/corecarve"), "%s", out);
+	ck_assert_int_ge(asprintf(&path, "%s/corecarve.prom", dir), 0);
+	prom = cc_test_slurp(path);
+	ck_assert_msg(strstr(prom, "\ncorecarve_audit_success 0\n"), "%s", prom);
+	free(out);
+	out = NULL;
+	/* --set-aside-ledger: a readable ledger is left alone... */
+	ck_assert_int_eq(cc_test_sh(&out, "mkdir -m 0700 %s/state && '%s' audit --set-aside-ledger --state %s/state", dir,
+				    bin, dir),
+			 2);
+	ck_assert_msg(strstr(out, "/state/ledger.json: the ledger reads fine (0 carves); nothing to set aside"), "%s", out);
+	free(out);
+	out = NULL;
+	/* ... a damaged one is renamed under the lock, then the node audited. */
+	cc_test_sh(NULL, "printf '{\"version\": 2, ' > %s/state/ledger.json && chmod 600 %s/state/ledger.json", dir, dir);
+	cc_test_sh(&out, "'%s' audit --set-aside-ledger --state %s/state --sample-ms 0", bin, dir);
+	ck_assert_msg(strstr(out, "ledger set aside as ") && strstr(out, "/state/ledger.json.damaged."), "%s", out);
+	free(out);
+	out = NULL;
+	ck_assert_int_eq(cc_test_sh(&out, "ls %s/state", dir), 0);
+	ck_assert_msg(strstr(out, "ledger.json.damaged.") && !strstr(out, "ledger.json\n"), "%s", out);
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
 }
 END_TEST
 
@@ -1085,6 +1162,8 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_clean_worlds);
 	tcase_add_test(tc, test_stale_record);
 	tcase_add_test(tc, test_unknown_carve);
+	tcase_add_test(tc, test_ledger_missing);
+	tcase_add_test(tc, test_cli_state_and_prometheus);
 	tcase_add_test(tc, test_drift_effective);
 	tcase_add_test(tc, test_drift_latent_and_exclusive);
 	tcase_add_test(tc, test_mems);

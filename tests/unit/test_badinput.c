@@ -462,7 +462,9 @@ static const struct row rows[] = {
 	ANN("ann-newline-escape", "{class: latency, cpus: \"1\\n\\u001b[2J\"}", "cpus"),
 	{ "ann-deep", ANNOTATION, NULL, "memory", T_EMPTY, NULL, gen_ann_deep, HOOK, 0 },
 	{ "ann-huge", ANNOTATION, NULL, "bytes, more than the 4096 allowed", T_EMPTY, NULL, gen_ann_huge, HOOK, 0 },
-	{ "ann-unknown-class", ANNOTATION, "{class: warp, cpus: 1}", "class: unknown placement class \"warp\"",
+	/* The hook's refusal lists the classes the policy has, as plan's does. */
+	{ "ann-unknown-class", ANNOTATION, "{class: warp, cpus: 1}",
+	  "class: unknown placement class \"warp\" (known: latency, batch",
 	  T_CGROUP, NULL, NULL, HOOK, 0 },
 	/* Overrides the class does not grant an annotation (annotationMaySet):
 	 * refused after discovery, before the first write, on a real capture. */

@@ -66,7 +66,8 @@ static struct cc_doctor_item run(const char *tree, struct cc_doctor_ctx ctx, con
 	ck_assert_msg(cc_doctor_run_one(&ctx, id, &it, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(it.id, id);
 	ck_assert_msg(it.why[0], "%s: no why", id);
-	if (it.status != CC_DOCTOR_OK)
+	/* A problem names its fix; what cannot be answered need not. */
+	if (it.status == CC_DOCTOR_WARN || it.status == CC_DOCTOR_FAIL)
 		ck_assert_msg(it.fix[0] || !strcmp(id, "topology") || !strcmp(id, "cmdline"), "%s: no fix", id);
 	return it;
 }
@@ -92,11 +93,12 @@ static const struct file_case {
 	{ "thp", "/sys/kernel/mm/transparent_hugepage/enabled", "always madvise [never]\n", CC_DOCTOR_OK, "THP never" },
 	{ "thp", "/sys/kernel/mm/transparent_hugepage/enabled", "always madvise never\n", CC_DOCTOR_WARN, "unreadable" },
 	{ "thp", "/sys/kernel/mm/transparent_hugepage/enabled", "[] never\n", CC_DOCTOR_WARN, "unreadable" },
-	{ "thp", NULL, NULL, CC_DOCTOR_OK, "not built in" },
+	/* A captured tree without the file cannot tell (on the host: "not built in"). */
+	{ "thp", NULL, NULL, CC_DOCTOR_UNKNOWN, "not in the captured tree" },
 	{ "numa-balancing", "/proc/sys/kernel/numa_balancing", "0\n", CC_DOCTOR_OK, "= 0" },
 	{ "numa-balancing", "/proc/sys/kernel/numa_balancing", "1\n", CC_DOCTOR_WARN, "= 1 with 2 NUMA nodes" },
 	{ "numa-balancing", "/proc/sys/kernel/numa_balancing", "2\n", CC_DOCTOR_WARN, "= 2 with 2 NUMA nodes" },
-	{ "numa-balancing", NULL, NULL, CC_DOCTOR_OK, "absent" },
+	{ "numa-balancing", NULL, NULL, CC_DOCTOR_UNKNOWN, "not in the captured tree" },
 	{ "kubelet", "/var/lib/kubelet/cpu_manager_state",
 	  "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-1,8-15\",\"checksum\":1}", CC_DOCTOR_WARN,
 	  "policy static (defaultCpuSet \"0-1,8-15\")" },
@@ -107,18 +109,18 @@ static const struct file_case {
 	{ "kubelet", "/var/lib/kubelet/cpu_manager_state", "[1]", CC_DOCTOR_WARN, "expected an object" },
 	{ "kubelet", "/var/lib/kubelet/cpu_manager_state", "{\"policyName\":3}", CC_DOCTOR_WARN,
 	  "policyName: expected a string" },
-	{ "kubelet", NULL, NULL, CC_DOCTOR_OK, "no kubelet CPU manager state" },
+	{ "kubelet", NULL, NULL, CC_DOCTOR_UNKNOWN, "no kubelet CPU manager state" },
+	{ "kubelet", "/var/lib/dpkg/status", "", CC_DOCTOR_OK, "no kubelet CPU manager state" },
 	{ "cgroup", "/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n", CC_DOCTOR_OK,
 	  "cgroup v2 with cpuset and cpu" },
 	{ "cgroup", "/sys/fs/cgroup/cgroup.controllers", "cpu io memory\n", CC_DOCTOR_FAIL, "cpuset missing" },
 	{ "cgroup", "/sys/fs/cgroup/cgroup.controllers", "cpuset io\n", CC_DOCTOR_FAIL, ": cpu missing" },
 	{ "cgroup", "/sys/fs/cgroup/cgroup.controllers", "io memory\n", CC_DOCTOR_FAIL, "cpuset and cpu missing" },
-	{ "cgroup", NULL, NULL, CC_DOCTOR_FAIL, "no cgroup v2" },
-	/* Read-only parsing of which files a child cgroup has. */
-	{ "partition", "/sys/fs/cgroup/system.slice/cpuset.cpus.exclusive", "\n", CC_DOCTOR_OK, "remote" },
-	{ "partition", "/sys/fs/cgroup/system.slice/cpuset.cpus.partition", "member\n", CC_DOCTOR_WARN, "local" },
-	{ "partition", "/sys/fs/cgroup/system.slice/cgroup.procs", "", CC_DOCTOR_WARN, "none" },
-	{ "partition", NULL, NULL, CC_DOCTOR_FAIL, "cannot list /sys/fs/cgroup" },
+	{ "cgroup", NULL, NULL, CC_DOCTOR_UNKNOWN, "the captured tree has no /sys/fs/cgroup" },
+	/* Without cgroup v2's cpuset there is nothing to probe (test_partition has the rest). */
+	{ "partition", "/sys/fs/cgroup/system.slice/cpuset.cpus.exclusive", "\n", CC_DOCTOR_UNKNOWN,
+	  "needs cgroup v2 with the cpuset controller" },
+	{ "partition", NULL, NULL, CC_DOCTOR_UNKNOWN, "needs cgroup v2 with the cpuset controller" },
 	{ "cmdline", "/proc/cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/vda ro quiet\n", CC_DOCTOR_OK, "no isolcpus" },
 	{ "cmdline", "/proc/cmdline", "ro isolcpus=0-3 nohz_full=0-3\n", CC_DOCTOR_WARN, "overlap the reserved set 0-1" },
 	{ "cmdline", "/proc/cmdline", "ro nohz_full=1\n", CC_DOCTOR_WARN, "overlap the reserved set 0-1" },
@@ -128,11 +130,13 @@ static const struct file_case {
 	{ "cmdline", "/proc/cmdline", "ro isolcpus=managed_irq,4-7 nohz_full=4-7\n", CC_DOCTOR_OK,
 	  "isolcpus=managed_irq,4-7 nohz_full=4-7, disjoint from reserved 0-1" },
 	{ "cmdline", "/proc/cmdline", "ro isolcpus=4-z\n", CC_DOCTOR_WARN, "/proc/cmdline: " },
-	{ "cmdline", NULL, NULL, CC_DOCTOR_WARN, "cannot read /proc/cmdline" },
-	{ "irqbalance", NULL, NULL, CC_DOCTOR_OK, "not running" },
+	{ "cmdline", NULL, NULL, CC_DOCTOR_UNKNOWN, "cannot read /proc/cmdline" },
+	{ "irqbalance", NULL, NULL, CC_DOCTOR_UNKNOWN, "the captured tree has no process list" },
+	{ "irqbalance", "/proc/1/comm", "systemd\n", CC_DOCTOR_OK, "not running" },
 	{ "hybrid-pmu", "/sys/devices/cpu/cpus", "0-15\n", CC_DOCTOR_OK, "not hybrid: cpu 0-15" },
-	{ "governor", NULL, NULL, CC_DOCTOR_OK, "cpufreq not exposed" },
-	{ "power", NULL, NULL, CC_DOCTOR_OK,
+	{ "governor", "/sys/devices/system/cpu/online", "0-15\n", CC_DOCTOR_OK, "cpufreq not exposed" },
+	{ "governor", NULL, NULL, CC_DOCTOR_UNKNOWN, "the captured tree has no /sys/devices/system/cpu" },
+	{ "power", "/sys/devices/system/cpu/online", "0-15\n", CC_DOCTOR_OK,
 	  "idle states (driver none): none exposed; uncore frequency: 0 dies (not exposed); EPP: not exposed" },
 	{ "power", "/sys/devices/system/cpu/intel_uncore_frequency/package_01_die_00/max_freq_khz", "2400000\n",
 	  CC_DOCTOR_OK, "uncore frequency: 1 die;" },
@@ -337,7 +341,8 @@ START_TEST(test_policy)
 	ck_assert_msg(p != NULL, "%s", err.msg);
 	hwloc_bitmap_set_range(reserved, 0, 1);
 	it = run("/", (struct cc_doctor_ctx){ .policy = p, .reserved = reserved }, "policy");
-	expect(&it, CC_DOCTOR_OK, "reserved 0-1 (default rule");
+	expect(&it, CC_DOCTOR_OK, "reserved 0-1");
+	ck_assert_ptr_null(strstr(it.found, "default rule")); /* no topology: no rule to name */
 	cc_policy_free(p);
 	it = run("/", (struct cc_doctor_ctx){ .policy_error = "policy.yaml:3:5: classes.latency.smt: expected isolate" },
 		 "policy");
@@ -402,9 +407,10 @@ START_TEST(test_fixture_xeon_report)
 	src.root = root;
 	ck_assert_msg((topo = cc_topo_load(&src, &err)) != NULL, "%s", err.msg);
 	cc_doctor_run(&(struct cc_doctor_ctx){ .root = root, .topo = topo, .state_dir = "/nonexistent-cc-state" }, &r);
-	ck_assert_int_eq(r.n, 15);
+	ck_assert_int_eq(r.n, 16);
 	for (int i = 0; i < r.n; i++) {
-		if ((int)r.items[i].status > worst)
+		/* unknown (the tree lacks cgroupfs, /proc) is counted, not graded */
+		if (r.items[i].status != CC_DOCTOR_UNKNOWN && (int)r.items[i].status > worst)
 			worst = (int)r.items[i].status;
 		if (!strcmp(r.items[i].id, "hybrid-pmu"))
 			expect(&r.items[i], CC_DOCTOR_OK, "not hybrid");
@@ -414,7 +420,7 @@ START_TEST(test_fixture_xeon_report)
 	ck_assert_int_eq(cc_doctor_exit_code(&r), worst);
 	ck_assert_ptr_nonnull(doc = cc_doctor_json(&r));
 	ck_assert_int_eq(json_integer_value(json_object_get(doc, "exit")), worst);
-	ck_assert_int_eq((int)json_array_size(json_object_get(doc, "checks")), 15);
+	ck_assert_int_eq((int)json_array_size(json_object_get(doc, "checks")), 16);
 	cc_topo_free(topo);
 }
 END_TEST
@@ -527,6 +533,328 @@ START_TEST(test_cli_bad_args)
 }
 END_TEST
 
+/* ---- cgroup layouts: hybrid, legacy, unified -------------------------------- */
+
+/* /proc/self/mountinfo of a 2-vCPU Debian 12 VM with hybrid cgroups (the
+ * machine these tests were written on, kernel 6.18): cgroup v1 for every
+ * controller, an empty cgroup2 at /sys/fs/cgroup/unified. */
+static const char hybrid_mountinfo[] =
+	"22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+	"23 27 0:22 / /sys rw,relatime - sysfs sysfs rw\n"
+	"27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n"
+	"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+	"32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+	"33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+	"34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+	"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+	"40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
+	"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+
+static void hybrid_tree(const char *tree)
+{
+	put(tree, "/proc/self/mountinfo", hybrid_mountinfo);
+	put(tree, "/proc/cmdline", "console=ttyS0 quiet reboot=k panic=1\n");
+	put(tree, "/proc/sys/kernel/osrelease", "6.18.44\n");
+	put(tree, "/sys/fs/cgroup/unified/cgroup.controllers", "hugetlb\n");
+	put(tree, "/sys/fs/cgroup/cpuset/cpuset.cpus", "0-1\n");
+	put(tree, "/sys/fs/cgroup/cpu/cpu.shares", "1024\n");
+}
+
+/* The misdiagnosis of issue 19: "no cgroup v2", a mount -t cgroup2 fix, and
+ * a partition check that points at a missing file and asks for 5.11. */
+START_TEST(test_cgroup_hybrid)
+{
+	_cleanup_free_ char *tree = mktree();
+	struct cc_doctor_item it;
+
+	hybrid_tree(tree);
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "cgroup");
+	expect(&it, CC_DOCTOR_FAIL, "hybrid hierarchy: cgroup2 is mounted at /sys/fs/cgroup/unified with controllers "
+				    "\"hugetlb\"; cpuset and cpu are on cgroup v1 (/sys/fs/cgroup/cpuset, /sys/fs/cgroup/cpu)");
+	ck_assert_msg(strstr(it.fix, "boot with systemd.unified_cgroup_hierarchy=1") &&
+			      strstr(it.fix, "GRUB_CMDLINE_LINUX") && strstr(it.fix, "Do not mount cgroup2 over /sys/fs/cgroup"),
+		      "%s", it.fix);
+	ck_assert_ptr_null(strstr(it.fix, "remove "));
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "partition");
+	expect(&it, CC_DOCTOR_UNKNOWN, "needs cgroup v2 with the cpuset controller at /sys/fs/cgroup (see the cgroup line)");
+	ck_assert_ptr_null(strstr(it.found, "5.11"));
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
+/* cgroup v1 only, pinned by the kernel command line: the fix says to drop
+ * the parameter. */
+START_TEST(test_cgroup_legacy_cmdline)
+{
+	_cleanup_free_ char *tree = mktree();
+	struct cc_doctor_item it;
+
+	put(tree, "/proc/self/mountinfo", "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+					  "34 31 0:31 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n");
+	put(tree, "/proc/cmdline", "ro systemd.unified_cgroup_hierarchy=0 quiet\n");
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "cgroup");
+	expect(&it, CC_DOCTOR_FAIL, "legacy hierarchy: no cgroup2 mount; cpuset and cpu are on cgroup v1 "
+				    "(/sys/fs/cgroup/cpuset, /sys/fs/cgroup/cpu,cpuacct)");
+	ck_assert_msg(strstr(it.fix, "remove systemd.unified_cgroup_hierarchy=0 from the kernel command line and boot "
+				     "with systemd.unified_cgroup_hierarchy=1"),
+		      "%s", it.fix);
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
+/* Unified, but a v1 hierarchy still holds cpuset: the fix names it. */
+START_TEST(test_cgroup_v1_holds_cpuset)
+{
+	_cleanup_free_ char *tree = mktree();
+	struct cc_doctor_item it;
+
+	put(tree, "/proc/self/mountinfo", "31 23 0:28 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+					  "50 31 0:40 / /run/v1cpuset rw - cgroup cgroup rw,cpuset\n");
+	put(tree, "/sys/fs/cgroup/cgroup.controllers", "cpu io memory pids\n");
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "cgroup");
+	expect(&it, CC_DOCTOR_FAIL, "cpuset missing");
+	ck_assert_msg(strstr(it.fix, "unmount the cgroup v1 hierarchy holding it (/run/v1cpuset)"), "%s", it.fix);
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	bool unified;
+	const char *v2, *cpuset, *cpu;
+	int nv1;
+} mountinfo_cases[] = {
+	{ hybrid_mountinfo, false, "/sys/fs/cgroup/unified", "/sys/fs/cgroup/cpuset", "/sys/fs/cgroup/cpu", 5 },
+	{ "31 23 0:28 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n", true, "/sys/fs/cgroup", "", "", 0 },
+	/* optional fields (shared:N) before the separator; cpuacct is not cpu */
+	{ "32 31 0:29 / /sys/fs/cgroup/cpuacct rw shared:9 master:2 - cgroup cgroup rw,cpuacct\n", false, "", "", "", 1 },
+	{ "garbage\n\n- - -\n", false, "", "", "", 0 },
+	{ "", false, "", "", "", 0 },
+};
+
+START_TEST(test_parse_mountinfo)
+{
+	struct cc_cgroup_layout l;
+
+	cc_doctor_parse_mountinfo(mountinfo_cases[_i].text, &l);
+	ck_assert(l.known);
+	ck_assert_int_eq(l.unified, mountinfo_cases[_i].unified);
+	ck_assert_str_eq(l.v2_mount, mountinfo_cases[_i].v2);
+	ck_assert_str_eq(l.v1_cpuset, mountinfo_cases[_i].cpuset);
+	ck_assert_str_eq(l.v1_cpu, mountinfo_cases[_i].cpu);
+	ck_assert_int_eq(l.nv1, mountinfo_cases[_i].nv1);
+}
+END_TEST
+
+/* Partition support, read from which files the first-level children have. */
+START_TEST(test_partition)
+{
+	static const struct {
+		const char *file, *subtree, *release;
+		enum cc_doctor_status st;
+		const char *found, *fix;
+	} cases[] = {
+		{ "cpuset.cpus.exclusive", "cpuset cpu", "6.12.0", CC_DOCTOR_OK, "remote: cpuset.cpus.exclusive present (seen on /system.slice)", NULL },
+		{ "cpuset.cpus.partition", "cpuset cpu", "6.1.0", CC_DOCTOR_WARN, "local: cpuset.cpus.partition", "corecarve init-parent" },
+		{ "cpuset.cpus", "cpuset cpu", "5.10.0", CC_DOCTOR_WARN, "none: child cgroups have cpuset.cpus but no cpuset.cpus.partition (kernel 5.10.0)", "Linux 5.11 or later" },
+		/* No child has cpuset yet: the kernel's support cannot be seen. */
+		{ "cgroup.procs", "", "6.18.0", CC_DOCTOR_UNKNOWN, "no child cgroup has the cpuset controller yet (root subtree_control \"\")", "echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *tree = mktree();
+		char path[256];
+		struct cc_doctor_item it;
+
+		put(tree, "/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory\n");
+		put(tree, "/sys/fs/cgroup/cgroup.subtree_control", cases[i].subtree);
+		put(tree, "/proc/sys/kernel/osrelease", cases[i].release);
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/system.slice/%s", cases[i].file);
+		put(tree, path, "\n");
+		it = run(tree, (struct cc_doctor_ctx){ 0 }, "partition");
+		expect(&it, cases[i].st, cases[i].found);
+		if (cases[i].fix)
+			ck_assert_msg(strstr(it.fix, cases[i].fix), "case %zu: %s", i, it.fix);
+		cc_test_sh(NULL, "rm -rf '%s'", tree);
+	}
+}
+END_TEST
+
+/* ---- capacity: every class can carve its smallest request --------------- */
+
+static struct cc_policy *policy_text(const char *text)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_policy *p = cc_policy_parse(text, strlen(text), "p.yaml", &err);
+
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	return p;
+}
+
+START_TEST(test_capacity)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_topo *topo = synth("pack:1 core:2 pu:1");
+	struct cc_policy *def = cc_policy_default(&err), *all = policy_text("reserved: \"0-200\"\n"
+									     "classes: {latency: {coreType: performance}}\n");
+	_cleanup_bitmap_ hwloc_bitmap_t res = NULL;
+	struct cc_doctor_item it;
+
+	ck_assert_ptr_nonnull(def);
+	/* This 2-vCPU host under the embedded default: CPU 0 is reserved and
+	 * background keeps CPU 1, so no exclusive class can ever carve. */
+	res = cc_policy_reserved(def, topo);
+	it = run("/", (struct cc_doctor_ctx){ .topo = topo, .policy = def, .reserved = res }, "capacity");
+	expect(&it, CC_DOCTOR_FAIL, "3 of 4 classes can never carve here (latency, throughput, isolated: its 1 unreserved "
+				    "performance CPU must keep 1 for background (minShared)); on an empty node: latency up to 0 "
+				    "CPUs, throughput up to 0 CPUs, background 1 CPU shared, isolated up to 0 CPUs");
+	ck_assert_str_eq(it.fix, "lower minShared, or reserve fewer performance CPUs, in the policy");
+	hwloc_bitmap_free(res);
+	/* reserved: "0-200" on 2 CPUs passes the policy check no longer. */
+	res = cc_policy_reserved(all, topo);
+	it = run("/", (struct cc_doctor_ctx){ .topo = topo, .policy = all, .reserved = res }, "capacity");
+	expect(&it, CC_DOCTOR_FAIL, "latency: every one of its 2 performance CPUs is reserved");
+	ck_assert_str_eq(it.fix, "take some performance CPUs out of the policy's reserved");
+	it = run("/", (struct cc_doctor_ctx){ .topo = topo, .policy = all, .reserved = res }, "policy");
+	expect(&it, CC_DOCTOR_WARN, "reserved 0-200 names CPUs 2-200 this node does not have online (online 0-1)");
+	it = run("/", (struct cc_doctor_ctx){ .policy = all }, "capacity");
+	expect(&it, CC_DOCTOR_UNKNOWN, "needs the policy and the topology");
+	hwloc_bitmap_free(res);
+	res = NULL;
+	cc_topo_free(topo);
+	cc_policy_free(def);
+	cc_policy_free(all);
+}
+END_TEST
+
+/* The embedded default on the hybrid fixtures: every class fits, and the
+ * policy line says which rule reserved what. */
+START_TEST(test_capacity_fixtures)
+{
+	static const struct {
+		const char *dir, *file, *top, *found, *reserved;
+	} fx[] = {
+		{ "F03-intel-alderlake-p-4P8E", "test-data-sample1.tar.xz", "sample1",
+		  "every class fits its smallest request; on an empty node: latency up to 4 CPUs, throughput up to 6 CPUs, "
+		  "background 7 CPUs shared, isolated up to 4 CPUs",
+		  "reserved 8 (the default rule: the first core of efficient, the most plentiful core class" },
+		{ "F11-arm-X3-A715-A710-A510", "arm-A510-A710-A715-X3.tar.gz", "arm-A510-A710-A715-X3",
+		  "latency up to 1 CPU,", "reserved 3 (the default rule: the first core of mid" },
+	};
+	struct cc_err err = CC_ERR_INIT;
+
+	for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
+		const char *tree = cc_test_fixture_tree(fx[i].dir, fx[i].file);
+		char root_path[4096];
+		_cleanup_root_ struct cc_root *root = NULL;
+		_cleanup_policy_ struct cc_policy *def = cc_policy_default(&err);
+		_cleanup_bitmap_ hwloc_bitmap_t res = NULL;
+		struct cc_topo_source src = { .kind = CC_TOPO_HOST };
+		struct cc_topo *topo;
+		struct cc_doctor_item it;
+
+		if (!tree)
+			continue;
+		snprintf(root_path, sizeof(root_path), "%s/%s", tree, fx[i].top);
+		ck_assert_ptr_nonnull(root = cc_root_open(root_path, &err));
+		src.root = root;
+		ck_assert_msg((topo = cc_topo_load(&src, &err)) != NULL, "%s", err.msg);
+		res = cc_policy_reserved(def, topo);
+		it = run(root_path, (struct cc_doctor_ctx){ .topo = topo, .policy = def, .reserved = res }, "capacity");
+		expect(&it, CC_DOCTOR_OK, fx[i].found);
+		it = run(root_path, (struct cc_doctor_ctx){ .topo = topo, .policy = def, .reserved = res }, "policy");
+		expect(&it, CC_DOCTOR_OK, fx[i].reserved);
+		cc_topo_free(topo);
+	}
+}
+END_TEST
+
+/* ---- the report: counts, unknowns, JSON ------------------------------------- */
+
+START_TEST(test_verdict_counts)
+{
+	struct cc_doctor_report r = { .n = 4 };
+	char v[128];
+	_cleanup_json_ json_t *doc = NULL;
+
+	r.items[0].id = "a";
+	r.items[1].id = "b";
+	r.items[2].id = "c";
+	r.items[3].id = "d";
+	r.items[1].status = CC_DOCTOR_UNKNOWN;
+	r.items[2].status = CC_DOCTOR_UNKNOWN;
+	/* Unknowns are counted, never graded. */
+	ck_assert_int_eq(cc_doctor_exit_code(&r), 0);
+	cc_doctor_verdict(&r, v, sizeof(v));
+	ck_assert_str_eq(v, "ready: 0 fail, 0 warn, 2 ok, 2 unknown");
+	r.items[3].status = CC_DOCTOR_WARN;
+	ck_assert_int_eq(cc_doctor_exit_code(&r), 1);
+	cc_doctor_verdict(&r, v, sizeof(v));
+	ck_assert_str_eq(v, "ready, with warnings: 0 fail, 1 warn, 1 ok, 2 unknown");
+	ck_assert_ptr_nonnull(doc = cc_doctor_json(&r));
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "schema_version")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "counts"), "unknown")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "counts"), "warn")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "verdict")), "warnings");
+}
+END_TEST
+
+/* A wrong --state is the ledger line's failure, not an empty ledger. */
+START_TEST(test_ledger_wrong_state)
+{
+	struct cc_doctor_item it = run("/", (struct cc_doctor_ctx){ .state_dir = "/nonexistent-cc",
+								    .state_error = "--state /nonexistent-cc: no such directory" },
+				       "ledger");
+
+	expect(&it, CC_DOCTOR_FAIL, "--state /nonexistent-cc: no such directory");
+}
+END_TEST
+
+/* The command on this host's layout and on a fixture: a short table, only
+ * the problems with --problems, the fixes below it, each line within
+ * --width. */
+START_TEST(test_cli_report)
+{
+	const char *bin = cc_test_bin("doctor report");
+	const char *fx = cc_test_fixture_tree("F03-intel-alderlake-p-4P8E", "test-data-sample1.tar.xz");
+	_cleanup_free_ char *tree = mktree(), *out = NULL;
+	char *line, *save = NULL;
+	int rc;
+
+	if (!bin)
+		return;
+	hybrid_tree(tree);
+	rc = cc_test_sh(&out, "'%s' doctor --root '%s' --problems --width 80 2>&1", bin, tree);
+	ck_assert_msg(rc == 2, "%d: %s", rc, out);
+	ck_assert_msg(strstr(out, "STATUS  CHECK") == out && strstr(out, "\nfail    cgroup ") &&
+			      strstr(out, "\nunknown partition ") && !strstr(out, "\nok ") &&
+			      strstr(out, "\ndoctor: not usable: ") && strstr(out, "\n\nCHECK") &&
+			      strstr(out, "systemd.unified_cgroup_hierarchy=1"),
+		      "%s", out);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		ck_assert_msg(strlen(line) <= 80, "%zu columns: %s", strlen(line), line);
+	free(out);
+	out = NULL;
+	if (!fx)
+		return;
+	rc = cc_test_sh(&out, "'%s' doctor --root '%s/sample1' --json", bin, fx);
+	ck_assert_msg(rc == 1 || rc == 2, "%d: %s", rc, out);
+	ck_assert_msg(strstr(out, "\"schema_version\": 1") && strstr(out, "\"unknown\": ") &&
+			      strstr(out, "\"id\": \"capacity\",\n      \"status\": \"ok\""),
+		      "%s", out);
+	free(out);
+	out = NULL;
+	/* -o chooses the columns; a name that is none lists them. */
+	ck_assert_int_eq(cc_test_sh(&out, "'%s' doctor --root '%s' -o STATUS,CHECK --no-headers", bin, tree), 2);
+	ck_assert_msg(strstr(out, "fail    cgroup\n") == out, "%s", out);
+	free(out);
+	out = NULL;
+	ck_assert_int_eq(cc_test_sh(&out, "'%s' doctor -o STATUS,COLOR", bin), 2);
+	ck_assert_str_eq(out, "corecarve: --output: unknown column \"COLOR\" (columns: STATUS, CHECK, FOUND, WHY, FIX)\n");
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
 static Suite *doctor_suite(void)
 {
 	Suite *s = suite_create("doctor");
@@ -549,6 +877,16 @@ static Suite *doctor_suite(void)
 	tcase_add_test(tc, test_thp_mode);
 	tcase_add_test(tc, test_exit_code);
 	tcase_add_test(tc, test_cli_bad_args);
+	tcase_add_test(tc, test_cgroup_hybrid);
+	tcase_add_test(tc, test_cgroup_legacy_cmdline);
+	tcase_add_test(tc, test_cgroup_v1_holds_cpuset);
+	tcase_add_loop_test(tc, test_parse_mountinfo, 0, (int)(sizeof(mountinfo_cases) / sizeof(mountinfo_cases[0])));
+	tcase_add_test(tc, test_partition);
+	tcase_add_test(tc, test_capacity);
+	tcase_add_test(tc, test_capacity_fixtures);
+	tcase_add_test(tc, test_verdict_counts);
+	tcase_add_test(tc, test_ledger_wrong_state);
+	tcase_add_test(tc, test_cli_report);
 	suite_add_tcase(s, tc);
 	return s;
 }

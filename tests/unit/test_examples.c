@@ -72,8 +72,10 @@ static const struct {
 	{ "policy-hybrid-desktop.yaml", "F03", "throughput", 4, "8-11", "", "0", NULL },
 	{ "policy-hybrid-desktop.yaml", "F03", "isolated", 1, "2", "3", "0", NULL },
 	{ "policy-hybrid-desktop.yaml", "F03", "background", 1, "8-15", "", "0", NULL },
-	/* minShared 2: one P-core (two CPUs) stays shared, so three cores is too many. */
-	{ "policy-hybrid-desktop.yaml", "F03", "latency", 3, NULL, NULL, NULL, "must keep 2 (minShared)" },
+	/* minShared 2 binds the E-cores background shares, not the P-cores:
+	 * every unreserved P-core may be carved, the E pool keeps 2. */
+	{ "policy-hybrid-desktop.yaml", "F03", "latency", 3, "2,4,6", "3,5,7", "0", NULL },
+	{ "policy-hybrid-desktop.yaml", "F03", "throughput", 7, NULL, NULL, NULL, "must keep 2 (minShared, for background)" },
 	/* 2-socket Xeon, siblings N/N+16, reserved core 0 of each socket. */
 	{ "policy-2socket-smt.yaml", "F10", "latency", 2, "1-2", "17-18", "0", NULL },
 	{ "policy-2socket-smt.yaml", "F10", "throughput", 4, "1-2,17-18", "", "0", NULL },

@@ -156,7 +156,8 @@ START_TEST(test_cli)
 	if (!bin)
 		return;
 	/* An empty state directory: no carves on this machine. */
-	ck_assert_int_ge(asprintf(&cmd, "cd /tmp && CORECARVE_POLICY= CORECARVE_STATE_DIR=/nonexistent-cc-state '%s' exec %s 2>&1 >/dev/null",
+	ck_assert_int_ge(asprintf(&cmd, "cd /tmp && d=$(mktemp -d) && CORECARVE_POLICY= CORECARVE_STATE_DIR=$d '%s' exec %s "
+				  "2>&1 >/dev/null; r=$?; rm -rf $d; exit $r",
 				  bin, cli[_i].args), 0);
 	p = popen(cmd, "r");
 	ck_assert_ptr_nonnull(p);

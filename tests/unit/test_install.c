@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "ledger.h"
 #include "policy.h"
 #include "testlib.h"
 
@@ -45,6 +46,7 @@ static const char *const tree_usr[] = {
 	"/usr/share/bash-completion/completions/corecarve",
 	"/usr/share/containers/oci/hooks.d/corecarve-createRuntime.json",
 	"/usr/share/containers/oci/hooks.d/corecarve-poststop.json",
+	"DOCS",
 	"/usr/share/man/man5/corecarve-policy.5",
 	"/usr/share/man/man7/corecarve-annotations.7",
 	"/usr/share/man/man8/corecarve.8",
@@ -75,11 +77,18 @@ START_TEST(test_install_tree)
 	/* Exactly these files, nothing else. */
 	reset(&out);
 	for (int i = 0; tree_usr[i]; i++) {
+		if (!strcmp(tree_usr[i], "DOCS")) {
+			_cleanup_free_ char *docs = NULL;
+
+			ck_assert_int_eq(cc_test_sh(&docs, "cd '" SRC "/docs' && ls *.md | sed 's|^|/usr/share/doc/corecarve/|' | LC_ALL=C sort"), 0);
+			off += (size_t)snprintf(want + off, sizeof(want) - off, "%s", docs);
+			continue;
+		}
 		if (strcmp(tree_usr[i], "UNITS")) {
 			off += (size_t)snprintf(want + off, sizeof(want) - off, "%s\n", tree_usr[i]);
 			continue;
 		}
-		ck_assert_int_eq(cc_test_sh(&units, "cd '" SRC "/systemd' && ls corecarve-* | sed 's/\\.in$//; s|^|/usr/lib/systemd/system/|' | LC_ALL=C sort"), 0);
+		ck_assert_int_eq(cc_test_sh(&units, "cd '" SRC "/systemd' && ls corecarve* | sed 's/\\.in$//; s|^|/usr/lib/systemd/system/|' | LC_ALL=C sort"), 0);
 		off += (size_t)snprintf(want + off, sizeof(want) - off, "%s", units);
 	}
 	ck_assert_int_eq(cc_test_sh(&list, "cd '%s' && find . -type f | sed 's/^\\.//' | LC_ALL=C sort", d), 0);
@@ -97,7 +106,7 @@ START_TEST(test_install_tree)
 	ck_assert_int_eq(cc_test_sh(&out, "cmp '%s/etc/corecarve/policy.yaml' '" SRC "/examples/policy-default.yaml'", d), 0);
 	reset(&out);
 	ck_assert_int_eq(cc_test_sh(&out, "CORECARVE_POLICY='%s/etc/corecarve/policy.yaml' '%s/usr/bin/corecarve' plan "
-				  "--synthetic 'pack:1 core:4 pu:2' --class latency --cpus 1 --state /nonexistent",
+				  "--synthetic 'pack:1 core:4 pu:2' --class latency --cpus 1 --state \"$(mktemp -d)\"",
 			    d, d), 0);
 	reset(&out);
 	/* hooks.d and units name the installed binary; no placeholder is left. */
@@ -127,6 +136,13 @@ START_TEST(test_install_tree)
 				  "[[ \" ${COMPREPLY[*]} \" == *\" ls \"* ]] && echo cmd-ok'",
 			    d, d), 0);
 	ck_assert_str_eq(out, "exec\n--svg --state --synthetic\nlatency throughput background isolated\ncmd-ok\n");
+	reset(&out);
+	ck_assert_int_eq(cc_test_sh(&out, "bash -c '. \"%s/usr/share/bash-completion/completions/corecarve\"; "
+				  "COMP_WORDS=(corecarve ca); COMP_CWORD=1; _corecarve; echo \"${COMPREPLY[*]}\"; "
+				  "COMP_WORDS=(corecarve status --table \"\"); COMP_CWORD=3; _corecarve; echo \"${COMPREPLY[*]}\"; "
+				  "COMP_WORDS=(corecarve doctor --pro); COMP_CWORD=2; _corecarve; echo \"${COMPREPLY[*]}\"'",
+			    d), 0);
+	ck_assert_str_eq(out, "capture\ncarves cpus capacity power\n--problems\n");
 	reset(&out);
 
 	/* uninstall: nothing left. */
@@ -193,6 +209,14 @@ START_TEST(test_install_on_node)
 	ck_assert_int_eq(cc_test_sh(&out, "cd '%s/opt/corecarve' && ./lib/ld-*.so.* --library-path ./lib ./libexec/corecarve --version", d), 0);
 	ck_assert_str_eq(out, "corecarve 0.1.0\n");
 	reset(&out);
+	/* Tables work through the copied libraries too (libsmartcols is
+	 * dlopen()ed, so ldd does not name it). */
+	ck_assert_msg(cc_test_sh(&out, "cd '%s/opt/corecarve' && ./lib/ld-*.so.* --library-path ./lib ./libexec/corecarve "
+				       "status --state \"$(mktemp -d)\" --synthetic 'pack:1 pu:1' --table capacity -n -o CLASS",
+				 d) == 0 && strstr(out, "latency\n"),
+		      "%s", out);
+	reset(&out);
+	ck_assert_int_eq(cc_test_sh(NULL, "test -e '%s/opt/corecarve/lib/libsmartcols.so.1'", d), 0);
 	ck_assert_int_eq(cc_test_sh(&out, "grep -h '\"path\"' '%s'/etc/containers/oci/hooks.d/*.json", d), 0);
 	ck_assert_str_eq(out, "    \"path\": \"/opt/corecarve/bin/corecarve\",\n    \"path\": \"/opt/corecarve/bin/corecarve\",\n");
 	reset(&out);
@@ -208,6 +232,65 @@ START_TEST(test_install_on_node)
 }
 END_TEST
 
+/* uninstall refuses while carves are recorded (their poststop hooks name
+ * the binary it would remove), lists them, and goes on with FORCE=1. */
+START_TEST(test_uninstall_live_carves)
+{
+	_cleanup_free_ char *d = tmpdir(), *out = NULL;
+	const char *b = cc_test_bin("install tests");
+	struct cc_err err = CC_ERR_INIT;
+	char state[4096];
+	struct cc_ledger *l;
+	struct cc_carve c;
+
+	if (!b)
+		return;
+	ck_assert_msg(cc_test_sh(&out, MAKE " install DESTDIR='%s' PREFIX=/usr", b, b, d) == 0, "%s", out);
+	reset(&out);
+	snprintf(state, sizeof(state), "%s/state", d);
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	ck_assert_ptr_nonnull(l = cc_ledger_open(state, &err));
+	cc_test_carve(&c, "3f9c2a7be0d1", "2,4", "3,5", false);
+	ck_assert_msg(cc_ledger_add(l, &c, &err) == 0 && cc_ledger_commit(l, &err) == 0, "%s", err.msg);
+	cc_carve_fini(&c);
+	cc_ledger_close(l);
+	ck_assert_int_ne(cc_test_sh(&out, MAKE " uninstall DESTDIR='%s' PREFIX=/usr STATE='%s'", b, b, d, state), 0);
+	ck_assert_msg(strstr(out, "uninstall: refused: ") && strstr(out, "records live carves (id kind class cgroup):") &&
+			      strstr(out, "  3f9c2a7be0d1 container latency /kubepods/3f9c2a7be0d1\n") &&
+			      strstr(out, "make uninstall RELEASE=1") && strstr(out, "FORCE=1"),
+		      "%s", out);
+	reset(&out);
+	ck_assert_int_eq(cc_test_sh(NULL, "test -x '%s/usr/bin/corecarve'", d), 0);
+	ck_assert_msg(cc_test_sh(&out, MAKE " uninstall DESTDIR='%s' PREFIX=/usr STATE='%s' FORCE=1", b, b, d, state) == 0,
+		      "%s", out);
+	reset(&out);
+	ck_assert_int_ne(cc_test_sh(NULL, "test -e '%s/usr/bin/corecarve'", d), 0);
+	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", d), 0);
+}
+END_TEST
+
+/* The units follow systemd's conventions: a slice unit for the partition
+ * parent, no shell one-liners, no condition that skips a failing audit. */
+START_TEST(test_units)
+{
+	_cleanup_free_ char *out = NULL;
+
+	ck_assert_int_eq(cc_test_sh(&out, "cd '" SRC "/systemd' && grep -l 'sh -c' corecarve*; "
+					  "grep -l ^ConditionPathExists corecarve-audit.service.in corecarve-prepare.service.in; "
+					  "sed -n 's/^ExecStart=//p' corecarve-prepare.service.in; grep -c '^\\[Unit\\]' corecarve.slice; "
+					  "grep -h '^Requires=\\|^After=corecarve' corecarve-prepare.service.in"),
+			 0);
+	ck_assert_str_eq(out, "@BINDIR@/corecarve init-parent --if-needed @PARENT@\n1\nRequires=corecarve.slice\n"
+			      "After=corecarve.slice\n");
+	reset(&out);
+	if (cc_test_sh(NULL, "command -v systemd-analyze >/dev/null") == 0) {
+		ck_assert_msg(cc_test_sh(&out, "cd '" SRC "/systemd' && systemd-analyze verify --man=no corecarve.slice 2>&1 | "
+					       "grep -v 'not found\\|Unit .* not found'") != 0 || !*out,
+			      "%s", out);
+	}
+}
+END_TEST
+
 static Suite *install_suite(void)
 {
 	Suite *s = suite_create("install");
@@ -217,6 +300,8 @@ static Suite *install_suite(void)
 	tcase_add_test(tc, test_install_tree);
 	tcase_add_test(tc, test_install_keeps_policy);
 	tcase_add_test(tc, test_install_on_node);
+	tcase_add_test(tc, test_uninstall_live_carves);
+	tcase_add_test(tc, test_units);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1050,17 +1050,43 @@ START_TEST(test_status_cli)
 		teardown();
 		return;
 	}
-	/* No state directory yet: nothing carved, and nothing created. */
-	ck_assert_str_eq(out, "no carves\n");
+	/* A directory --state names must exist: a misspelt one would read as
+	 * a node with no carves.  Nothing is created. */
+	ck_assert_msg(strstr(out, "corecarve: --state ") == out && strstr(out, ": no such directory (the hook's state "
+									     "directory is /run/corecarve"),
+		      "%s", out);
 	ck_assert_int_eq(access(state, F_OK), -1);
-
+	free(out);
 	ck_assert_int_eq(mkdir(state, 0700), 0);
+	/* An empty one: no carves, and what each class could carve. */
+	ck_assert_int_eq(run_status(args, &out), 0);
+	ck_assert_msg(strstr(out, "no carves\n\nCLASS      CORE-CLASS  TOTAL RESERVED CARVED PARKED FREE LARGEST\n"
+				  "latency    performance    32        4      0      0   28      13\n") == out,
+		      "%s", out);
+
 	write_file(lpath, valid_doc, 0600);
 	free(out);
 	ck_assert_int_eq(run_status(args, &out), 0);
-	ck_assert_msg(strstr(out, "CARVE ") && strstr(out, "\na ") && strstr(out, "2-3    run       a\n") &&
-			      strstr(out, "10-11  parked    a\n") && strstr(out, "4-5    run       b\n"),
+	ck_assert_msg(strstr(out, "CARVE ") && strstr(out, "\na ") && strstr(out, "2-3   run      a\n") &&
+			      strstr(out, "10-11 parked   a\n") && strstr(out, "4-5   run      b\n") &&
+			      strstr(out, "\nCLASS      CORE-CLASS  TOTAL RESERVED CARVED PARKED FREE LARGEST\n"),
 		      "%s", out);
+	/* One table, chosen columns, no header. */
+	free(out);
+	free(args);
+	ck_assert_int_ge(asprintf(&args, "--state '%s' --synthetic 'pack:2 core:8 pu:2' --table cpus -o ROLE,CPUS -n", state), 0);
+	ck_assert_int_eq(run_status(args, &out), 0);
+	ck_assert_msg(strstr(out, "reserved 0-1\nrun      2-3\nrun      4-5\nfree     6-9\nparked   10-11\n") == out, "%s", out);
+	free(out);
+	free(args);
+	ck_assert_int_ge(asprintf(&args, "--state '%s' --synthetic 'pack:2 core:8 pu:2' -o ROLE", state), 0);
+	ck_assert_int_eq(run_status(args, &out), 2);
+	ck_assert_str_eq(out, "corecarve: --output: name the table it applies to with --table carves|cpus|capacity|power\n");
+	free(args);
+	ck_assert_int_ge(asprintf(&args, "--state '%s' --synthetic 'pack:2 core:8 pu:2' --table capacity --raw -n", state), 0);
+	free(out);
+	ck_assert_int_eq(run_status(args, &out), 0);
+	ck_assert_msg(strstr(out, "latency performance 32 4 4 2 22 10\n") == out, "%s", out);
 
 	free(args);
 	ck_assert_int_ge(asprintf(&args, "--state='%s' --synthetic 'pack:2 core:8 pu:2' --json", state), 0);
@@ -1069,6 +1095,9 @@ START_TEST(test_status_cli)
 	doc = json_loads(out, 0, &je);
 	ck_assert_msg(doc != NULL, "%s: %s", je.text, out);
 	ck_assert_int_eq(json_array_size(json_object_get(doc, "carves")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "schema_version")), 1);
+	ck_assert_int_eq(json_array_size(json_object_get(doc, "capacity")), 4);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(doc, "carves"), 0), "state")), "live");
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(doc, "carves"), 1), "mode")),
 			 "affinity");
 	ck_assert_int_eq(json_array_size(json_object_get(doc, "cpus")), 32);
@@ -1097,7 +1126,9 @@ START_TEST(test_status_cli)
 	write_file(lpath, "{\"version\": 1, \"carves\": [", 0600);
 	free(out);
 	ck_assert_int_eq(run_status(args, &out), 2);
-	ck_assert_msg(strstr(out, "corecarve: ") == out && strstr(out, "ledger.json:1:26: ']' expected"), "%s", out);
+	ck_assert_msg(strstr(out, "corecarve: ") == out && strstr(out, "ledger.json:1:26: ']' expected") &&
+			      strstr(out, "(a damaged ledger: `corecarve status --kernel` shows the node's partitions without it"),
+		      "%s", out);
 	teardown();
 }
 END_TEST

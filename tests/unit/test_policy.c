@@ -483,20 +483,21 @@ START_TEST(test_reserved_rule)
 	ck_assert_ptr_nonnull(def);
 	fake_topo_init(&f);
 
-	/* Package 0: its lowest performance core (2, with sibling 3);
-	 * package 1 has no performance core: its lowest core. */
+	/* Package 0 has two cores of each class: of equal counts the less
+	 * performant (efficient core 0); package 1 has only efficient cores. */
 	r = cc_policy_reserved(def, &f.t);
 	s = list_of(r);
-	ck_assert_str_eq(s, "2-3,6");
+	ck_assert_str_eq(s, "0,6");
 	hwloc_bitmap_free(r);
 	free(s);
 
-	/* A core without online PUs is passed over. */
-	hwloc_bitmap_zero(f.cores[2].pus);
-	f.cores[2].npus = 0;
+	/* A core without online PUs is passed over and not counted: package
+	 * 0 then has more performance cores (2, with sibling 3). */
+	hwloc_bitmap_zero(f.cores[0].pus);
+	f.cores[0].npus = 0;
 	r = cc_policy_reserved(def, &f.t);
 	s = list_of(r);
-	ck_assert_str_eq(s, "4-6");
+	ck_assert_str_eq(s, "2-3,6");
 	hwloc_bitmap_free(r);
 	free(s);
 
@@ -521,9 +522,15 @@ START_TEST(test_reserved_synthetic)
 	} cases[] = {
 		/* uniform: core 0 of each package, with its sibling */
 		{ "pack:2 core:4 pu:2", "classes: {a: {coreType: any}}\n", "0-1,8-9" },
-		/* performance cores are the upper half of each package */
+		/* as many performance as efficient cores in each package: the
+		 * less performant */
 		{ "pack:2 core:4 pu:2 | performance=4-7,12-15 efficient=0-3,8-11",
-		  "classes: {a: {coreType: any}}\n", "4-5,12-13" },
+		  "classes: {a: {coreType: any}}\n", "0-1,8-9" },
+		/* a 4P+8E laptop: the first E-core, not P-core 0 */
+		{ "pack:1 core:12 pu:1 | performance=0-3 efficient=4-11", "classes: {a: {coreType: any}}\n", "4" },
+		/* one big core among four middle and three little ones (F11's
+		 * shape): a middle core */
+		{ "pack:1 core:8 pu:1 | performance=7 mid=3-6 efficient=0-2", "classes: {a: {coreType: any}}\n", "3" },
 		/* coreClasses, most performant first: package 0 has no "big" core */
 		{ "pack:2 core:4 pu:2", "coreClasses: {big: 8-15, little: 0-7}\nclasses: {a: {coreType: big}}\n",
 		  "0-1,8-9" },

@@ -766,8 +766,9 @@ START_TEST(test_apply_release_f03)
 		l = NULL;
 		if (bin) {
 			ck_assert_int_eq(cc_test_sh(&out, "'%s' status --root '%s' --state '%s'", bin, dir, state), 0);
-			ck_assert_msg(strstr(out, "  governor   performance on 2 files, for a\n"), "%s", out);
-			ck_assert_msg(strstr(out, "  uncore-min 4000000 on 1 file, for a,b\n"), "%s", out);
+			ck_assert_msg(strstr(out, "\nSETTING    VALUES          FILES FOR\ngovernor   performance         2 a\n"),
+				      "%s", out);
+			ck_assert_msg(strstr(out, "\nuncore-min 4000000             1 a,b\n"), "%s", out);
 			free(out);
 			out = NULL;
 			ck_assert_int_eq(cc_test_sh(&out, "'%s' status --json --root '%s' --state '%s'", bin, dir, state), 0);
@@ -1023,7 +1024,9 @@ START_TEST(test_cli_plan_power)
 
 	if (!bin || !tree)
 		return;
-	pol = cc_test_write_tmp("classes:\n"
+	/* P-core 0 reserved, so the carve is P-core 1 (CPUs 2-3). */
+	pol = cc_test_write_tmp("reserved: \"0-1\"\n"
+				"classes:\n"
 				"  latency:\n"
 				"    coreType: performance\n"
 				"    power:\n"
@@ -1043,8 +1046,8 @@ START_TEST(test_cli_plan_power)
 	 * refuses: exit 2, one line naming the field, nothing on stdout. */
 	rc = cc_test_sh(&out, "'%s' plan --root '%s' --policy '%s' --class latency --cpus 1", bin, tree, pol);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_msg(strstr(out, "  power     " GOV2 ": powersave -> performance\n"), "%s", out);
-	ck_assert_msg(strstr(out, "  note      power: uncore package_00_die_00 fixed at 4000000 kHz"), "%s", out);
+	ck_assert_msg(strstr(out, "\npower    " GOV2 ": powersave -> performance\n"), "%s", out);
+	ck_assert_msg(strstr(out, "\nnote     power: uncore package_00_die_00 fixed at 4000000 kHz"), "%s", out);
 	free(out);
 	free(pol);
 	pol = cc_test_write_tmp("classes:\n"
@@ -1097,7 +1100,7 @@ START_TEST(test_cli_status_whole_names)
 	cc_ledger_close(l);
 	cc_noderecs_fini(&st);
 	ck_assert_int_eq(cc_test_sh(&out, "'%s' status --state '%s' --synthetic 'pack:2 core:8 pu:2'", bin, state), 0);
-	ck_assert_msg(strstr(out, "  min-freq   10000000,1000000 on 2 files, for ab,a\n"), "%s", out);
+	ck_assert_msg(strstr(out, "\nmin-freq 10000000,1000000     2 ab,a\n"), "%s", out);
 }
 END_TEST
 

@@ -22,12 +22,14 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "fault.h"
+#include "journal.h"
 #include "ledger.h"
 #include "policy.h"
 #include "sandbox.h"
@@ -205,7 +207,7 @@ static int in_child(bool sandbox, int (*body)(void *), void *arg, int *status)
 		int r;
 
 		close(fds[0]);
-		if (sandbox && cc_sandbox_hook(&err) < 0) {
+		if (sandbox && cc_sandbox_hook(-1, &err) < 0) {
 			r = -2000;
 			fprintf(stderr, "cc_sandbox_hook: %s\n", err.msg);
 		} else {
@@ -474,7 +476,7 @@ START_TEST(test_lock_stop_cont_confined)
 
 		close(fds[0]);
 		close(fd);
-		if (cc_sandbox_hook(&err) < 0)
+		if (cc_sandbox_hook(-1, &err) < 0)
 			r = -2000;
 		else if (!(l = cc_ledger_open_as(dir, CC_LEDGER_WRITE, &lk, &err))) {
 			fprintf(stderr, "confined waiter: %s\n", err.msg);
@@ -521,6 +523,101 @@ START_TEST(test_fault_switch_still_kills)
 }
 END_TEST
 
+/* The journal line (journal.h): a socket connected before the filter is
+ * the one the hook may send on; every other descriptor, a new socket and
+ * a connect are refused.  The listener here stands in for journald's
+ * native socket, and receives the structured fields. */
+START_TEST(test_log_socket)
+{
+	char dir[] = "/tmp/cc-seccomp-log-XXXXXX", path[96];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct cc_journal_field f[] = { { "CORECARVE_EVENT", "carve" }, { "CORECARVE_CPUS", "2,4" } };
+	int lfd, fds[2], result[4] = { -1, -1, -1, -1 }, st;
+	char got[1024];
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/journal.socket", dir);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	ck_assert_int_ge(lfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct cc_err err = CC_ERR_INIT;
+		struct cc_journal j;
+		int other = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		close(fds[0]);
+		cc_journal_open(&j, path, "/nonexistent/log");
+		if (j.fd < 0 || !j.native || cc_sandbox_hook(j.fd, &err) < 0)
+			_exit(4);
+		result[0] = cc_journal_send(&j, 6, "carve c1: class latency\nforged=1", f, 2);
+		result[1] = err_of(sendto(other, "x", 1, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa)));
+		result[2] = err_of(socket(AF_UNIX, SOCK_DGRAM, 0));
+		result[3] = err_of(connect(other, (struct sockaddr *)&sa, sizeof(sa)));
+		if (write(fds[1], result, sizeof(result)) != sizeof(result))
+			_exit(3);
+		_exit(0);
+	}
+	close(fds[1]);
+	ck_assert_int_eq(read(fds[0], result, sizeof(result)), (ssize_t)sizeof(result));
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+	ck_assert_int_eq(result[0], 0);
+	ck_assert_int_eq(result[1], EPERM);
+	ck_assert_int_eq(result[2], EPERM);
+	ck_assert_int_eq(result[3], EPERM);
+	n = recv(lfd, got, sizeof(got) - 1, MSG_DONTWAIT);
+	ck_assert_int_gt(n, 0);
+	got[n] = '\0';
+	/* One datagram, one field a line; a newline in the message cannot
+	 * forge another field. */
+	ck_assert_str_eq(got, "PRIORITY=6\nSYSLOG_FACILITY=3\nSYSLOG_IDENTIFIER=corecarve\n"
+			      "MESSAGE=carve c1: class latency forged=1\nCORECARVE_EVENT=carve\nCORECARVE_CPUS=2,4\n");
+	close(lfd);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+/* Without journald, syslog's /dev/log (RFC 3164); without either, no
+ * socket, and sending is a harmless no-op. */
+START_TEST(test_log_fallbacks)
+{
+	char dir[] = "/tmp/cc-seccomp-log-XXXXXX", path[96], got[512], want[128];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct cc_journal j;
+	int lfd;
+	ssize_t n;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/log", dir);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	ck_assert_int_ge(lfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cc_journal_open(&j, "/nonexistent/journal.socket", path);
+	ck_assert_int_ge(j.fd, 0);
+	ck_assert(!j.native);
+	ck_assert_int_eq(cc_journal_send(&j, 4, "refuse c2: no capacity", NULL, 0), 0);
+	n = recv(lfd, got, sizeof(got) - 1, MSG_DONTWAIT);
+	ck_assert_int_gt(n, 0);
+	got[n] = '\0';
+	snprintf(want, sizeof(want), "<28>corecarve[%ld]: refuse c2: no capacity", (long)getpid());
+	ck_assert_str_eq(got, want);
+	cc_journal_close(&j);
+	cc_journal_open(&j, "/nonexistent/journal.socket", "/nonexistent/log");
+	ck_assert_int_eq(j.fd, -1);
+	ck_assert_int_eq(cc_journal_send(&j, 6, "nowhere", NULL, 0), -1);
+	close(lfd);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 /* Every name resolves on this architecture or is one it lacks, and
  * nothing that could start a program or reach a network is listed. */
 START_TEST(test_list_sane)
@@ -557,6 +654,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lock_wait_confined);
 	tcase_add_test(tc, test_lock_stop_cont_confined);
 	tcase_add_test(tc, test_list_sane);
+	tcase_add_test(tc, test_log_socket);
+	tcase_add_test(tc, test_log_fallbacks);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -285,6 +285,27 @@ START_TEST(test_svg_view)
 }
 END_TEST
 
+/* Labels fit their cell without making ids collide: exec:4343 stays whole
+ * (it was cut to "exec:43"), a long kind:name keeps its name, a container
+ * id its first characters. */
+START_TEST(test_svg_owner_labels)
+{
+	_cleanup_topo_ struct cc_topo *t = synthetic("pack:1 core:4 pu:1");
+	enum cc_svg_role roles[4] = { CC_SVG_RUN, CC_SVG_RUN, CC_SVG_RUN, CC_SVG_PARKED };
+	const char *owners[4] = { "exec:4343", "vm:database-primary", "3f9c2a7be0d1aa", "exec:4343" };
+	struct cc_svg_view v = { .title = "labels", .roles = roles, .owners = owners };
+	_cleanup_free_ char *svg = NULL;
+	char path[PATH_MAX];
+
+	svg = render(t, &v, path);
+	assert_well_formed(path);
+	ck_assert_msg(strstr(svg, ">exec:4343</text>") && strstr(svg, ">database-</text>") &&
+			      strstr(svg, ">3f9c2a7</text>") && strstr(svg, ">(4343)</text>") && !strstr(svg, ">exec:43<"),
+		      "%s", svg);
+	unlink(path);
+}
+END_TEST
+
 /* Real hosts: a hybrid laptop with E-core L2 clusters, a 2-socket EPYC
  * with 8 NUMA nodes and 16 CCXs. */
 START_TEST(test_svg_fixtures)
@@ -325,7 +346,10 @@ static int run(const char *args, char *errout, size_t errlen)
 	size_t n;
 	int st;
 
-	ck_assert_int_ge(asprintf(&cmd, "CORECARVE_POLICY= CORECARVE_STATE_DIR=/nonexistent-cc-state '%s' %s 2>&1 >/dev/null",
+	/* An empty state directory: nothing carved (a missing one named by the
+	 * variable would be an error). */
+	ck_assert_int_ge(asprintf(&cmd, "d=$(mktemp -d) && CORECARVE_POLICY= CORECARVE_STATE_DIR=$d '%s' %s 2>&1 >/dev/null; "
+				  "r=$?; rmdir $d; exit $r",
 				  cc_test_bin("--svg CLI tests"), args), 0);
 	p = popen(cmd, "r");
 	ck_assert_ptr_nonnull(p);
@@ -354,6 +378,10 @@ START_TEST(test_cli_svg)
 	assert_well_formed(file);
 	unlink(file);
 
+	ck_assert_int_eq(run("topology --synthetic 'pack:1 pu:1' --json --svg -", err, sizeof(err)), 2);
+	ck_assert_str_eq(err, "corecarve: topology: --svg - and --json both write stdout; write the picture to a file\n");
+	ck_assert_int_eq(run("status --synthetic 'pack:1 pu:1' --json --svg -", err, sizeof(err)), 2);
+	ck_assert_str_eq(err, "corecarve: status: --svg - and --json both write stdout; write the picture to a file\n");
 	ck_assert_int_eq(run("topology --svg", err, sizeof(err)), 2);
 	ck_assert_str_eq(err, "corecarve: --svg: missing file name\n");
 	ck_assert_int_eq(run("status --svg=", err, sizeof(err)), 2);
@@ -379,6 +407,7 @@ static Suite *svg_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_svg_synthetic_shapes);
 	tcase_add_test(tc, test_svg_view);
+	tcase_add_test(tc, test_svg_owner_labels);
 	tcase_add_test(tc, test_svg_fixtures);
 	tcase_add_test(tc, test_cli_svg);
 	suite_add_tcase(s, tc);

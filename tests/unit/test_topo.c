@@ -814,12 +814,17 @@ START_TEST(test_json_f11)
 	t = load_ok(CC_TOPO_HOST, root);
 	j = cc_topo_json(t, NULL, &err);
 	ck_assert_msg(j != NULL, "%s", err.msg);
-	ck_assert_int_eq(json_integer_value(json_object_get(j, "packages")), 1);
-	ck_assert_int_eq(json_integer_value(json_object_get(j, "numa_nodes")), 1);
-	ck_assert_int_eq(json_integer_value(json_object_get(j, "llcs")), 1);
-	ck_assert_int_eq(json_integer_value(json_object_get(j, "l2s")), 7);
-	ck_assert_int_eq(json_integer_value(json_object_get(j, "cores")), 8);
-	ck_assert_int_eq(json_integer_value(json_object_get(j, "pus")), 8);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "schema_version")), 2);
+	/* Arrays are plural, as their counts are. */
+	ck_assert_int_eq((int)json_array_size(json_object_get(j, "packages")), 1);
+	ck_assert_int_eq((int)json_array_size(json_object_get(j, "l2s")), 7);
+	ck_assert_ptr_null(json_object_get(j, "package"));
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "counts"), "packages")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "counts"), "numa_nodes")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "counts"), "llcs")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "counts"), "l2s")), 7);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "counts"), "cores")), 8);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "counts"), "pus")), 8);
 	cls = json_object_get(j, "classes");
 	ck_assert_int_eq(json_array_size(cls), 3);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cls, 1), "name")), "mid");
@@ -882,13 +887,13 @@ START_TEST(test_cli_json)
 	ck_assert_str_eq(errout, "");
 	j = json_loads(out, 0, &je);
 	ck_assert_msg(j != NULL, "%s", je.text);
-	ck_assert_int_eq(json_integer_value(json_object_get(j, "cores")), 12);
-	ck_assert_int_eq(json_integer_value(json_object_get(j, "pus")), 16);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "counts"), "cores")), 12);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "counts"), "pus")), 16);
 	ck_assert_int_eq(json_array_size(json_object_get(j, "clusters")), 2);
 	cpu = json_array_get(json_object_get(j, "cpus"), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(cpu, "siblings")), "0-1");
 	ck_assert_str_eq(json_string_value(json_object_get(cpu, "class")), "performance");
-	ck_assert_int_eq(json_array_size(json_object_get(json_array_get(json_object_get(j, "numa"), 0), "distances")), 1);
+	ck_assert_int_eq(json_array_size(json_object_get(json_array_get(json_object_get(j, "numa_nodes"), 0), "distances")), 1);
 }
 END_TEST
 

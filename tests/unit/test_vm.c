@@ -900,6 +900,44 @@ START_TEST(test_xml)
 }
 END_TEST
 
+/* vm xml --vcpus: the <cputune> of a VM that has not run yet (libvirt needs
+ * it before the first start), planned on a real 2-socket capture with the
+ * example VM host policy; without --vcpus such a VM has no carve to show. */
+START_TEST(test_xml_before_first_start)
+{
+	const char *bin = cc_test_bin("vm xml --vcpus");
+	const char *fx = cc_test_fixture_tree("F10-intel-xeon-silver-4108-2s", "32intel64-2p8co2t+8ve.tar.bz2");
+	char dir[] = "/tmp/cc-vmxml-XXXXXX";
+	char *out = NULL;
+	int rc;
+
+	if (!bin || !fx)
+		return;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	rc = cc_test_sh(&out, "CORECARVE_STATE_DIR= '%s' vm xml db1 --vcpus 4 --root '%s/32intel64-2p8co2t+8ve' "
+			      "--config '%s/examples/vms.yaml' --policy '%s/examples/policy-vm-host.yaml' --state %s",
+			bin, fx, CC_SOURCE_DIR, CC_SOURCE_DIR, dir);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_msg(strstr(out, "(planned, not reserved: corecarve vm reconcile reserves it) -->\n"
+				  "<vcpu placement='static'>4</vcpu>\n<cputune>\n  <vcpupin vcpu='0' cpuset='2'/>\n") &&
+			      strstr(out, "<topology sockets='1' dies='1' cores='2' threads='2'/>"),
+		      "%s", out);
+	free(out);
+	out = NULL;
+	rc = cc_test_sh(&out, "CORECARVE_STATE_DIR= '%s' vm xml db1 --root '%s/32intel64-2p8co2t+8ve' "
+			      "--config '%s/examples/vms.yaml' --policy '%s/examples/policy-vm-host.yaml' --state %s",
+			bin, fx, CC_SOURCE_DIR, CC_SOURCE_DIR, dir);
+	ck_assert_int_eq(rc, 2);
+	ck_assert_msg(strstr(out, "VM db1: no carve to describe (no pid file"), "%s", out);
+	free(out);
+	out = NULL;
+	ck_assert_int_eq(cc_test_sh(&out, "'%s' vm status --vcpus 2", bin), 2);
+	ck_assert_str_eq(out, "corecarve: vm status: --vcpus is for vm xml (a VM that has not run yet)\n");
+	free(out);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("vm");
@@ -927,6 +965,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_rec_bad, 0, sizeof(bad_recs) / sizeof(bad_recs[0]));
 	tcase_add_test(tc, test_plan_bad_record);
 	tcase_add_test(tc, test_xml);
+	tcase_add_test(tc, test_xml_before_first_start);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -44,6 +44,10 @@ for lib in $(ldd "$BIN" | awk '$2 == "=>" && $3 ~ /^\// { print $3; next } $1 ~ 
 	case $(basename "$lib") in ld-linux*.so.* | ld64.so.*) loader=$(basename "$lib") ;; esac
 done
 [ -n "$loader" ] || die "ldd named no dynamic loader for $BIN"
+# libsmartcols is dlopen()ed for tables (cli/table.h), so ldd does not list it.
+for lib in $(ldconfig -p 2>/dev/null | awk '$1 == "libsmartcols.so.1" { print $NF; exit }'); do
+	put "$lib" "$HOST$PREFIX/lib/libsmartcols.so.1" 0755
+done
 if ldd "$BIN" | grep -q 'not found'; then
 	die "$BIN has missing libraries: $(ldd "$BIN" | grep 'not found' | tr '\n' ' ')"
 fi

@@ -1,0 +1,90 @@
+/* corecarve capture: write this node's --root tree (plugin/capture.h), for
+ * bug reports and fixtures: `corecarve capture DIR`, then
+ * `corecarve doctor --root DIR` (or topology, plan, status, irq status,
+ * audit) on any machine. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "capture.h"
+#include "cleanup.h"
+#include "commands.h"
+#include "ledger.h"
+
+#ifndef CC_VERSION
+#define CC_VERSION "0.1.0"
+#endif
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: corecarve capture DIR [--root SRC] [--policy FILE] [--state DIR]\n\n"
+		     "Copy what corecarve reads of this node into DIR (new or empty): sysfs CPUs, NUMA nodes,\n"
+		     "caches and PMU lists, every cgroup's cpuset and cpu files, /proc/irq and\n"
+		     "/proc/interrupts, mountinfo and the command line, each process's comm and status,\n"
+		     "the policy, irqbalance's file, the hooks.d files, kubelet's CPU manager state and\n"
+		     "the ledger (--state, else $CORECARVE_STATE_DIR, else " CC_LEDGER_DIR "), with a\n"
+		     "manifest of versions (" CC_CAPTURE_MANIFEST ").  DIR is then a --root tree:\n\n"
+		     "  corecarve capture /tmp/node && tar -C /tmp/node -czf node.tar.gz .\n"
+		     "  corecarve doctor --root /tmp/node     (topology, plan, status, irq status, audit too)\n\n"
+		     "Reads only.  --root SRC copies another tree instead of this host.\n");
+}
+
+int cc_cmd_capture(int argc, char **argv)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_cli_common common = { 0 };
+	struct cc_capture_opts o = { .version = CC_VERSION };
+	struct cc_capture_stats st;
+	_cleanup_root_ struct cc_root *root = NULL;
+	const char *dest = NULL, *state = NULL;
+	char state_buf[PATH_MAX];
+
+	for (int i = 1; i < argc; i++) {
+		int r;
+
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return CC_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--state") || !strncmp(argv[i], "--state=", 8)) {
+			state = argv[i][7] == '=' ? argv[i] + 8 : i + 1 < argc ? argv[++i] : NULL;
+			if (!state || !*state) {
+				cc_err_set(&err, EINVAL, "--state: missing argument");
+				return cc_cli_fail(&err);
+			}
+			continue;
+		}
+		r = cc_cli_common_opt(&common, argc, argv, &i, &err);
+		if (r < 0)
+			return cc_cli_fail(&err);
+		if (r == 0 && !dest && argv[i][0] != '-') {
+			dest = argv[i];
+			continue;
+		}
+		if (r == 0 || common.json || common.xml || common.synthetic) {
+			cc_err_set(&err, EINVAL, "capture: unexpected argument \"%s\" (see corecarve capture --help)", argv[i]);
+			return cc_cli_fail(&err);
+		}
+	}
+	if (!dest) {
+		cc_err_set(&err, EINVAL, "capture: name the directory to write (corecarve capture DIR)");
+		return cc_cli_fail(&err);
+	}
+	root = cc_root_open(common.root ? common.root : "/", &err);
+	if (!root) {
+		cc_err_prefix(&err, "--root");
+		return cc_cli_fail(&err);
+	}
+	if (cc_cli_state_dir(state, common.root, state_buf, sizeof(state_buf), &o.state_dir, &err) < 0)
+		return cc_cli_fail(&err);
+	o.policy_path = cc_cli_policy_path(&common);
+	if (cc_capture(root, dest, &o, &st, &err) < 0)
+		return cc_cli_fail(&err);
+	printf("captured %s into %s: %d files, %d links, %d directories (%d cgroups), %lld bytes; %d unreadable "
+	       "skipped\nread it with: corecarve doctor --root %s\n",
+	       root->is_host ? "this host" : root->path, dest, st.files, st.links, st.dirs, st.cgroups, st.bytes,
+	       st.skipped, dest);
+	return CC_EXIT_OK;
+}

@@ -1,0 +1,538 @@
+/* corecarve capture: copy a node's kernel interfaces, configuration and
+ * ledger into a --root tree (capture.h). */
+#define _GNU_SOURCE
+#include "capture.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <hwloc.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "ledger.h"
+#include "policy.h"
+
+#define MAX_DEPTH 24
+#define MAX_ENTRIES 500000 /* files, links and directories of one capture */
+
+struct cap {
+	const struct cc_root *src;
+	int dest;               /* the tree's directory */
+	struct cc_capture_stats *st;
+	struct cc_err *err;
+};
+
+/* ---- the destination -------------------------------------------------------- */
+
+/* mkdir -p of `path`'s parent (or of `path` itself) below the tree. */
+static int mkdirs(struct cap *c, const char *path, bool self)
+{
+	char buf[PATH_MAX];
+	size_t n;
+
+	snprintf(buf, sizeof(buf), "%s", path[0] == '/' ? path + 1 : path);
+	n = strlen(buf);
+	if (!self) {
+		char *slash = strrchr(buf, '/');
+
+		if (!slash)
+			return 0;
+		*slash = '\0';
+		n = strlen(buf);
+	}
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdirat(c->dest, buf, 0755) < 0 && errno != EEXIST)
+			return cc_err_sys(c->err, errno, "capture: mkdir %s", buf);
+		if (i < n)
+			buf[i] = '/';
+	}
+	return 0;
+}
+
+static int put(struct cap *c, const char *path, const char *data, size_t len, mode_t mode)
+{
+	_cleanup_close_ int fd = -1;
+	size_t off = 0;
+
+	if (mkdirs(c, path, false) < 0)
+		return -1;
+	fd = openat(c->dest, path + 1, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return cc_err_sys(c->err, errno, "capture: %s", path);
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return cc_err_sys(c->err, errno, "capture: write %s", path);
+		off += (size_t)n;
+	}
+	c->st->files++;
+	c->st->bytes += (long long)len;
+	return 0;
+}
+
+/* ---- the source ---------------------------------------------------------------- */
+
+/* The bytes of a source file as they are (sysfs values keep their newline),
+ * or NULL (skipped: write-only attributes, EIO, vanished). */
+static char *slurp(struct cap *c, const char *path, size_t *len)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_close_ int fd = cc_root_openat(c->src, path, O_RDONLY | O_NONBLOCK, 0, &e);
+	_cleanup_free_ char *buf = NULL;
+	size_t cap = 4096;
+
+	*len = 0;
+	if (fd < 0 || !(buf = malloc(cap)))
+		return NULL;
+	for (;;) {
+		ssize_t n;
+
+		if (*len == cap) {
+			char *nb;
+
+			if (cap >= CC_CAPTURE_FILE_MAX || !(nb = realloc(buf, cap * 2)))
+				return NULL;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + *len, cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return NULL;
+		if (n == 0)
+			break;
+		*len += (size_t)n;
+	}
+	return cc_steal_ptr(buf);
+}
+
+/* Copy one regular file; a source that cannot be read is skipped. */
+static int copy_file(struct cap *c, const char *path, const char *to, mode_t mode)
+{
+	size_t len;
+	_cleanup_free_ char *data = slurp(c, path, &len);
+
+	if (!data) {
+		c->st->skipped++;
+		return 0;
+	}
+	return put(c, to ? to : path, data, len, mode);
+}
+
+static int budget(struct cap *c)
+{
+	if (c->st->files + c->st->links + c->st->dirs > MAX_ENTRIES)
+		return cc_err_set(c->err, EFBIG, "capture: more than %d entries; stopped", MAX_ENTRIES);
+	return 0;
+}
+
+/* A whole tree: directories, files and links as links (never followed:
+ * sysfs links point back up and round). */
+static int copy_tree(struct cap *c, const char *path, int depth)
+{
+	struct cc_err e = CC_ERR_INIT;
+	struct stat st;
+
+	if (budget(c) < 0)
+		return -1;
+	if (cc_root_lstat(c->src, path, &st, &e) < 0)
+		return 0; /* absent here: nothing to copy */
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+
+		if (cc_root_readlink(c->src, path, target, sizeof(target), &e) < 0) {
+			c->st->skipped++;
+			return 0;
+		}
+		if (mkdirs(c, path, false) < 0)
+			return -1;
+		if (symlinkat(target, c->dest, path + 1) < 0 && errno != EEXIST)
+			return cc_err_sys(c->err, errno, "capture: symlink %s", path);
+		c->st->links++;
+		return 0;
+	}
+	if (S_ISREG(st.st_mode))
+		return copy_file(c, path, NULL, 0644);
+	if (!S_ISDIR(st.st_mode) || depth > MAX_DEPTH)
+		return 0;
+	if (mkdirs(c, path, true) < 0)
+		return -1;
+	c->st->dirs++;
+	{
+		_cleanup_closedir_ DIR *d = cc_root_opendir(c->src, path, &e);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			char child[PATH_MAX];
+
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (cc_path(child, sizeof(child), c->err, "%s/%s", path, de->d_name) < 0 ||
+			    copy_tree(c, child, depth + 1) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- cgroupfs ------------------------------------------------------------------ */
+
+static const char *const cgroup_files[] = {
+	"cgroup.controllers", "cgroup.subtree_control", "cgroup.events", "cgroup.procs", "cgroup.threads",
+	"cgroup.type", "cpuset.cpus", "cpuset.cpus.effective", "cpuset.cpus.exclusive",
+	"cpuset.cpus.exclusive.effective", "cpuset.cpus.partition", "cpuset.mems", "cpuset.mems.effective",
+	"cpu.max", NULL,
+};
+
+static int copy_cgroups(struct cap *c, const char *path, int depth)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	struct stat st;
+
+	if (c->st->cgroups >= CC_CAPTURE_MAX_CGROUPS || depth > MAX_DEPTH)
+		return 0;
+	if (cc_root_lstat(c->src, path, &st, &e) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	if (mkdirs(c, path, true) < 0)
+		return -1;
+	c->st->cgroups++;
+	c->st->dirs++;
+	for (int i = 0; cgroup_files[i]; i++) {
+		char f[PATH_MAX];
+
+		if (cc_path(f, sizeof(f), c->err, "%s/%s", path, cgroup_files[i]) < 0)
+			return -1;
+		if (cc_root_lstat(c->src, f, &st, &e) == 0 && S_ISREG(st.st_mode) && copy_file(c, f, NULL, 0644) < 0)
+			return -1;
+	}
+	d = cc_root_opendir(c->src, path, &e);
+	while (d && (de = readdir(d))) {
+		char child[PATH_MAX];
+
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		if (cc_path(child, sizeof(child), c->err, "%s/%s", path, de->d_name) < 0 ||
+		    copy_cgroups(c, child, depth + 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- procfs ------------------------------------------------------------------- */
+
+static bool numeric(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* Every process's comm and status, and every thread's status at
+ * /proc/<tid>/status, where the audit reads a carved task's affinity. */
+static int copy_processes(struct cap *c)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_closedir_ DIR *d = cc_root_opendir(c->src, "/proc", &e);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		char p[PATH_MAX], task[PATH_MAX];
+		_cleanup_closedir_ DIR *t = NULL;
+		struct dirent *te;
+
+		if (!numeric(de->d_name))
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/comm", de->d_name);
+		if (copy_file(c, p, NULL, 0444) < 0)
+			return -1;
+		snprintf(p, sizeof(p), "/proc/%s/status", de->d_name);
+		if (copy_file(c, p, NULL, 0444) < 0)
+			return -1;
+		snprintf(task, sizeof(task), "/proc/%s/task", de->d_name);
+		t = cc_root_opendir(c->src, task, &e);
+		while (t && (te = readdir(t))) {
+			char from[2 * PATH_MAX], to[PATH_MAX];
+
+			if (!numeric(te->d_name) || !strcmp(te->d_name, de->d_name))
+				continue;
+			snprintf(from, sizeof(from), "%s/%s/status", task, te->d_name);
+			snprintf(to, sizeof(to), "/proc/%s/status", te->d_name);
+			if (copy_file(c, from, to, 0444) < 0)
+				return -1;
+		}
+		if (budget(c) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- configuration ---------------------------------------------------------------- */
+
+/* The stanza of `pkg` in dpkg's status file (what doctor reads for the
+ * irqbalance version); the whole file is megabytes of other packages. */
+static int copy_dpkg(struct cap *c, const char *pkg)
+{
+	size_t len;
+	_cleanup_free_ char *all = slurp(c, "/var/lib/dpkg/status", &len);
+	char needle[128];
+	const char *p = NULL, *end;
+
+	snprintf(needle, sizeof(needle), "Package: %s\n", pkg);
+	for (const char *q = all; all && (q = memmem(q, len - (size_t)(q - all), needle, strlen(needle))); q++)
+		if (q == all || q[-1] == '\n') {
+			p = q;
+			break;
+		}
+	if (!p)
+		return put(c, "/var/lib/dpkg/status", "", 0, 0644); /* /var/lib is there: the tree says "none" */
+	end = memmem(p, len - (size_t)(p - all), "\n\n", 2);
+	return put(c, "/var/lib/dpkg/status", p, end ? (size_t)(end - p) + 2 : len - (size_t)(p - all), 0644);
+}
+
+/* A hooks.d file, and an empty file where it names the binary: doctor
+ * checks that path exists in the tree. */
+static int copy_hook(struct cap *c, const char *path)
+{
+	size_t len;
+	_cleanup_free_ char *text = slurp(c, path, &len);
+	_cleanup_json_ json_t *doc = NULL;
+	const char *bin;
+
+	if (!text)
+		return 0;
+	if (put(c, path, text, len, 0644) < 0)
+		return -1;
+	doc = json_loadb(text, len, 0, NULL);
+	bin = json_string_value(json_object_get(json_object_get(doc, "hook"), "path"));
+	if (bin && bin[0] == '/' && !strstr(bin, "..") && cc_root_exists(c->src, bin)) {
+		struct stat st;
+
+		if (fstatat(c->dest, bin + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 && put(c, bin, "", 0, 0755) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int copy_config(struct cap *c, const struct cc_capture_opts *o)
+{
+	static const char *const files[] = {
+		"/etc/corecarve/vms.yaml", "/etc/default/irqbalance", "/etc/sysconfig/irqbalance",
+		"/var/lib/kubelet/cpu_manager_state", NULL,
+	};
+	static const char *const hooks[] = { "/etc/containers/oci/hooks.d", "/usr/share/containers/oci/hooks.d", NULL };
+	struct cc_err e = CC_ERR_INIT;
+
+	/* The directories say the configuration was captured: a file missing
+	 * below them is missing on the node, not unknown. */
+	if (mkdirs(c, "/etc", true) < 0 || mkdirs(c, "/usr/share", true) < 0)
+		return -1;
+	for (int i = 0; files[i]; i++)
+		if (cc_root_exists(c->src, files[i]) && copy_file(c, files[i], NULL, 0644) < 0)
+			return -1;
+	for (int i = 0; hooks[i]; i++) {
+		const char *stages[] = { "createRuntime", "poststop" };
+
+		for (int k = 0; k < 2; k++) {
+			char p[PATH_MAX];
+
+			snprintf(p, sizeof(p), "%s/corecarve-%s.json", hooks[i], stages[k]);
+			if (copy_hook(c, p) < 0)
+				return -1;
+		}
+	}
+	if (copy_dpkg(c, "irqbalance") < 0)
+		return -1;
+	/* The policy: the one named (a file of this machine), else the node's. */
+	if (o->policy_path) {
+		size_t len = 0;
+		_cleanup_free_ char *text = NULL;
+		FILE *f = fopen(o->policy_path, "re");
+
+		if (!f)
+			return cc_err_sys(c->err, errno, "capture: policy %s", o->policy_path);
+		text = malloc(CC_POLICY_MAX + 1);
+		if (text)
+			len = fread(text, 1, CC_POLICY_MAX, f);
+		fclose(f);
+		if (!text)
+			return cc_err_sys(c->err, ENOMEM, "capture");
+		if (put(c, CC_POLICY_PATH, text, len, 0644) < 0)
+			return -1;
+	} else if (cc_root_exists(c->src, CC_POLICY_PATH) && copy_file(c, CC_POLICY_PATH, NULL, 0644) < 0) {
+		return -1;
+	}
+	(void)e;
+	return 0;
+}
+
+/* The ledger as it is (a damaged one too: that is what a report needs),
+ * 0600 in a 0700 directory as the hook keeps it.  It is replaced by
+ * rename, so one read sees one version. */
+static int copy_ledger(struct cap *c, const char *state_dir)
+{
+	char path[PATH_MAX];
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len = 0, cap = 65536;
+
+	snprintf(path, sizeof(path), "%s/" CC_LEDGER_FILE, state_dir ? state_dir : CC_LEDGER_DIR);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (!(text = malloc(cap)))
+		return cc_err_sys(c->err, ENOMEM, "capture");
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap >= CC_LEDGER_MAX || !(nb = realloc(text, cap * 2)))
+				return cc_err_set(c->err, EFBIG, "capture: %s: larger than %u bytes", path, CC_LEDGER_MAX);
+			text = nb;
+			cap *= 2;
+		}
+		n = read(fd, text + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return cc_err_sys(c->err, errno, "capture: %s", path);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (mkdirs(c, CC_LEDGER_DIR, true) < 0 || fchmodat(c->dest, &CC_LEDGER_DIR[1], 0700, 0) < 0)
+		return cc_err_sys(c->err, errno, "capture: " CC_LEDGER_DIR);
+	return put(c, CC_LEDGER_DIR "/" CC_LEDGER_FILE, text, len, 0600);
+}
+
+/* ---- the capture --------------------------------------------------------------- */
+
+static const char *hwloc_version_string(void)
+{
+#ifdef HWLOC_VERSION
+	return HWLOC_VERSION;
+#else
+	return "?";
+#endif
+}
+
+static int open_dest(const char *dest, struct cc_err *err)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	int fd;
+
+	if (mkdir(dest, 0755) < 0 && errno != EEXIST)
+		return cc_err_sys(err, errno, "capture: %s", dest);
+	fd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return cc_err_sys(err, errno, "capture: %s", dest);
+	/* Never mixed into something else: a capture is the node's, whole. */
+	d = fdopendir(dup(fd));
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			close(fd);
+			return cc_err_set(err, EEXIST, "capture: %s is not empty; name a new directory", dest);
+		}
+	return fd;
+}
+
+int cc_capture(const struct cc_root *src, const char *dest, const struct cc_capture_opts *o,
+	       struct cc_capture_stats *st, struct cc_err *err)
+{
+	static const char *const trees[] = {
+		"/sys/devices/system/cpu", "/sys/devices/system/node", "/sys/bus/cpu/devices", "/sys/bus/node/devices",
+		"/proc/irq", NULL,
+	};
+	static const char *const files[] = {
+		"/proc/cpuinfo", "/proc/meminfo", "/proc/mounts", "/proc/self/mountinfo", "/proc/self/cgroup",
+		"/proc/cmdline", "/proc/interrupts", "/proc/stat", "/proc/sys/kernel/osrelease",
+		"/proc/sys/kernel/numa_balancing", "/sys/kernel/mm/transparent_hugepage/enabled", NULL,
+	};
+	struct cap c = { .src = src, .st = st, .err = err };
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_closedir_ DIR *devs = NULL;
+	struct dirent *de;
+	char manifest[2048], when[64];
+	size_t mlen;
+	int rc = -1;
+	time_t now = time(NULL);
+
+	memset(st, 0, sizeof(*st));
+	c.dest = open_dest(dest, err);
+	if (c.dest < 0)
+		return -1;
+	for (int i = 0; trees[i]; i++)
+		if (copy_tree(&c, trees[i], 0) < 0)
+			goto out;
+	/* Each PMU's CPU list: how hybrid cores are told apart. */
+	devs = cc_root_opendir(src, "/sys/devices", &e);
+	while (devs && (de = readdir(devs))) {
+		char p[PATH_MAX];
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "system"))
+			continue;
+		snprintf(p, sizeof(p), "/sys/devices/%s/cpus", de->d_name);
+		if (cc_root_exists(src, p) && copy_file(&c, p, NULL, 0444) < 0)
+			goto out;
+	}
+	for (int i = 0; files[i]; i++)
+		if (cc_root_exists(src, files[i]) && copy_file(&c, files[i], NULL, 0444) < 0)
+			goto out;
+	if (copy_cgroups(&c, "/sys/fs/cgroup", 0) < 0 || copy_processes(&c) < 0 || copy_config(&c, o) < 0 ||
+	    copy_ledger(&c, o->state_dir) < 0)
+		goto out;
+	{
+		struct cc_err re = CC_ERR_INIT;
+		_cleanup_free_ char *rel = cc_root_read(src, "/proc/sys/kernel/osrelease", 256, &re);
+		char host[256] = "";
+
+		gethostname(host, sizeof(host) - 1);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+		mlen = (size_t)snprintf(manifest, sizeof(manifest),
+					"corecarve capture: a --root tree for topology, plan, status, doctor, irq status and audit\n"
+					"captured   %s\n"
+					"host       %s\n"
+					"source     %s\n"
+					"kernel     %s\n"
+					"corecarve  %s\n"
+					"hwloc      %s (built with), API %u.%u.%u\n"
+					"policy     %s\n"
+					"ledger     %s/" CC_LEDGER_FILE "\n"
+					"copied     %d files, %d links, %d directories (%d cgroups), %lld bytes; %d unreadable skipped\n",
+					when, host, src->is_host ? "this host" : src->path, rel ? rel : "?",
+					o->version ? o->version : "?", hwloc_version_string(), HWLOC_API_VERSION >> 16, (HWLOC_API_VERSION >> 8) & 0xff,
+					HWLOC_API_VERSION & 0xff, o->policy_path ? o->policy_path : CC_POLICY_PATH,
+					o->state_dir ? o->state_dir : CC_LEDGER_DIR, st->files, st->links, st->dirs, st->cgroups,
+					st->bytes, st->skipped);
+		if (put(&c, "/" CC_CAPTURE_MANIFEST, manifest, mlen < sizeof(manifest) ? mlen : sizeof(manifest) - 1,
+			0644) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	close(c.dest);
+	return rc;
+}
