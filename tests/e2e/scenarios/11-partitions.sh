@@ -39,6 +39,27 @@ check l1-deleted ctr_kill_delete l1
 check_eq parent-restored "2-7,10-15" "$(cg_read /corecarve.slice cpuset.cpus.effective)"
 check_eq parked-empty "" "$(cg_read /corecarve.slice/corecarve.parked cpuset.cpus.effective | sed 's/^2-7,10-15$//')"
 check l0-deleted ctr_kill_delete l0
+
+# --- a partition that is none of corecarve's, beside a carve ----------------
+# Its CPUs count as taken: the carve goes elsewhere and runs on exactly what
+# it recorded, on every kernel (6.12 would invalidate the other partition, 7.x
+# would strip its CPUs from the carve and still read `root`: docs/design.md).
+cg_mkchain corecarve.slice/foreign
+cg_write /corecarve.slice/foreign cpuset.cpus "$l1cpus" || fail foreign-cpus "$CG_ERR"
+cg_write /corecarve.slice/foreign cpuset.cpus.partition root || fail foreign-partition "$CG_ERR"
+check_eq foreign-root root "$(cg_read /corecarve.slice/foreign cpuset.cpus.partition)"
+mk_bundle $B/f1 f1 '{class: latency, cpus: 2}' /corecarve.slice/f1
+if ctr_run_detached f1 $B/f1; then pass f1-started; else fail f1-started "$CRUN_ERR"; fi
+f1cpus=$(carve_field f1 cpus)
+check f1-avoids-foreign disjoint "$f1cpus,$(carve_field f1 parked)" "$l1cpus"
+check_eq f1-effective "$f1cpus" "$(cg_read /corecarve.slice/f1 cpuset.cpus.effective)"
+check_eq f1-foreign-still-root root "$(cg_read /corecarve.slice/foreign cpuset.cpus.partition)"
+check_eq f1-foreign-cpus "$l1cpus" "$(cg_read /corecarve.slice/foreign cpuset.cpus.effective)"
+check f1-deleted ctr_kill_delete f1
+check_eq foreign-kept root "$(cg_read /corecarve.slice/foreign cpuset.cpus.partition)"
+check_eq foreign-kept-cpus "$l1cpus" "$(cg_read /corecarve.slice/foreign cpuset.cpus.effective)"
+check foreign-removed cg_rmtree /corecarve.slice/foreign
+check_eq parent-restored-after-foreign "2-7,10-15" "$(cg_read /corecarve.slice cpuset.cpus.effective)"
 check slice-removed cg_rmtree /corecarve.slice
 check_eq root-back "0-15" "$(cg_read / cpuset.cpus.effective)"
 
@@ -78,4 +99,4 @@ if [ "$(carve_field z1 mode)" = remote-partition ]; then
 fi
 check z1-deleted ctr_kill_delete z1
 check_eq podz-restored "50000 100000" "$(cg_read /kubepods/podz cpu.max)"
-check_eq ledger-empty-at-end "" "$(carve_field z1 cpus)$(carve_field q1 cpus)$(carve_field l1 cpus)"
+check_eq ledger-empty-at-end "" "$(carve_field z1 cpus)$(carve_field q1 cpus)$(carve_field l1 cpus)$(carve_field f1 cpus)"
