@@ -57,12 +57,17 @@ if [ "$mode" = native ]; then
 	cp "$bb" "$dir/rootfs/bin/busybox"
 	for a in $("$bb" --list); do [ -e "$dir/rootfs/bin/$a" ] || ln -s busybox "$dir/rootfs/bin/$a"; done
 	echo 'root:x:0:0:root:/root:/bin/sh' >"$dir/rootfs/etc/passwd"
+	# The scenario runs under busybox sh with busybox's applets first in
+	# PATH, the tools it has in the guest (lib.sh's wait_for needs
+	# usleep, which Debian's userland no longer has).
+	mkdir -p "$dir/bbin"
+	for a in $("$bb" --list); do ln -s "$bb" "$dir/bbin/$a"; done
 	grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control && grep -qw cpuset /sys/fs/cgroup/cgroup.subtree_control ||
 		echo "+cpuset +cpu" >/sys/fs/cgroup/cgroup.subtree_control
 	CC_EFFECT_NATIVE=1 CC_EFFECT_ROUNDS=$rounds CC_EFFECT_PROBE=$probe CC_EFFECT_DIR=$dir/b \
 		CC_E2E_DIR=$repo/tests/e2e CC_BIN=$bin CC_POLICY=$dir/policy.yaml \
 		CC_ROOTFS_TEMPLATE=$dir/rootfs CC_CTR_DB=$dir/ctr CC_KERNEL=$(uname -r | cut -d. -f1,2) \
-		CC_SCENARIO=96-effect sh "$repo/tests/e2e/scenarios/96-effect.sh" 2>&1 | tee "$raw"
+		CC_SCENARIO=96-effect PATH="$dir/bbin:$PATH" "$bb" sh "$repo/tests/e2e/scenarios/96-effect.sh" 2>&1 | tee "$raw"
 	rc=${PIPESTATUS[0]}
 else
 	echo "== bench-effect in the QEMU guest (tests/e2e/scenarios/96-effect.sh, Linux $kernel, $rounds rounds; native not possible here: $reason)"
