@@ -21,6 +21,11 @@
  *   effect-probe stream [--buf-mb B] stream over B MiB forever (a memory
  *                                    neighbour)
  *
+ *   --wait-file PATH (any mode): poll every 20 ms until PATH exists, then
+ *       start: the bench starts its containers with the node idle (a crun
+ *       start among 18 busy vCPUs under TCG takes minutes) and lets them
+ *       go together.
+ *
  * The phases run one after the other in one thread, so each measures the
  * probe's CPU alone and not the probe's own other phase. */
 #define _GNU_SOURCE
@@ -29,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static uint64_t now_ns(void)
@@ -144,6 +150,7 @@ static unsigned arg_uint(int argc, char **argv, int *i, const char *name)
 int main(int argc, char **argv)
 {
 	unsigned wakeups = 2000, interval_us = 1000, cpu_ms = 1000, stream_ms = 1000, buf_mb = 32;
+	const char *wait_file = NULL;
 	if (argc < 2) {
 		fprintf(stderr, "usage: effect-probe probe|hog|stream [options] (see bench/effect-probe.c)\n");
 		return 2;
@@ -157,12 +164,23 @@ int main(int argc, char **argv)
 			cpu_ms = arg_uint(argc, argv, &i, "--cpu-ms");
 		else if (!strcmp(argv[i], "--stream-ms"))
 			stream_ms = arg_uint(argc, argv, &i, "--stream-ms");
+		else if (!strcmp(argv[i], "--wait-file") && i + 1 < argc)
+			wait_file = argv[++i];
 		else if (!strcmp(argv[i], "--buf-mb"))
 			buf_mb = arg_uint(argc, argv, &i, "--buf-mb");
 		else {
 			fprintf(stderr, "effect-probe: unknown option '%s': see bench/effect-probe.c\n", argv[i]);
 			return 2;
 		}
+	}
+	if (wait_file) {
+		struct stat st;
+		struct timespec poll = {0, 20 * 1000 * 1000};
+		/* Says it is in place (the bench reads the carve then). */
+		printf("WAITING for %s\n", wait_file);
+		fflush(stdout);
+		while (stat(wait_file, &st))
+			nanosleep(&poll, NULL);
 	}
 	if (!strcmp(argv[1], "hog")) {
 		uint64_t x = 1;

@@ -97,7 +97,7 @@ info "mode $mode, kernel $(uname -r), online $online, reserved $reserved, shared
 # --- the neighbours ------------------------------------------------------------
 mkdir -p "$B"
 start_neighbour() { # ID CPUS MODE
-	CC_HOOKS='' CC_CPUSET_CPUS=$2 CC_CMD="exec /bin/effect-probe $3" mk_bundle "$B/$1" "$1" '' "/$NB/$1"
+	CC_HOOKS='' CC_CPUSET_CPUS=$2 CC_CMD="exec /bin/effect-probe $3 --wait-file /go" mk_bundle "$B/$1" "$1" '' "/$NB/$1"
 	cp "$PROBE" "$B/$1/rootfs/bin/effect-probe"
 	ctr_run_detached "$1" "$B/$1" || fail "neighbour-$1" "$CRUN_ERR"
 }
@@ -116,6 +116,9 @@ done
 running=0
 for f in "$CC_CTR_DB"/*; do [ "$(ctr_status "$(basename "$f")")" != running ] || running=$((running + 1)); done
 check_eq neighbours-running "$((nh + ns))" "$running"
+# They were started waiting (--wait-file): let them go, then hold them
+# frozen until an arm wants them.
+for f in "$CC_CTR_DB"/*; do touch "$(ctr_bundle "$(basename "$f")")/rootfs/go"; done
 info "$nh CPU hogs (one pinned to each online CPU) and $ns memory streamers (64 MiB, one per NUMA node) in /$NB"
 
 freeze() { # 1 or 0
@@ -133,11 +136,12 @@ for a in $arms; do
 	isolated) ann='{class: isolated, cpus: 1}' hooks='createRuntime poststop' ;;
 	esac
 	# shellcheck disable=SC2086 # PROBE_ARGS is a word list
-	CC_HOOKS=$hooks CC_CMD="exec /bin/effect-probe probe $PROBE_ARGS" \
+	CC_HOOKS=$hooks CC_CMD="exec /bin/effect-probe probe $PROBE_ARGS --wait-file /go" \
 		mk_bundle "$B/$a" "$a" "$ann" "/kubepods/podp96/$a" 100000 100000
 	cp "$PROBE" "$B/$a/rootfs/bin/effect-probe"
 done
 SETTLE=${CC_EFFECT_SETTLE:-1}
+freeze 1 || fail freeze "$(cat "$CGROOT/$NB/cgroup.events")"
 : >"$B/results"
 : >"$B/carves"
 fails=0
@@ -146,29 +150,40 @@ while [ $i -lt "$rounds" ]; do
 	# shellcheck disable=SC2046,SC2086 # a word list
 	set -- $(printf '%s\n' $arms | awk -v seed="$i" 'BEGIN { srand(seed + 7) } { print rand(), $0 }' | sort -n | cut -d' ' -f2)
 	for a in "$@"; do
-		if [ "$a" = idle ]; then freeze 1 || fail "freeze-$i" "$(cat "$CGROOT/$NB/cgroup.events")"; else freeze 0 || fail "thaw-$i" "$(cat "$CGROOT/$NB/cgroup.events")"; fi
-		sleep "$SETTLE"
 		out=$B/$a/out.$i
+		rm -f "$B/$a/rootfs/go"
 		timeout -s KILL 600 crun run --bundle "$B/$a" "e-$a-$i" </dev/null >"$out" 2>"$B/$a/run.err" &
 		cpid=$!
+		# The probe waits for /go in its rootfs: crun and the hook start it
+		# with the neighbours frozen (under TCG a start among them takes
+		# minutes), and it measures only once they run.
+		cg=kubepods/podp96/$a
+		# The probe says WAITING once it runs: past crun's start and the
+		# createRuntime hook, so the carve is in place.
+		wait_for 120 grep -q '^WAITING' "$out" || info "probe $a round $i: not started after 120 s"
 		case $a in
 		latency | isolated)
-			# While it runs: where the carve is, what is parked, and
-			# where the hog pinned to the carve's sibling now runs.
-			cg=kubepods/podp96/$a
-			# (cgroup files have no size: grep, not test -s)
-			if wait_for 60 grep -q . "$CGROOT/$cg/cgroup.procs"; then
-				sleep 1
-				mine=$(cg_read "$cg" cpuset.cpus.effective)
-				sib=
-				[ -z "$mine" ] || sib=$(minus "$(norm "$(cat "/sys/devices/system/cpu/cpu${mine%%[-,]*}/topology/thread_siblings_list")")" "$mine")
-				where=
-				[ -z "$sib" ] || where=$(cg_read "$NB/hog$sib" cpuset.cpus.effective 2>/dev/null || true)
-				parked=$(cg_read corecarve.parked cpuset.cpus.effective 2>/dev/null || true)
-				echo "$a $i carve=$mine partition=$(cg_read "$cg" cpuset.cpus.partition | tr ' ' _) sibling=${sib:-none} parked=${parked:-none} sibling_hog_on=${where:-none}" >>"$B/carves"
-			fi
+			# Where the carve is, what is parked, and where the hog
+			# pinned to the carve's sibling now runs.
+			mine=$(cg_read "$cg" cpuset.cpus.effective)
+			sib=
+			[ -z "$mine" ] || sib=$(minus "$(norm "$(cat "/sys/devices/system/cpu/cpu${mine%%[-,]*}/topology/thread_siblings_list")")" "$mine")
+			where=
+			[ -z "$sib" ] || where=$(cg_read "$NB/hog$sib" cpuset.cpus.effective 2>/dev/null || true)
+			parked=$(cg_read corecarve.parked cpuset.cpus.effective 2>/dev/null || true)
+			echo "$a $i carve=$mine partition=$(cg_read "$cg" cpuset.cpus.partition | tr ' ' _) sibling=${sib:-none} parked=${parked:-none} sibling_hog_on=${where:-none}" >>"$B/carves"
 			;;
 		esac
+		[ "$a" = idle ] || freeze 0 || fail "thaw-$i" "$(cat "$CGROOT/$NB/cgroup.events")"
+		sleep "$SETTLE"
+		touch "$B/$a/rootfs/go"
+		# Polled once a second (a process start each), in every arm alike.
+		w=0
+		while [ $w -lt 300 ] && ! grep -q '^PROBE ' "$out" && kill -0 $cpid 2>/dev/null; do
+			sleep 1
+			w=$((w + 1))
+		done
+		freeze 1 || fail "freeze-$i" "$(cat "$CGROOT/$NB/cgroup.events")"
 		if ! wait $cpid; then
 			fails=$((fails + 1))
 			info "crun run $a round $i failed: $(_cc_oneline "$(cat "$B/$a/run.err" "$B/$a/hooks.err" 2>/dev/null)")"
@@ -183,7 +198,6 @@ while [ $i -lt "$rounds" ]; do
 	done
 	i=$((i + 1))
 done
-freeze 0 || true
 check_eq probe-runs-ok 0 "$fails"
 if [ -s "$B/carves" ]; then
 	while IFS= read -r l; do info "during the run: $l"; done <"$B/carves"
