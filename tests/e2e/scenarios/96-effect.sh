@@ -113,18 +113,19 @@ for n in /sys/devices/system/node/node[0-9]*; do
 	start_neighbour "stream${n##*node}" "$cpus" "stream --buf-mb 64"
 	ns=$((ns + 1))
 done
+freeze() { # 1 or 0
+	echo "$1" >"$CGROOT/$NB/cgroup.freeze"
+	wait_for 20 grep -qx "frozen $1" "$CGROOT/$NB/cgroup.events"
+}
 running=0
 for f in "$CC_CTR_DB"/*; do [ "$(ctr_status "$(basename "$f")")" != running ] || running=$((running + 1)); done
 check_eq neighbours-running "$((nh + ns))" "$running"
 # They were started waiting (--wait-file): let them go, then hold them
 # frozen until an arm wants them.
 for f in "$CC_CTR_DB"/*; do touch "$(ctr_bundle "$(basename "$f")")/rootfs/go"; done
+freeze 1 || fail freeze "$(cat "$CGROOT/$NB/cgroup.events")"
 info "$nh CPU hogs (one pinned to each online CPU) and $ns memory streamers (64 MiB, one per NUMA node) in /$NB"
 
-freeze() { # 1 or 0
-	echo "$1" >"$CGROOT/$NB/cgroup.freeze"
-	wait_for 20 grep -qx "frozen $1" "$CGROOT/$NB/cgroup.events"
-}
 
 # --- the probe arms ------------------------------------------------------------
 arms="idle plain latency isolated"
@@ -141,7 +142,6 @@ for a in $arms; do
 	cp "$PROBE" "$B/$a/rootfs/bin/effect-probe"
 done
 SETTLE=${CC_EFFECT_SETTLE:-1}
-freeze 1 || fail freeze "$(cat "$CGROOT/$NB/cgroup.events")"
 : >"$B/results"
 : >"$B/carves"
 fails=0
