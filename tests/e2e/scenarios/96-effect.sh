@@ -23,7 +23,12 @@
 # NUMA node over that node's CPUs.  A carve takes its CPU from the pinned
 # hogs (their cpuset falls back to their parent's).  They are
 # plain containers with no hook, started once and frozen/thawed between
-# arms, so the node is the same in every arm but for the probe.
+# arms, so the node is the same in every arm but for the probe.  Every
+# container (neighbours and probe) starts with the neighbours frozen and
+# waits for a file (/go in its rootfs) before it works: a crun start among
+# 18 busy vCPUs took minutes under TCG.  A probe run: start it (the hook
+# carves), read where the carve sits, thaw (not for idle), 1 s, let it go,
+# freeze once it printed, then crun's teardown (the hook's release).
 #
 # Runs in the e2e guest (only with CC_BENCH=1: tests/e2e/run.sh puts
 # cc.bench=1 on the command line) and natively (bench/effect.sh sets
