@@ -5,6 +5,11 @@
 #                           callgrind instruction counts (no root, no QEMU)
 #   make bench-qemu         crun with vs without the hook, IRQ reconcile and
 #                           audit timings inside the e2e guest (BENCH_KERNEL)
+#   make bench-effect       the isolation a carve buys: a probe container
+#                           idle, among noisy neighbours, and carved
+#                           (bench/effect.sh: natively on a cgroup-v2 host
+#                           with cpuset and >= 4 CPUs as root, else in the
+#                           e2e guest); not part of make bench or check
 #   make bench-build        only build build/bench/*
 #
 # Knobs: BENCH_N (invocations per host and mode, default 1000; hosts above
@@ -13,7 +18,9 @@
 # BENCH_ONLY (one host, e.g. F06), BENCH_QEMU=0 (skip the guest),
 # BENCH_KERNEL (6.12), BENCH_PAIRS (A/B pairs in the guest, default 20),
 # BENCH_NATIVE_ROUNDS (crun rounds on this host, default 100; root only),
-# BENCH_CG_N (invocations under callgrind, default 10).
+# BENCH_CG_N (invocations under callgrind, default 10),
+# BENCH_EFFECT_ROUNDS (bench-effect rounds, default 5),
+# BENCH_EFFECT_MODE (native or guest; default: native where it can).
 #
 # Every figure is a median (or a count) from one run in which the things
 # compared were interleaved; nothing here asserts a time.  The QEMU part
@@ -29,6 +36,7 @@ BENCH_KERNEL ?= 6.12
 BENCH_PAIRS ?= 20
 BENCH_NATIVE_ROUNDS ?= 100
 BENCH_CG_N ?= 10
+BENCH_EFFECT_ROUNDS ?= 5
 BENCH_N_LARGE ?= 200
 # Seconds the guest scenario may take (TCG: a crun run is a second or so).
 BENCH_QEMU_TIMEOUT ?= 1500
@@ -36,15 +44,21 @@ BENCH_CG_HOSTS ?= F03 F06 syn-224 syn-1024 syn-4096
 
 BENCH_DIR := $(BUILD)/bench
 BENCH_LIB_OBJ := $(BUILD)/bench/benchlib.o
-BENCH_PROGS := $(BENCH_DIR)/decide $(BENCH_DIR)/place
+BENCH_PROGS := $(BENCH_DIR)/decide $(BENCH_DIR)/place $(BENCH_DIR)/effect-probe
 
-.PHONY: bench bench-build bench-host bench-qemu bench-callgrind
+.PHONY: bench bench-build bench-host bench-qemu bench-callgrind bench-effect
 
 $(BENCH_DIR)/decide: $(BUILD)/bench/decide.o $(BUILD)/bench/benchcg.o $(BENCH_LIB_OBJ) $(LIB) $(LINK_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/bench/benchcg.o $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
 
 $(BENCH_DIR)/place: $(BUILD)/bench/place.o $(BUILD)/bench/baselines.o $(BENCH_LIB_OBJ) $(LIB) $(LINK_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/bench/baselines.o $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
+
+# The probe runs in a busybox container rootfs (no libc there): static, and
+# without the sanitizers or the library's flags.
+$(BENCH_DIR)/effect-probe: bench/effect-probe.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -static -o $@ $<
 
 bench-build: $(BENCH_PROGS) $(BIN)
 
@@ -85,5 +99,10 @@ bench-qemu: $(BIN)
 		rc=$$?; grep -E '^e2e' $(BENCH_DIR)/qemu.out; \
 		grep -E '^(BENCH|FAIL|SKIP|INFO) ' $(BENCH_E2E)/log-$(BENCH_KERNEL).txt || true; \
 		exit $$rc
+
+# The guest run keeps its own cache directory, as bench-qemu does.
+bench-effect: $(BIN) $(BENCH_DIR)/effect-probe
+	@BENCH_EFFECT_MODE=$(BENCH_EFFECT_MODE) bash bench/effect.sh $(abspath $(BIN)) $(abspath $(BENCH_DIR)/effect-probe) \
+		$(BENCH_EFFECT_ROUNDS) $(BENCH_KERNEL) $(abspath $(BENCH_DIR))/effect
 
 -include $(BUILD)/bench/decide.d $(BUILD)/bench/benchcg.d $(BUILD)/bench/place.d $(BUILD)/bench/baselines.d $(BUILD)/bench/benchlib.d

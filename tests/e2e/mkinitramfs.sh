@@ -11,6 +11,9 @@
 #   CC_BENCH=1      also the scenarios marked "# e2e-only: bench" (95-bench:
 #                   make bench-qemu); without it they are left out, so a
 #                   normal run neither runs nor skips them
+#   CC_EFFECT_PROBE the static bench/effect-probe for a scenario with
+#                   "# e2e-needs: effect-probe" (96-effect; default
+#                   <repo>/build/bench/effect-probe)
 #   E2E_EXTRA_SCENARIOS  a directory of more *.sh scenarios (ad-hoc debugging;
 #                   same name as one in scenarios/ replaces it)
 #
@@ -188,6 +191,16 @@ fi
 # ledger lock to catch a hook waiting on it.
 if grep -qs '^# e2e-needs: flock' "$stage"/e2e/scenarios/*.sh; then
 	copy_with_libs "$(command -v flock)" /usr/bin/flock
+fi
+# bench/effect-probe.c (static) for 96-effect, the workload of make
+# bench-effect, which builds it and names it in CC_EFFECT_PROBE.
+if grep -qs '^# e2e-needs: effect-probe' "$stage"/e2e/scenarios/*.sh; then
+	probe=${CC_EFFECT_PROBE:-$repo/build/bench/effect-probe}
+	[ -x "$probe" ] || die "no effect-probe at $probe: build it with make bench-build (or run make bench-effect)"
+	ldd "$probe" 2>&1 | grep -q 'not a dynamic executable' ||
+		die "$probe is not static: the container rootfs has no libc; build it with make bench-build"
+	mkdir -p "$stage/e2e/bin"
+	cp "$probe" "$stage/e2e/bin/effect-probe"
 fi
 cp "$here/init" "$stage/init"
 chmod 0755 "$stage/init"
