@@ -25,6 +25,7 @@ static const struct cc_command commands[] = {
 	{ "irq", cc_cmd_irq, "IRQs on carved CPUs: status (who fires where), reconcile (steer new ones away)" },
 	{ "vm", cc_cmd_vm, "pin VMs' vCPUs on whole cores of one class: reconcile, status, xml NAME" },
 	{ "doctor", cc_cmd_doctor, "is this node ready? cgroups, partitions, SMT, governors, THP, irqbalance, hooks (exit 0/1/2)" },
+	{ "calibrate", cc_cmd_calibrate, "measure this node's placement table (SMT, L2, L3, NUMA, package, class pairs) as its baseline" },
 };
 
 static void usage(FILE *out)
