@@ -150,7 +150,7 @@ static int parse_result(const json_t *o, const char *where, const char *ctx, str
 	/* A pair can speed a side up (turbo shared over fewer busy cores
 	 * is not that, but a cache warmed by the sibling can be): up to 4x. */
 	if (!json_is_object(o))
-		return cc_err_set(err, EINVAL, "%s: %s: expected an object", where, ctx);
+		return cc_err_set(err, EINVAL, "%s: %.*s: expected an object", where, (int)strlen(ctx) - 1, ctx);
 	if (get_num(o, "ratio", 0, 4, &r->ratio, where, ctx, err) < 0 ||
 	    get_num(o, "ratio_a", 0, 4, &r->ratio_a, where, ctx, err) < 0 ||
 	    get_num(o, "ratio_b", 0, 4, &r->ratio_b, where, ctx, err) < 0 ||
@@ -250,7 +250,7 @@ int cc_baseline_parse(const json_t *doc, const char *where, struct cc_baseline *
 		for (int w = 0; w < CC_WORK_N; w++) {
 			char wctx[64];
 
-			snprintf(wctx, sizeof(wctx), "%s%s", ctx, cc_work_name((enum cc_work)w));
+			snprintf(wctx, sizeof(wctx), "%s%s.", ctx, cc_work_name((enum cc_work)w));
 			if (parse_result(json_object_get(v, cc_work_name((enum cc_work)w)), where, wctx, &e->res[w], err) < 0)
 				return -1;
 		}

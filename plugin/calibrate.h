@@ -42,7 +42,8 @@ const char *cc_rel_name(enum cc_rel r);
 /* -1 for an unknown name. */
 int cc_rel_parse(const char *name);
 /* The nearest relation of CPUs `a` and `b` (Linux numbers, a != b); never
- * CC_REL_CLASS; -1 when either is unknown. */
+ * CC_REL_CLASS; -1 when either is unknown, or for two cores of one
+ * package whose L3 is unknown. */
 int cc_calib_relation(const struct cc_topo *t, int a, int b);
 
 enum cc_work {

@@ -48,6 +48,10 @@ int cc_calib_relation(const struct cc_topo *t, int a, int b)
 		return CC_REL_L3;
 	if (pa->package != pb->package)
 		return CC_REL_PACKAGE;
+	/* Without L3 information two cores of one domain stand at no
+	 * relation this table can name. */
+	if (pa->llc < 0 || pb->llc < 0)
+		return -1;
 	/* Without NUMA information (an XML export from CPUID) one package is
 	 * taken as one memory domain. */
 	if (pa->numa < 0 || pb->numa < 0 || pa->numa == pb->numa)
