@@ -24,7 +24,7 @@ _corecarve()
 	local cur prev cmd i
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="topology plan status audit exec hook irq vm init-parent doctor"
+	local commands="topology plan status audit exec hook irq vm init-parent doctor calibrate"
 	local topo_src="--root --hwloc-xml --synthetic --policy"
 
 	cmd=
@@ -102,6 +102,9 @@ _corecarve()
 		;;
 	doctor)
 		COMPREPLY=($(compgen -W "--json --root --policy --state --help" -- "$cur"))
+		;;
+	calibrate)
+		COMPREPLY=($(compgen -W "--rounds --ms --output --json --dry-run --root --hwloc-xml --synthetic --policy --help" -- "$cur"))
 		;;
 	vm)
 		local sub=
