@@ -102,11 +102,13 @@ static void *worker_main(void *arg)
 	struct run *r = w->run;
 	cpu_set_t set;
 	double t0;
+	int rc;
 
 	CPU_ZERO(&set);
 	CPU_SET((size_t)w->cpu, &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
-		w->err = errno ? errno : EINVAL;
+	/* Returns the error number; errno is not set. */
+	if ((rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set)) != 0)
+		w->err = rc;
 	/* Warm: the pages are faulted in, on this CPU's node, before the clock. */
 	if (r->work == CC_WORK_MEM)
 		for (size_t i = 0; i < w->words; i += 512)
