@@ -612,6 +612,43 @@ START_TEST(test_cli_measure_host)
 }
 END_TEST
 
+/* plan --explain: the baseline named by $CORECARVE_BASELINE, the lines
+ * after the plan; without one, the counts and where a baseline would be. */
+START_TEST(test_cli_plan_explain)
+{
+	const char *bin = cc_test_bin("calibrate CLI tests");
+	char dir[] = "/tmp/cc-calib-XXXXXX", path[PATH_MAX];
+	_cleanup_free_ char *out = NULL, *none = NULL;
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_baseline b;
+
+	if (!bin)
+		return;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/b.json", dir);
+	sample(&b);
+	ck_assert_int_eq(cc_baseline_write(path, &b, &err), 0);
+	ck_assert_int_eq(cc_test_sh(&out,
+				    "CORECARVE_BASELINE='%s' '%s' plan --class latency --cpus 1 --explain "
+				    "--synthetic 'pack:2 l3:1 l2:8 core:1 pu:2' 2>&1",
+				    path, bin),
+			 0);
+	ck_assert_msg(strstr(out, "  cpus      2\n") && strstr(out, "  parked    3") &&
+			      strstr(out, "(2026-12-01T12:00:00Z, 5 rounds x 200 ms)\n") &&
+			      strstr(out, "  avoided   smt     0 CPUs outside the carve are SMT siblings of its CPUs (1 held by it); "
+					  "measured here: cpu 0.91x, mem 0.48x\n") &&
+			      strstr(out, "  shared    package 16 CPUs outside the carve sit in another package; measured here"),
+		      "%s", out);
+	ck_assert_int_eq(cc_test_sh(&none, "CORECARVE_BASELINE= '%s' plan --class latency --cpus 1 --explain "
+					   "--synthetic 'pack:2 l3:1 l2:8 core:1 pu:2' 2>&1", bin),
+			 0);
+	ck_assert_msg(strstr(none, "  baseline  none: no baseline for a --hwloc-xml or --synthetic topology") &&
+			      strstr(none, "  shared    l3      14 CPUs outside the carve share its L3 (with separate L2s)\n"),
+		      "%s", none);
+	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", dir), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("calibrate");
@@ -635,6 +672,7 @@ static Suite *suite(void)
 	tcase_add_test(cli, test_cli_dry_run_json);
 	tcase_add_test(cli, test_cli_bad_input);
 	tcase_add_test(cli, test_cli_measure_host);
+	tcase_add_test(cli, test_cli_plan_explain);
 	tcase_set_timeout(cli, 60);
 	suite_add_tcase(s, pairs);
 	suite_add_tcase(s, file);
