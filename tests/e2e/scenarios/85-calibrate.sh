@@ -38,14 +38,16 @@ info "calibrate: rc $rc in $((t1 - t0)) s; $(tr '\n' ' ' </tmp/calib.err)"
 check_eq calibrate-exit 0 "$rc"
 check baseline-written test -s $BL
 flat=$(printf '%s' "$out" | tr -d ' \n\t')
+# A fixed string in the flattened JSON (its brackets are no glob).
+has() { printf '%s' "$flat" | grep -qF "$1"; }
 check_match json-schema '*"schema_version":1,*' "$flat"
 check_match json-method '*"method":{"rounds":2,"ms":50,*' "$flat"
-check_match json-smt '*{"relation":"smt","cpus":[0,1],*' "$flat"
-check_match json-package '*{"relation":"package","cpus":[0,8],*' "$flat"
+check json-smt has '{"relation":"smt","cpus":[0,1],'
+check json-package has '{"relation":"package","cpus":[0,8],'
 check_match json-numa-skipped '*{"relation":"numa","reason":"nopackageholdstwoNUMAnodeswithusablecores"}*' "$flat"
 check_match json-class-skipped '*{"relation":"class","reason":"onecoreclass"}*' "$flat"
 if [ "$l3" != none ] && [ "$l3" != "$l2" ]; then
-	check_match json-l3 '*{"relation":"l3","cpus":[0,2],*' "$flat"
+	check json-l3 has '{"relation":"l3","cpus":[0,2],'
 else
 	check_match json-l3-skipped '*{"relation":"l3","reason":*' "$flat"
 fi
