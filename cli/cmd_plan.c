@@ -24,14 +24,15 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: corecarve plan --class NAME --cpus N [--smt isolate|full] [--memory local|spread|any]\n"
 		"                      [--irq steer-away|leave] [--root DIR | --hwloc-xml FILE | --synthetic DESC]\n"
-		"                      [--policy FILE] [--state DIR] [--json]\n\n"
+		"                      [--policy FILE] [--state DIR] [--json] [--explain]\n\n"
 		"Show which CPUs a container of placement class NAME asking for N CPUs would get, the\n"
 		"parked SMT siblings, the memory nodes, and why.  Changes nothing.\n\n"
 		"CPUs already carved are read from the ledger in --state DIR, else $CORECARVE_STATE_DIR,\n"
 		"else " CC_LEDGER_DIR " (that default only when looking at this host, not with --root,\n"
 		"--hwloc-xml or --synthetic).  --smt, --memory and --irq override the class, as the\n"
 		"annotation's keys do, and only where the class lets an annotation set them\n"
-		"(annotationMaySet): plan refuses the rest as the hook would.\n\n"
+		"(annotationMaySet): plan refuses the rest as the hook would.  --explain adds what the\n"
+		"carve avoids on this node, in the numbers of its baseline (corecarve calibrate).\n\n"
 		"exit status: 0 planned, 1 refused for lack of capacity, 2 bad input (including a request\n"
 		"the policy or topology cannot express, such as an unknown class)\n");
 }
@@ -329,7 +330,7 @@ int cc_cmd_plan(int argc, char **argv)
 	const char *cls = NULL, *cpus = NULL, *state = NULL, *ledger_dir = NULL;
 	struct cc_table_opts table = { 0 };
 	char state_buf[PATH_MAX];
-	bool host;
+	bool host, explain = false;
 	int rc;
 
 	memset(&req, 0, sizeof(req));
@@ -343,6 +344,10 @@ int cc_cmd_plan(int argc, char **argv)
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
 			return CC_EXIT_OK;
+		}
+		if (!strcmp(a, "--explain")) {
+			explain = true;
+			continue;
 		}
 		r = cc_cli_common_opt(&common, argc, argv, &i, &err);
 		if (r == 0)
@@ -457,6 +462,8 @@ int cc_cmd_plan(int argc, char **argv)
 			rc = print_json(&d, &cx, policy);
 		else
 			rc = print_text(&d, &cx, policy, topo, ledger_dir, &table, &err);
+		if (rc == 0 && explain && !common.json && d.exclusive)
+			rc = cc_cli_plan_explain(&common, root, topo, d.cpus, d.parked);
 	}
 	cc_decision_fini(&d);
 	context_fini(&cx);

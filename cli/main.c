@@ -26,6 +26,7 @@ static const struct cc_command commands[] = {
 	{ "vm", cc_cmd_vm, "pin VMs' vCPUs on whole cores of one class: reconcile, status, xml NAME" },
 	{ "doctor", cc_cmd_doctor, "is this node ready? cgroups, partitions, capacity, governors, THP, irqbalance, hooks (exit 0/1/2)" },
 	{ "capture", cc_cmd_capture, "copy what corecarve reads of this node into a --root tree, for bug reports" },
+	{ "calibrate", cc_cmd_calibrate, "measure this node's placement table (SMT, L2, L3, NUMA, package, class pairs) as its baseline" },
 };
 
 static void usage(FILE *out)

@@ -12,6 +12,7 @@
 #include "cleanup.h"
 #include "cpulist.h"
 #include "doctor.h"
+#include "doctor_baseline.h"
 
 const struct cc_doctor_check cc_doctor_checks[] = {
 	{ "cgroup", cc_doctor_check_cgroup },
@@ -59,6 +60,7 @@ void cc_doctor_run(const struct cc_doctor_ctx *ctx, struct cc_doctor_report *out
 	out->n = 0;
 	for (const struct cc_doctor_check *c = cc_doctor_checks; c->id && out->n < CC_DOCTOR_MAX; c++)
 		run_check(ctx, c, &out->items[out->n++]);
+	cc_doctor_baseline(ctx, out);
 }
 
 int cc_doctor_run_one(const struct cc_doctor_ctx *ctx, const char *id, struct cc_doctor_item *it,

@@ -65,7 +65,7 @@ struct cc_doctor_check {
 /* Every check, in report order; terminated by { NULL, NULL }. */
 extern const struct cc_doctor_check cc_doctor_checks[];
 
-#define CC_DOCTOR_MAX 16
+#define CC_DOCTOR_MAX 24
 
 struct cc_doctor_report {
 	int n;

@@ -142,7 +142,7 @@ START_TEST(test_install_tree)
 				  "COMP_WORDS=(corecarve status --table \"\"); COMP_CWORD=3; _corecarve; echo \"${COMPREPLY[*]}\"; "
 				  "COMP_WORDS=(corecarve doctor --pro); COMP_CWORD=2; _corecarve; echo \"${COMPREPLY[*]}\"'",
 			    d), 0);
-	ck_assert_str_eq(out, "capture\ncarves cpus capacity power\n--problems\n");
+	ck_assert_str_eq(out, "capture calibrate\ncarves cpus capacity power\n--problems\n");
 	reset(&out);
 
 	/* uninstall: nothing left. */
