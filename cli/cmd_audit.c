@@ -30,7 +30,7 @@ static void usage(FILE *out)
 		"  --prometheus FILE  also write a node_exporter textfile, atomically\n"
 		"  --fix              repair what is safe, print every change, audit again\n"
 		"  --fix=CODE,...     repair only findings with these codes (QUOTA_ON_CARVE, ...);\n"
-		"                     the others are reported as usual\n"
+		"                     the others are reported as usual; --fix=none repairs nothing\n"
 		"  --sample-ms N      count interrupts on carved CPUs for N ms (default %d, 0: no sample)\n"
 		"  --root DIR         audit a captured tree (/sys, /proc and cgroupfs under DIR)\n"
 		"  --state DIR        the ledger (else $CORECARVE_STATE_DIR, else " CC_LEDGER_DIR ")\n\n"
@@ -72,6 +72,12 @@ static int parse_codes(const char *list, struct opts *o, struct cc_err *err)
 
 	if (!copy)
 		return cc_err_sys(err, ENOMEM, "audit");
+	/* A schedule's switch set to report only (AUTOFIX=none). */
+	if (!strcmp(list, "none")) {
+		o->fix = o->fix_some = false;
+		memset(o->fix_code, 0, sizeof(o->fix_code));
+		return 0;
+	}
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int c = cc_audit_code_parse(tok);
 

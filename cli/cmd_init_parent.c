@@ -9,15 +9,20 @@
 #include "cleanup.h"
 #include "commands.h"
 #include "cpulist.h"
+#include "doctor.h"
 #include "oci.h"
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: corecarve init-parent CGROUP [--cpus LIST] [--mems LIST] [--policy FILE]\n\n"
+	fprintf(out, "usage: corecarve init-parent CGROUP [--cpus LIST] [--mems LIST] [--policy FILE] [--force]\n\n"
 		     "Make CGROUP (e.g. /corecarve.slice) a cpuset partition root holding LIST\n"
 		     "(default: every online CPU that is not reserved by the policy), so containers\n"
 		     "started below it can be carved as local partitions on kernels that lack\n"
-		     "cpuset.cpus.exclusive.  Idempotent.\n");
+		     "cpuset.cpus.exclusive.  Idempotent.\n\n"
+		     "Refused on a kubelet's node (its pod cgroups, or /var/lib/kubelet): the\n"
+		     "kubelet's pods live outside CGROUP and would run on the reserved CPUs only,\n"
+		     "and carves below the pods' cgroups cannot be local partitions anyway.\n"
+		     "--force makes it all the same.\n");
 }
 
 int cc_cmd_init_parent(int argc, char **argv)
@@ -30,7 +35,8 @@ int cc_cmd_init_parent(int argc, char **argv)
 	_cleanup_bitmap_ hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
 	_cleanup_bitmap_ hwloc_bitmap_t mems = hwloc_bitmap_alloc();
 	_cleanup_free_ char *list = NULL;
-	const char *cgroup = NULL, *cpus_arg = NULL, *mems_arg = NULL;
+	const char *cgroup = NULL, *cpus_arg = NULL, *mems_arg = NULL, *kubelet;
+	bool force = false;
 	struct cc_cg cg;
 
 	for (int i = 1; i < argc; i++) {
@@ -42,6 +48,10 @@ int cc_cmd_init_parent(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
 			cpus_arg = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--force")) {
+			force = true;
 			continue;
 		}
 		if (!strcmp(argv[i], "--mems") && i + 1 < argc) {
@@ -74,6 +84,16 @@ int cc_cmd_init_parent(int argc, char **argv)
 	}
 	if (cc_cli_load(&common, &root, &policy, &topo, &err) < 0)
 		return cc_cli_fail(&err);
+	kubelet = cc_kubelet_evidence(root);
+	if (kubelet && !force) {
+		fprintf(stderr,
+			"corecarve: init-parent %s: refused on a kubelet node (%s): as a partition root it would take its "
+			"CPUs from the kubelet's pods, which live outside it and would run on the reserved CPUs only; "
+			"before Linux 6.7 carves under the pods' cgroups are cpuset-only (docs/guide.md, corecarve doctor); "
+			"--force makes it anyway\n",
+			cgroup, kubelet);
+		return CC_EXIT_REFUSED;
+	}
 	if (cpus_arg) {
 		if (cc_cpulist_parse(cpus_arg, cpus, "--cpus", &err) < 0)
 			return cc_cli_fail(&err);

@@ -89,7 +89,7 @@ _corecarve()
 		COMPREPLY=($(compgen -W "--json --svg --state $topo_src --help" -- "$cur"))
 		;;
 	audit)
-		COMPREPLY=($(compgen -W "--json --prometheus --fix --sample-ms --state --root --policy --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--json --prometheus --fix --fix= --sample-ms --state --root --policy --help" -- "$cur"))
 		;;
 	exec)
 		COMPREPLY=($(compgen -W "--class --cpus --carve --cgroup-parent --lock-affinity --policy --state --verbose --help --" -- "$cur"))
@@ -98,7 +98,7 @@ _corecarve()
 		COMPREPLY=($(compgen -W "createRuntime prestart poststop --root --policy --state --verbose --help" -- "$cur"))
 		;;
 	init-parent)
-		COMPREPLY=($(compgen -W "--cpus --mems --policy --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--cpus --mems --policy --force --help" -- "$cur"))
 		;;
 	doctor)
 		COMPREPLY=($(compgen -W "--json --root --policy --state --help" -- "$cur"))
