@@ -11,7 +11,8 @@
 #   CORECARVE_BIN  corecarve binary to test (default: <repo>/corecarve)
 #   E2E_CACHE      cache directory (default: <repo>/.cache/e2e)
 #   E2E_TIMEOUT    seconds per boot, host side (default: 1500: a whole boot runs every scenario; CI has 2 cores)
-#   E2E_SCENARIO_TIMEOUT  seconds per scenario in the guest (default: 400)
+#   E2E_SCENARIO_TIMEOUT  seconds per scenario in the guest (default: 400;
+#                  E2E_K8S_SCENARIO_TIMEOUT, 900, in the k8s guest)
 #   E2E_BOOT_TIMEOUT  seconds for the guest's /init to print E2E-BEGIN (default:
 #                  300); a boot that has not by then hung in the kernel or
 #                  firmware under TCG, before any test ran: it is killed.
@@ -45,6 +46,8 @@ repo=$(cd "$here/../.." && pwd)
 cache=${E2E_CACHE:-$repo/.cache/e2e}
 timeout_s=${E2E_TIMEOUT:-1500}
 scenario_timeout=${E2E_SCENARIO_TIMEOUT:-400}
+# A k8s-guest scenario drives dozens of pods through containerd under TCG.
+k8s_scenario_timeout=${E2E_K8S_SCENARIO_TIMEOUT:-900}
 boot_timeout=${E2E_BOOT_TIMEOUT:-300}
 boot_retries=${E2E_BOOT_RETRIES:-2}
 qemu=${QEMU:-qemu-system-x86_64}
@@ -119,7 +122,7 @@ boot_guest() {
 	g=$1
 	guest_budget=$((timeout_s - 60))
 	[ "$guest_budget" -ge 60 ] || guest_budget=60
-	append="console=ttyS0 quiet panic=-1 ${gappend}cc.kernel=$k cc.timeout=$guest_budget cc.scenario_timeout=$scenario_timeout"
+	append="console=ttyS0 quiet panic=-1 ${gappend}cc.kernel=$k cc.timeout=$guest_budget cc.scenario_timeout=${gstimeout:-$scenario_timeout}"
 	[ "$demo" = 0 ] || append="$append cc.demo=1"
 	[ "${CC_BENCH:-0}" != 1 ] || append="$append cc.bench=1${CC_BENCH_PAIRS:+ cc.bench_pairs=$CC_BENCH_PAIRS}"
 
@@ -267,7 +270,7 @@ for k in $kernels; do
 			echo "[$k] FAIL $k/initramfs: mkinitramfs.sh failed (see above)"
 			total_fail=$((total_fail + 1))
 		else
-			gdisk=$disk gsnap= gappend=
+			gdisk=$disk gsnap= gappend= gstimeout=
 			boot_guest "$k"
 		fi
 	fi
@@ -286,7 +289,9 @@ for k in $kernels; do
 			# -snapshot: the guest writes to a temporary overlay, the
 			# cached image stays as mkimage.sh made it.
 			gdisk=$k8s_image gsnap=,snapshot=on gappend='systemd.show_status=0 rd.udev.log_level=3 '
+			gstimeout=$k8s_scenario_timeout
 			boot_guest "$k-k8s"
+			gstimeout=
 		fi
 	fi
 done

@@ -132,13 +132,21 @@ class Busctl:
 
     @staticmethod
     def call(*args):
-        return subprocess.run(["busctl", "--system", "call", "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                               "org.freedesktop.systemd1.Manager"] + [str(a) for a in args],
-                              check=True, capture_output=True, text=True, timeout=60).stdout
+        # "--": values such as "-.slice" are arguments, not options.
+        cmd = ["busctl", "--system", "--", "call", "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+               "org.freedesktop.systemd1.Manager"] + [str(a) for a in args]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError("busctl %s %s: %s" % (args[0], args[2] if len(args) > 2 else "",
+                                                     (r.stderr or r.stdout).strip()))
+        return r.stdout
 
     def start_slice(self, name, parent, props):
         # StartTransientUnit(name, mode, properties a(sv), aux a(sa(sv)))
-        base = [("Description", "s", "libcontainer container " + name), ("Wants", "as", [parent]) if parent else None,
+        # A slice's parent is named by Wants= (libcontainer's systemd
+        # manager); the root slice is every slice's parent anyway.
+        base = [("Description", "s", "libcontainer container " + name),
+                ("Wants", "as", [parent]) if parent and parent != "-.slice" else None,
                 ("DefaultDependencies", "b", False), ("CPUAccounting", "b", True),
                 ("MemoryAccounting", "b", True), ("TasksAccounting", "b", True)]
         allp = [p for p in base if p] + props
@@ -208,6 +216,7 @@ class Kubelet:
         return "/" + "/".join("-".join(parts[: i + 1]) + ".slice" for i in range(len(parts)))
 
     def start(self):
+        os.makedirs("/var/lib/kubelet/pods", exist_ok=True)
         if self.driver == "cgroupfs":
             for p in ("/kubepods", "/kubepods/burstable", "/kubepods/besteffort"):
                 self._enable(p)
@@ -265,7 +274,7 @@ class Kubelet:
         if self.driver == "systemd":
             try:
                 self.systemd.stop(pod.parent)
-            except subprocess.CalledProcessError:
+            except RuntimeError:
                 pass
         else:
             for _ in range(50):
@@ -280,6 +289,8 @@ class Kubelet:
     # ---- CRI ------------------------------------------------------------------
 
     def sandbox_config(self, pod):
+        # Every pod here is host-network: the kubelet sets no hostname then
+        # (runc refuses one without a UTS namespace of the pod's own).
         ns = {"network": "NODE", "pid": "NODE" if pod.host_pid else "CONTAINER", "ipc": "POD"}
         shares, quota = self._pod_resources(pod)
         res = {"cpu_period": PERIOD, "cpu_shares": shares}
@@ -287,7 +298,6 @@ class Kubelet:
             res["cpu_quota"] = quota
         return {
             "metadata": {"name": pod.name, "uid": pod.uid, "namespace": pod.namespace, "attempt": 0},
-            "hostname": "e2e",
             "log_directory": "/var/log/pods/%s_%s_%s" % (pod.namespace, pod.name, pod.uid),
             "labels": {"io.kubernetes.pod.name": pod.name, "io.kubernetes.pod.namespace": pod.namespace,
                        "io.kubernetes.pod.uid": pod.uid},
@@ -331,6 +341,8 @@ class Kubelet:
         """The pod cgroup, the sandbox, then each container created and
         started.  Returns {name: None or the StartContainer error}."""
         self.create_pod_cgroup(pod)
+        # The kubelet makes the pod's log directory; containerd writes into it.
+        os.makedirs(self.sandbox_config(pod)["log_directory"], exist_ok=True)
         pod.sandbox = self.cri.call("RunPodSandbox", {"config": self.sandbox_config(pod)})["pod_sandbox_id"]
         out = {}
         if start:
@@ -339,6 +351,7 @@ class Kubelet:
         return out
 
     def start_container(self, pod, c):
+        os.makedirs(os.path.join(self.sandbox_config(pod)["log_directory"], c.name), exist_ok=True)
         c.id = self.cri.call("CreateContainer", {"pod_sandbox_id": pod.sandbox,
                                                  "config": self.container_config(pod, c),
                                                  "sandbox_config": self.sandbox_config(pod)})["container_id"]
@@ -380,16 +393,18 @@ class Kubelet:
     def delete_pod(self, pod, order=None):
         """Stop the containers in `order` (default: the pod's), then the
         sandbox; remove everything and the pod's cgroup."""
-        for n in (order if order is not None else pod.order):
-            c = pod.containers[n]
-            if c.id:
-                self.stop_container(c)
-        self.cri.call("StopPodSandbox", {"pod_sandbox_id": pod.sandbox})
-        for c in pod.containers.values():
-            if c.id:
-                self.cri.call("RemoveContainer", {"container_id": c.id})
-        self.cri.call("RemovePodSandbox", {"pod_sandbox_id": pod.sandbox})
-        self.remove_pod_cgroup(pod)
+        if pod.sandbox:
+            for n in (order if order is not None else pod.order):
+                c = pod.containers[n]
+                if c.id:
+                    self.stop_container(c)
+            self.cri.call("StopPodSandbox", {"pod_sandbox_id": pod.sandbox})
+            for c in pod.containers.values():
+                if c.id:
+                    self.cri.call("RemoveContainer", {"container_id": c.id})
+            self.cri.call("RemovePodSandbox", {"pod_sandbox_id": pod.sandbox})
+        if pod.cgroup:
+            self.remove_pod_cgroup(pod)
 
     def pid_of(self, c):
         info = self.cri.call("ContainerStatus", {"container_id": c.id, "verbose": True}).get("info", {})
