@@ -29,7 +29,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-suite= name= packages= size=
+suite='' name='' packages='' size=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--suite) suite=$2; shift 2 ;;
@@ -41,10 +41,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 cache=${1:-$repo/.cache/e2e}
-[ -n "$suite" ] && [ -n "$name" ] || {
+if [ -z "$suite" ] || [ -z "$name" ]; then
 	echo "usage: $0 --suite SUITE --name NAME --packages \"PKG ...\" [--size MiB] [CACHE]" >&2
 	exit 2
-}
+fi
 die() {
 	echo "mkimage: $*" >&2
 	exit 1
@@ -102,6 +102,7 @@ echo "$key" >"$cache/images/$name.key"
 {
 	echo "suite=$suite"
 	echo "packages=$packages"
+	# shellcheck disable=SC2016,SC2086 # dpkg-query's format; the package words
 	chroot "$work/root" dpkg-query -W -f '${Package}=${Version}\n' $packages 2>/dev/null || true
 } >"$cache/images/$name.manifest"
 echo "mkimage: $name built in $(($(date +%s) - start))s: ${used} MiB tree, ${size} MiB image ($img)"

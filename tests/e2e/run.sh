@@ -270,7 +270,7 @@ for k in $kernels; do
 			echo "[$k] FAIL $k/initramfs: mkinitramfs.sh failed (see above)"
 			total_fail=$((total_fail + 1))
 		else
-			gdisk=$disk gsnap= gappend= gstimeout=
+			gdisk=$disk gsnap='' gappend='' gstimeout=''
 			boot_guest "$k"
 		fi
 	fi
