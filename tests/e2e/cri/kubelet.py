@@ -409,6 +409,6 @@ class Kubelet:
     def pid_of(self, c):
         info = self.cri.call("ContainerStatus", {"container_id": c.id, "verbose": True}).get("info", {})
         try:
-            return json.loads(info.get("info", "{}")).get("pid")
+            return json.loads(info.get("info", "{}")).get("pid") or None
         except ValueError:
             return None

@@ -52,7 +52,7 @@ def install_corecarve(policy=POLICY):
     os.makedirs("/etc/corecarve-policy", exist_ok=True)
     with open("/etc/corecarve-policy/policy.yaml", "w") as f:
         f.write(policy)
-    sh("HOST= PREFIX=/opt/corecarve BIN=/usr/bin/corecarve HOOKS=%s/hooks.d POLICY=/etc/corecarve-policy/policy.yaml"
+    sh("HOST=/ PREFIX=/opt/corecarve BIN=/usr/bin/corecarve HOOKS=%s/hooks.d POLICY=/etc/corecarve-policy/policy.yaml"
        " sh %s/kubernetes/image/install-on-node.sh" % (MANIFESTS, MANIFESTS))
 
 
@@ -127,6 +127,8 @@ def fmt(s):
 
 
 def cgroup_of(pid):
+    if not pid:
+        return ""
     with open("/proc/%d/cgroup" % pid) as f:
         for line in f:
             if line.startswith("0::"):
@@ -135,6 +137,8 @@ def cgroup_of(pid):
 
 
 def affinity(pid):
+    if not pid:
+        return ""
     with open("/proc/%d/status" % pid) as f:
         for line in f:
             if line.startswith("Cpus_allowed_list:"):

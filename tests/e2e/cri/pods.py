@@ -67,8 +67,7 @@ def pod_from_yaml(path, image=K.IMAGE):
 class Run:
     def __init__(self):
         self.kl = K.Kubelet(DRIVER)
-        self.remote = os.path.exists(K.CGROOT + "/kubepods.slice/cpuset.cpus.exclusive") or \
-            os.path.exists(K.CGROOT + "/kubepods/cpuset.cpus.exclusive")
+        self.remote = None  # known once the kubelet made its cgroups
         self.pods = []
 
     def t(self, name):
@@ -331,6 +330,10 @@ def main():
     except Exception as e:  # noqa: BLE001 - nothing can run without the kubelet's cgroups
         e2e.fail(r.t("kubelet-start"), "%s: %s" % (type(e).__name__, " ".join(str(e).split())[:300]))
         return
+    # The kernel has remote partitions when the kubelet's cgroups have the file.
+    r.remote = os.path.exists(K.CGROOT + ("/kubepods.slice" if DRIVER == "systemd" else "/kubepods") +
+                              "/cpuset.cpus.exclusive")
+    e2e.info("%s: carves are %s" % (DRIVER, "remote partitions" if r.remote else "cpuset-only"))
     root0 = K.cg_read("/", "cpuset.cpus.effective")
     state = {}
 
