@@ -192,12 +192,13 @@ class Run:
         errs = self.kl.run_pod(pod)
         self.pods.append(pod)
         err = errs.get("big") or ""
-        e2e.check_in(self.t("refused-start-error"), "corecarve: ", err)
+        # runc quotes a failed hook's stderr: corecarve's own line.
+        e2e.check_in(self.t("refused-start-error"), "stderr: corecarve: createRuntime ", err)
         st = self.kl.status(pod.containers["big"])
         e2e.check_eq(self.t("refused-reason"), "StartError", st.get("reason"))
         msg = st.get("message", "")
         # corecarve's one line, as the hook printed it, reaches the kubelet.
-        line = [l for l in msg.replace("\\n", "\n").split("\n") if "corecarve: " in l]
+        line = [l for l in msg.replace("\\n", "\n").split("\n") if "stderr: corecarve: " in l]
         e2e.check(self.t("refused-one-line-reason"), bool(line) and "cpu" in line[0].lower(), "message: %s" % msg)
         e2e.info("%s refused: StartError message: %s" % (DRIVER, msg[:300]))
         e2e.check_eq(self.t("refused-ledger-unchanged"), before, sorted(N.carves()))
