@@ -15,6 +15,8 @@
 #include "fault.h"
 
 const char *const cc_cg_rec_kinds[] = { "exclusive", "parked", "peer", "quota", NULL };
+/* Their owners are every carve a rule names (cgroup.h): kept as `held`. */
+const char *const cc_cg_rec_held_kinds[] = { "exclusive", "parked", NULL };
 
 enum rec_kind { K_EXCLUSIVE, K_PARKED, K_PEER, K_QUOTA, K_UNKNOWN };
 
@@ -42,15 +44,83 @@ static enum rec_kind rec_kind(const struct cc_noderec *r)
 	return K_UNKNOWN;
 }
 
+static bool held_kind(enum rec_kind k)
+{
+	return k == K_EXCLUSIVE || k == K_PARKED;
+}
+
+/* The share a carve has in a held record of kind k: its CPUs in its
+ * ancestors' exclusive sets, its parked siblings in the parked partition. */
+static hwloc_const_bitmap_t held_share(const struct cc_cg_carve *c, enum rec_kind k)
+{
+	return k == K_EXCLUSIVE ? c->cpus : k == K_PARKED ? c->parked : NULL;
+}
+
+/* Add `share` to a held record's owners, or take it away (the carves are
+ * disjoint: what one holds is no other's). */
+static int held_update(struct cc_noderec *r, hwloc_const_bitmap_t share, bool add, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t held = hwloc_bitmap_alloc();
+	_cleanup_free_ char *s = NULL;
+	char what[PATH_MAX + 64];
+
+	if (!held)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	snprintf(what, sizeof(what), "sections." CC_CG_SECTION ": %s.held", r->path);
+	if (r->held && cc_cpulist_parse(r->held, held, what, err) < 0)
+		return -1;
+	if (add)
+		hwloc_bitmap_or(held, held, share);
+	else
+		hwloc_bitmap_andnot(held, held, share);
+	if (!hwloc_bitmap_iszero(held) && !(s = cc_cpulist_format(held)))
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	free(r->held);
+	r->held = cc_steal_ptr(s);
+	return 0;
+}
+
+/* Whether carve c owns record r: listed, or its share in r's held CPUs. */
+static bool owns(const struct cc_noderec *r, const struct cc_cg_carve *c)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t held = NULL;
+	struct cc_err ignored = CC_ERR_INIT;
+	enum rec_kind k = rec_kind(r);
+	hwloc_const_bitmap_t share;
+
+	if (cc_noderec_share(r, c->id))
+		return true;
+	if (!held_kind(k) || !r->held || !(share = held_share(c, k)) || hwloc_bitmap_iszero(share))
+		return false;
+	held = hwloc_bitmap_alloc();
+	return held && cc_cpulist_parse(r->held, held, "held", &ignored) == 0 && hwloc_bitmap_intersects(held, share);
+}
+
+static void vmsg(struct cc_cg_msgs *m, bool note, const char *fmt, va_list ap)
+{
+	if (!m || m->n >= CC_CG_MSG_MAX)
+		return;
+	m->note[m->n] = note;
+	vsnprintf(m->line[m->n++], sizeof(m->line[0]), fmt, ap);
+}
+
 static void msg(struct cc_cg_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void msg(struct cc_cg_msgs *m, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!m || m->n >= CC_CG_MSG_MAX)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(m->line[m->n++], sizeof(m->line[0]), fmt, ap);
+	vmsg(m, false, fmt, ap);
+	va_end(ap);
+}
+
+static void note(struct cc_cg_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct cc_cg_msgs *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(m, true, fmt, ap);
 	va_end(ap);
 }
 
@@ -99,7 +169,7 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 		return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s: orig null is for a parked cgroup only",
 				  r->path);
 	/* The last owner gone: the original, as it was. */
-	if (!r->nowners) {
+	if (!cc_noderec_owned(r)) {
 		if (r->orig && !(*value = strdup(r->orig)))
 			return cc_err_sys(err, ENOMEM, "cgroup record");
 		return 0;
@@ -122,7 +192,10 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 		}
 		/* The carves run on exclusive CPUs: a quota smaller than all of
 		 * them together would throttle them (the double constraint). */
-		if (quota >= 0 && need * period > quota) {
+		long long demand;
+
+		/* An overflow is a demand beyond any quota. */
+		if (quota >= 0 && (__builtin_mul_overflow(need, period, &demand) || demand > quota)) {
 			snprintf(buf, sizeof(buf), "max %lld", period);
 			*value = strdup(buf);
 		} else {
@@ -135,6 +208,11 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 
 		snprintf(field, sizeof(field), "owners.%.256s", r->owners[i].id);
 		if (parse_cpus(r->owners[i].share, share, r, field, err) < 0)
+			return -1;
+		hwloc_bitmap_or(all, all, share);
+	}
+	if (r->held) {
+		if (parse_cpus(r->held, share, r, "held", err) < 0)
 			return -1;
 		hwloc_bitmap_or(all, all, share);
 	}
@@ -318,9 +396,11 @@ static int own_share(struct planner *p, struct cc_noderec *r, const char *share,
 		     const char *file, const char *cur, hwloc_const_bitmap_t parent_cpus, struct cc_err *err)
 {
 	_cleanup_free_ char *value = NULL;
+	enum rec_kind k = rec_kind(r);
 
-	if (cc_noderec_set_owner(r, p->c->id, share) < 0)
-		return cc_err_sys(err, ENOMEM, "cgroup records");
+	if (held_kind(k) ? held_update(r, held_share(p->c, k), true, err) < 0
+			 : cc_noderec_set_owner(r, p->c->id, share) < 0)
+		return cc_err_isset(err) ? -1 : cc_err_sys(err, ENOMEM, "cgroup records");
 	if (cc_cg_rec_value(r, parent_cpus, &value, err) < 0)
 		return -1;
 	if (same(rec_kind(r), value, cur))
@@ -358,9 +438,10 @@ static int plan_parked(struct planner *p, const char *share, struct cc_err *err)
 	exists = cc_cg_exists(p->cg, pk, NULL);
 	if (exists && !(cur = cc_cg_read(p->cg, pk, "cpuset.cpus", err)))
 		return -1;
+	(void)share;
 	r = take_record(p, key, K_PARKED, cur, true, err);
-	if (!r || cc_noderec_set_owner(r, p->c->id, share) < 0)
-		return r ? cc_err_sys(err, ENOMEM, "cgroup records") : -1;
+	if (!r || held_update(r, p->c->parked, true, err) < 0)
+		return -1;
 	if (cc_cg_rec_value(r, NULL, &value, err) < 0)
 		return -1;
 	if (cc_noderec_put(&r->pending, value) < 0)
@@ -614,25 +695,52 @@ static int step_do(struct cc_cg *cg, const struct cc_cg_step *s, struct cc_err *
 	return put(cg, s->cgroup, s->file, s->value, err);
 }
 
-/* The carve runs on exactly its CPUs: nothing else proves it (Linux 7.0
- * strips CPUs a sibling partition holds instead of failing the write). */
-static int check_effective(struct cc_cg *cg, const struct cc_cg_carve *c, const char *file, struct cc_err *err)
+/* A cgroup runs on exactly the CPUs it was given: nothing else proves it
+ * (Linux 7.0 strips CPUs a sibling partition holds instead of failing the
+ * write, and keeps the partition valid on what is left). */
+static int check_effective(struct cc_cg *cg, const char *cgroup, const char *file, hwloc_const_bitmap_t want,
+			   const char *what, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t got = hwloc_bitmap_alloc();
 	_cleanup_free_ char *g = NULL, *w = NULL;
 
 	if (!got)
 		return cc_err_sys(err, ENOMEM, "cgroup");
-	if (cc_cg_read_cpus(cg, c->cgroup, file, got, err) < 0)
+	if (cc_cg_read_cpus(cg, cgroup, file, got, err) < 0)
 		return -1;
-	if (hwloc_bitmap_isequal(got, c->cpus))
+	if (hwloc_bitmap_isequal(got, want))
 		return 0;
 	g = cc_cpulist_format(got);
-	w = cc_cpulist_format(c->cpus);
+	w = cc_cpulist_format(want);
 	return cc_err_set(err, EIO,
-			  "%s reads \"%s\", not the carved \"%s\": the kernel runs the container on other CPUs "
+			  "%s/%s reads \"%s\", not the carved \"%s\": the kernel runs %s on other CPUs "
 			  "(a partition elsewhere holds some of them?); refused",
-			  file, g ? g : "?", w ? w : "?");
+			  cgroup, file, g ? g : "?", w ? w : "?", what);
+}
+
+/* The parked partition holds every parked sibling it was given. */
+static int check_parked(struct cc_cg *cg, const struct cc_cg_plan *plan, const struct cc_noderecs *recs,
+			struct cc_err *err)
+{
+	for (int i = 0; i < plan->n; i++) {
+		const struct cc_cg_step *s = &plan->steps[i];
+		_cleanup_bitmap_ hwloc_bitmap_t want = NULL;
+		const struct cc_noderec *r;
+		struct cc_err e = CC_ERR_INIT;
+
+		if (!s->rec || strcmp(s->file, "cpuset.cpus") || !(r = cc_noderecs_find(recs, s->rec)) ||
+		    strcmp(r->kind, "parked") || !r->set)
+			continue;
+		want = hwloc_bitmap_alloc();
+		if (!want)
+			return cc_err_sys(err, ENOMEM, "cgroup");
+		if (cc_cpulist_parse(r->set, want, r->path, &e) < 0) {
+			*err = e;
+			return -1;
+		}
+		return check_effective(cg, s->cgroup, "cpuset.cpus.effective", want, "the parked siblings", err);
+	}
+	return 0;
 }
 
 int cc_cg_apply_plan(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg_plan *plan,
@@ -660,9 +768,10 @@ int cc_cg_apply_plan(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg
 	/* A shared pool's cgroup runs wherever the pool is. */
 	if (!c->exclusive)
 		return 0;
-	if (check_effective(cg, c, "cpuset.cpus.effective", err) < 0 ||
-	    (c->mode == CC_MODE_REMOTE && cc_cg_exists(cg, c->cgroup, "cpuset.cpus.exclusive.effective") &&
-	     check_effective(cg, c, "cpuset.cpus.exclusive.effective", err) < 0))
+	if (check_effective(cg, c->cgroup, "cpuset.cpus.effective", c->cpus, "the container", err) < 0 ||
+	    (c->mode != CC_MODE_CPUSET_ONLY && cc_cg_exists(cg, c->cgroup, "cpuset.cpus.exclusive.effective") &&
+	     check_effective(cg, c->cgroup, "cpuset.cpus.exclusive.effective", c->cpus, "the container", err) < 0) ||
+	    check_parked(cg, plan, recs, err) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -701,27 +810,28 @@ static int by_undo_rank(const void *a, const void *b)
 	return (*x)->seq < (*y)->seq ? 1 : (*x)->seq > (*y)->seq ? -1 : 0;
 }
 
-/* An inheriting peer goes back to inheriting.  Linux 6.1 refuses an empty
- * cpuset.cpus on a cgroup with tasks (ENOSPC) although it means
- * "inherit": then it gets the parent's CPUs written out, and is told. */
-static int write_peer(struct cc_cg *cg, const char *peer, const char *value, hwloc_const_bitmap_t parent_cpus,
-		      struct cc_cg_msgs *msgs, struct cc_err *err)
+/* A set that inherits goes back to inheriting.  Linux 6.1 refuses an
+ * empty cpuset.cpus or cpuset.mems on a cgroup with tasks (ENOSPC)
+ * although it means "inherit": then it gets its parent's written out
+ * (`parent_set`, the parent's effective), and a --verbose note says so. */
+static int write_inherit(struct cc_cg *cg, const char *cgroup, const char *file, const char *value,
+			 hwloc_const_bitmap_t parent_set, struct cc_cg_msgs *msgs, struct cc_err *err)
 {
 	struct cc_err e = CC_ERR_INIT;
 	_cleanup_free_ char *all = NULL;
 
-	if (value[0] || put(cg, peer, "cpuset.cpus", "", &e) == 0)
-		return value[0] ? put(cg, peer, "cpuset.cpus", value, err) : 0;
+	if (value[0] || put(cg, cgroup, file, "", &e) == 0)
+		return value[0] ? put(cg, cgroup, file, value, err) : 0;
 	if (e.code != ENOSPC) {
 		*err = e;
 		return -1;
 	}
-	all = cc_cpulist_format(parent_cpus);
+	all = cc_cpulist_format(parent_set);
 	if (!all)
 		return cc_err_sys(err, ENOMEM, "cgroup");
-	msg(msgs, "%s/cpuset.cpus: the kernel refuses the empty (inheriting) set on a cgroup with tasks; "
-	    "it gets its parent's CPUs %s written out", peer, all);
-	return put(cg, peer, "cpuset.cpus", all, err);
+	note(msgs, "%s/%s: the kernel refuses the empty (inheriting) set on a cgroup with tasks; "
+	     "it gets its parent's %s written out", cgroup, file, all);
+	return put(cg, cgroup, file, all, err);
 }
 
 /* The carve's own files back as they were before a failed apply, in
@@ -744,17 +854,18 @@ static int undo_own_steps(struct cc_cg *cg, const struct cc_cg_plan *plan, struc
 			r = first ? cc_cg_write(cg, s->cgroup, s->file, first, NULL, &step) : cc_err_sys(&step, ENOMEM, "undo");
 		} else if (!s->old[0] && !is_cpuset_file(s->file)) {
 			continue;
-		} else if (!strcmp(s->file, "cpuset.cpus") && !s->old[0]) {
-			_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
-			char parent[PATH_MAX];
+		} else if ((!strcmp(s->file, "cpuset.cpus") || !strcmp(s->file, "cpuset.mems")) && !s->old[0]) {
+			_cleanup_bitmap_ hwloc_bitmap_t parent_set = hwloc_bitmap_alloc();
+			char parent[PATH_MAX], eff[64];
 
 			/* Inheriting again; on 6.1, with the tasks of the refused
-			 * container still there, its parent's CPUs. */
+			 * container still there, its parent's. */
 			cc_cg_parent(s->cgroup, parent, sizeof(parent));
-			r = !parent_cpus ? cc_err_sys(&step, ENOMEM, "undo")
-					 : cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_cpus, &step);
+			snprintf(eff, sizeof(eff), "%s.effective", s->file);
+			r = !parent_set ? cc_err_sys(&step, ENOMEM, "undo")
+					: cc_cg_read_cpus(cg, parent, eff, parent_set, &step);
 			if (r == 0)
-				r = write_peer(cg, s->cgroup, "", parent_cpus, NULL, &step);
+				r = write_inherit(cg, s->cgroup, s->file, "", parent_set, NULL, &step);
 		} else {
 			r = put(cg, s->cgroup, s->file, s->old, &step);
 		}
@@ -815,18 +926,28 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 		       struct cc_noderec *r, struct cc_cg_msgs *msgs, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t mine = hwloc_bitmap_alloc();
 	_cleanup_free_ char *cur = NULL, *target = NULL, *share = NULL, *now = NULL;
 	char cgroup[PATH_MAX], parent[PATH_MAX];
 	enum rec_kind k = rec_kind(r);
 	const char *file = NULL;
-	bool written = false;
+	bool written = false, listed;
 	int rc;
 
 	if (!parent_cpus)
 		return cc_err_sys(err, ENOMEM, "cgroup");
 	if (rec_split(r, cgroup, sizeof(cgroup), &file, err) < 0)
 		return -1;
-	share = strdup(cc_noderec_share(r, c->id));
+	listed = cc_noderec_share(r, c->id) != NULL;
+	if (listed) {
+		share = strdup(cc_noderec_share(r, c->id));
+	} else {
+		/* Held: the carve's share of what the record holds. */
+		if (!mine || !held_kind(k) || !r->held || parse_cpus(r->held, mine, r, "held", err) < 0)
+			return cc_err_isset(err) ? -1 : cc_err_sys(err, ENOMEM, "cgroup");
+		hwloc_bitmap_and(mine, mine, held_share(c, k));
+		share = cc_cpulist_format(mine);
+	}
 	if (!share)
 		return cc_err_sys(err, ENOMEM, "cgroup");
 	if (read_opt(cg, cgroup, file, &cur, err) < 0)
@@ -835,8 +956,11 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 	 * left to give back.  Other owners of a parked partition someone
 	 * removed keep the record: the audit reports it. */
 	if (!cur) {
-		cc_noderec_del_owner(r, c->id);
-		if (!r->nowners)
+		if (listed)
+			cc_noderec_del_owner(r, c->id);
+		else if (held_update(r, mine, false, err) < 0)
+			return -1;
+		if (!cc_noderec_owned(r))
 			cc_noderecs_del(recs, r->path);
 		return 0;
 	}
@@ -845,7 +969,10 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 		if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0)
 			return -1;
 	}
-	cc_noderec_del_owner(r, c->id);
+	if (listed)
+		cc_noderec_del_owner(r, c->id);
+	else if (held_update(r, mine, false, err) < 0)
+		return -1;
 	if (cc_cg_rec_value(r, parent_cpus, &target, err) < 0)
 		goto keep;
 	/* Someone else wrote it since: theirs stays.  What an interrupted
@@ -855,7 +982,7 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 		if (r->set)
 			msg(msgs, "%s was changed by someone else (\"%s\", corecarve had written \"%s\"); kept, "
 			    "and no longer restored by corecarve", r->path, cur, r->set);
-		if (!r->set && r->nowners) {
+		if (!r->set && cc_noderec_owned(r)) {
 			/* Never written: their value is simply the original now. */
 			if (cc_noderec_put(&r->orig, cur) < 0)
 				return cc_err_sys(err, ENOMEM, "cgroup records");
@@ -873,13 +1000,13 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 		if (k == K_PARKED)
 			rc = write_parked(cg, cgroup, target, err);
 		else if (k == K_PEER)
-			rc = write_peer(cg, cgroup, target, parent_cpus, msgs, err);
+			rc = write_inherit(cg, cgroup, "cpuset.cpus", target, parent_cpus, msgs, err);
 		else
 			rc = put(cg, cgroup, file, target, err);
 		if (rc < 0)
 			goto keep;
 	}
-	if (!r->nowners) {
+	if (!cc_noderec_owned(r)) {
 		cc_noderecs_del(recs, r->path);
 		return 0;
 	}
@@ -892,9 +1019,38 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 	return 0;
 keep:
 	/* Kept with the carve as owner: a retry computes the same value. */
-	if (cc_noderec_set_owner(r, c->id, share) < 0)
+	if (listed ? cc_noderec_set_owner(r, c->id, share) < 0 : held_update(r, mine, true, &(struct cc_err)CC_ERR_INIT) < 0)
 		return cc_err_sys(err, ENOMEM, "cgroup records");
 	return cc_err_prefix(err, "%s", r->path);
+}
+
+/* The keys of the records a carve's rules give it (ancestors' exclusive
+ * sets and quotas, its parked partition), and those that name it. */
+static int load_owned(struct cc_noderecs *recs, const struct cc_cg_carve *c, struct cc_err *err)
+{
+	char anc[CG_MAX_DEPTH][PATH_MAX], pk[PATH_MAX], keys[2 * CG_MAX_DEPTH + 1][PATH_MAX + 64];
+	const char *ptrs[2 * CG_MAX_DEPTH + 1];
+	int nanc = 0, n = 0;
+
+	if (!recs->src)
+		return 0;
+	if (c->cgroup[0])
+		nanc = cg_ancestors(c->cgroup, anc, CG_MAX_DEPTH);
+	for (int i = 0; i < nanc && i < CG_MAX_DEPTH; i++) {
+		if (rec_key(keys[n], sizeof(keys[n]), anc[i], "cpuset.cpus.exclusive", err) < 0 ||
+		    rec_key(keys[n + 1], sizeof(keys[n + 1]), anc[i], "cpu.max", err) < 0)
+			return -1;
+		n += 2;
+	}
+	if (c->cgroup[0] && c->mode != CC_MODE_CPUSET_ONLY &&
+	    cc_cg_parked_cgroup(c->mode, c->cgroup, pk, sizeof(pk), &(struct cc_err)CC_ERR_INIT) == 0) {
+		if (rec_key(keys[n], sizeof(keys[n]), pk, "cpuset.cpus", err) < 0)
+			return -1;
+		n++;
+	}
+	for (int i = 0; i < n; i++)
+		ptrs[i] = keys[i];
+	return cc_noderecs_load(recs, ptrs, n, c->id, err);
 }
 
 int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct cc_cg_plan *plan,
@@ -913,6 +1069,11 @@ int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct
 		*err = step;
 		rc = -1;
 	}
+	/* A lazy set reads the records the carve may own: those of its
+	 * ancestors and its parked partition (found by key), and those that
+	 * list it (peers, quotas: found by its id). */
+	if (load_owned(recs, c, err) < 0)
+		return -1;
 	mine = calloc((size_t)recs->n + 1, sizeof(*mine));
 	paths = calloc((size_t)recs->n + 1, sizeof(*paths));
 	if (!mine || !paths) {
@@ -920,7 +1081,7 @@ int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct
 		return cc_err_sys(err, ENOMEM, "cgroup records");
 	}
 	for (int i = 0; i < recs->n; i++)
-		if (cc_noderec_share(&recs->r[i], c->id))
+		if (owns(&recs->r[i], c))
 			mine[n++] = &recs->r[i];
 	qsort(mine, (size_t)n, sizeof(*mine), by_undo_rank);
 	/* By path from here: undoing one record may drop it from recs and
@@ -930,7 +1091,7 @@ int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct
 			rc = cc_err_sys(err, ENOMEM, "cgroup records");
 	for (int i = 0; i < n; i++) {
 		struct cc_noderec *r = paths[i] ? cc_noderecs_find(recs, paths[i]) : NULL;
-		if (!r || !cc_noderec_share(r, c->id))
+		if (!r || !owns(r, c))
 			continue;
 		cc_err_clear(&step);
 		if (undo_record(cg, c, recs, r, msgs, &step) < 0 && rc == 0) {
@@ -942,6 +1103,34 @@ int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct
 		free(paths[i]);
 	free(paths);
 	return rc;
+}
+
+int cc_cg_drop_held(struct cc_cg *cg, const char *path, hwloc_const_bitmap_t carved, struct cc_noderecs *recs,
+		    struct cc_cg_msgs *msgs, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t orphan = hwloc_bitmap_alloc();
+	struct cc_noderec *r = cc_noderecs_find(recs, path);
+	struct cc_cg_carve none = { .id = "", .cgroup = "", .mode = CC_MODE_CPUSET_ONLY };
+	enum rec_kind k;
+
+	if (!orphan)
+		return cc_err_sys(err, ENOMEM, "cgroup");
+	if (!cg->ops)
+		return cc_err_set(err, EPERM, "%s: cgroups are only changed on the real host", path);
+	if (!r || !r->held)
+		return 0;
+	k = rec_kind(r);
+	if (!held_kind(k) || parse_cpus(r->held, orphan, r, "held", err) < 0)
+		return cc_err_isset(err) ? -1 : 0;
+	hwloc_bitmap_andnot(orphan, orphan, carved);
+	if (hwloc_bitmap_iszero(orphan))
+		return 0;
+	/* An owner that had exactly those. */
+	if (k == K_EXCLUSIVE)
+		none.cpus = orphan;
+	else
+		none.parked = orphan;
+	return undo_record(cg, &none, recs, r, msgs, err);
 }
 
 /* ---- a peer taken in by audit --fix ------------------------------------- */
@@ -979,7 +1168,7 @@ int cc_cg_take_peer(struct cc_cg *cg, const char *peer, const struct cc_cg_share
 	fresh = !cc_noderecs_find(recs, key);
 	r = take_record(&p, key, K_PEER, cur, true, err);
 	for (int i = 0; i < scratch.msgs.n; i++)
-		msg(msgs, "%s", scratch.msgs.line[i]);
+		(scratch.msgs.note[i] ? note : msg)(msgs, "%s", scratch.msgs.line[i]);
 	if (!r)
 		return -1;
 	for (int i = 0; i < n; i++)

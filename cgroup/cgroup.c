@@ -250,3 +250,13 @@ enum cc_cg_mode cc_cg_probe_mode(const struct cc_cg *cg, const char *cgroup)
 		return CC_MODE_REMOTE;
 	return CC_MODE_CPUSET_ONLY;
 }
+
+int cc_cg_available(const struct cc_cg *cg, const char *cgroup, bool exclusive, hwloc_bitmap_t out,
+		    struct cc_err *err)
+{
+	enum cc_cg_mode mode = exclusive ? cc_cg_probe_mode(cg, cgroup) : CC_MODE_CPUSET_ONLY;
+	char parent[PATH_MAX];
+
+	cc_cg_parent(cgroup, parent, sizeof(parent));
+	return cc_cg_read_cpus(cg, mode == CC_MODE_REMOTE ? "/" : parent, "cpuset.cpus.effective", out, err);
+}

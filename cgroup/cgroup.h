@@ -101,6 +101,14 @@ bool cc_cg_partition_valid(const char *s);
 /* Create a cgroup directory (host only); existing is fine. */
 int cc_cg_mkdir(struct cc_cg *cg, const char *cgroup, struct cc_err *err);
 
+/* The CPUs the kernel lets a carve at `cgroup` run on: what the cgroup a
+ * carve there draws from has (the root's for a remote partition, the
+ * parent's otherwise: a partition elsewhere, a parent narrowed by someone
+ * else, take theirs away).  `exclusive` false: a shared-pool cgroup, its
+ * parent's. */
+int cc_cg_available(const struct cc_cg *cg, const char *cgroup, bool exclusive, hwloc_bitmap_t out,
+		    struct cc_err *err);
+
 /* The mode the kernel offers for this cgroup. */
 enum cc_cg_mode cc_cg_probe_mode(const struct cc_cg *cg, const char *cgroup);
 const char *cc_cg_mode_name(enum cc_cg_mode m);
@@ -133,6 +141,9 @@ int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m);
 
 #define CC_CG_SECTION "cgroup"
 extern const char *const cc_cg_rec_kinds[]; /* exclusive, parked, peer, quota */
+/* Those whose owners are exactly the carves the rule above names: kept
+ * as `held` (noderec.h), the union of their shares. */
+extern const char *const cc_cg_rec_held_kinds[]; /* exclusive, parked */
 
 /* What one carve asks of the cgroups. */
 struct cc_cg_carve {
@@ -169,6 +180,7 @@ struct cc_cg_others {
 struct cc_cg_msgs {
 	int n;
 	char line[CC_CG_MSG_MAX][320];
+	bool note[CC_CG_MSG_MAX]; /* for --verbose only: how, not a change to know of */
 };
 
 struct cc_cg_step;
@@ -221,6 +233,12 @@ int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct
 int cc_cg_take_peer(struct cc_cg *cg, const char *peer, const struct cc_cg_share *owners, int n,
 		    struct cc_noderecs *recs,
 		    int (*journal)(void *arg, const struct cc_noderecs *recs, struct cc_err *err), void *arg,
+		    struct cc_cg_msgs *msgs, struct cc_err *err);
+
+/* audit --fix: the held record `path` holds CPUs outside `carved` (those
+ * of every carve): they go, as an undo of an owner that had them would
+ * take them out, and the file is recomputed. */
+int cc_cg_drop_held(struct cc_cg *cg, const char *path, hwloc_const_bitmap_t carved, struct cc_noderecs *recs,
 		    struct cc_cg_msgs *msgs, struct cc_err *err);
 
 /* The value a record asks for now: the pure function above.  `parent_cpus`

@@ -47,6 +47,7 @@ struct opts {
 	bool fix_some;
 	bool fix_code[CC_AUDIT_NCODES];
 	int sample_ms;
+	struct cc_cli_lock lock;
 };
 
 static int parse_int(const char *opt, const char *s, int max, int *out, struct cc_err *err)
@@ -176,7 +177,7 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 		o->state = getenv("CORECARVE_STATE_DIR");
 	if (o->state && !*o->state)
 		o->state = NULL;
-	return 0;
+	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
 static double now_ms(void)
@@ -232,7 +233,7 @@ static int audit(const struct opts *o, const struct cc_root *root, struct cc_led
 		if (!(*lp)->readonly || attempt + 1 >= READ_TRIES)
 			return 0;
 		{
-			struct cc_ledger *again = cc_ledger_read(o->state, err);
+			struct cc_ledger *again = cc_ledger_open_as(o->state, CC_LEDGER_READ, &o->lock.lock, err);
 
 			if (!again)
 				return -1;
@@ -370,7 +371,7 @@ int cc_cmd_audit(int argc, char **argv)
 		return cc_cli_fail(&err);
 	/* --fix holds the ledger lock from the first read to the last check,
 	 * as the hook does: no carve changes under the repair. */
-	ledger = o.fix ? cc_ledger_open(o.state, &err) : cc_ledger_read(o.state, &err);
+	ledger = cc_ledger_open_as(o.state, o.fix ? CC_LEDGER_WRITE : CC_LEDGER_READ, &o.lock.lock, &err);
 	if (!ledger || cc_cli_load(&o.common, &root, &policy, &topo, &err) < 0)
 		return fail(&o, &err);
 	if (audit(&o, root, &ledger, topo, policy, &found, &st, &err) < 0)

@@ -26,6 +26,7 @@ static void usage(FILE *out)
 struct opts {
 	struct cc_cli_common common;
 	const char *state;
+	struct cc_cli_lock lock;
 };
 
 /* 1: help printed; 0: parsed; -1: err set. */
@@ -57,7 +58,7 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 		o->state = getenv("CORECARVE_STATE_DIR");
 	if (o->state && !*o->state)
 		o->state = NULL;
-	return 0;
+	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
 static void print_text(const struct cc_doctor_report *r)
@@ -110,7 +111,8 @@ int cc_cmd_doctor(int argc, char **argv)
 		return cc_cli_fail(&err);
 	}
 	ctx = (struct cc_doctor_ctx){ .root = root, .topo = topo, .topo_error = terr.msg, .policy = policy,
-				      .policy_error = perr.msg, .reserved = reserved, .state_dir = o.state };
+				      .policy_error = perr.msg, .reserved = reserved, .state_dir = o.state,
+				      .lock = &o.lock.lock };
 	cc_doctor_run(&ctx, &report);
 	cc_topo_free(topo);
 	if (o.common.json) {

@@ -86,8 +86,8 @@ static void print_choice(const struct cc_decision *d)
 }
 
 /* Without --carve: decide, apply to this process, become the command. */
-static int run_uncarved(struct cc_cli_common *common, const char *state, const char *class_name, int cpus,
-			bool lock, bool verbose, char **cmd)
+static int run_uncarved(struct cc_cli_common *common, const char *state, const struct cc_ledger_lock *ll,
+			const char *class_name, int cpus, bool lock, bool verbose, char **cmd)
 {
 	struct cc_err err = CC_ERR_INIT;
 	_cleanup_root_ struct cc_root *root = NULL;
@@ -103,7 +103,7 @@ static int run_uncarved(struct cc_cli_common *common, const char *state, const c
 	common->caller_view = true;
 	if (cc_cli_load(common, &root, &policy, &topo, &err) < 0)
 		return fail(&err);
-	ledger = cc_ledger_read(state, &err);
+	ledger = cc_ledger_open_as(state, CC_LEDGER_READ, ll, &err);
 	if (!ledger)
 		return fail(&err);
 	taken = cc_ledger_taken(ledger);
@@ -131,8 +131,8 @@ static int run_uncarved(struct cc_cli_common *common, const char *state, const c
 	return e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 }
 
-static int run_carved(const struct cc_cli_common *common, const char *state, const struct cc_exec_carve *opt,
-		      bool verbose, char **cmd)
+static int run_carved(const struct cc_cli_common *common, const char *state, const struct cc_ledger_lock *ll,
+		      const struct cc_exec_carve *opt, bool verbose, char **cmd)
 {
 	struct cc_err err = CC_ERR_INIT;
 	_cleanup_root_ struct cc_root *root = cc_root_open("/", &err);
@@ -145,6 +145,7 @@ static int run_carved(const struct cc_cli_common *common, const char *state, con
 	ctx.root = root;
 	ctx.policy_path = cc_cli_policy_path(common);
 	ctx.state_dir = state;
+	ctx.lock = ll;
 	ctx.fault = getenv("CORECARVE_FAULT");
 	ctx.log = stderr;
 	ctx.verbose = verbose;
@@ -166,6 +167,7 @@ int cc_cmd_exec(int argc, char **argv)
 	struct cc_err err = CC_ERR_INIT;
 	struct cc_cli_common common = { 0 };
 	struct cc_exec_carve opt = { 0 };
+	struct cc_cli_lock ll;
 	const char *state = NULL, *v;
 	bool carve = false, verbose = false;
 	int i;
@@ -235,7 +237,9 @@ int cc_cmd_exec(int argc, char **argv)
 		state = getenv("CORECARVE_STATE_DIR");
 	if (state && !*state)
 		state = NULL;
+	if (cc_cli_lock(&ll, argc, argv, &err) < 0)
+		return fail(&err);
 	if (carve)
-		return run_carved(&common, state, &opt, verbose, argv + i);
-	return run_uncarved(&common, state, opt.class_name, opt.cpus, opt.lock_affinity, verbose, argv + i);
+		return run_carved(&common, state, &ll.lock, &opt, verbose, argv + i);
+	return run_uncarved(&common, state, &ll.lock, opt.class_name, opt.cpus, opt.lock_affinity, verbose, argv + i);
 }

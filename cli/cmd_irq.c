@@ -42,6 +42,7 @@ struct opts {
 	const char *state;
 	long sample_ms;
 	bool verbose;
+	struct cc_cli_lock lock;
 };
 
 /* "--name VALUE" or "--name=VALUE" at argv[*i]: 1 with *v set, 0 when
@@ -104,7 +105,7 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 		o->state = getenv("CORECARVE_STATE_DIR");
 	if (o->state && !*o->state)
 		o->state = NULL;
-	return 0;
+	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
 /* ---- status ------------------------------------------------------------------ */
@@ -322,7 +323,7 @@ static int status(const struct opts *o, struct cc_err *err)
 	cc_irq_state_init(&st);
 	if (!root)
 		return cc_err_prefix(err, "--root");
-	l = cc_ledger_read(o->state, err);
+	l = cc_ledger_open_as(o->state, CC_LEDGER_READ, &o->lock.lock, err);
 	if (!l)
 		goto out;
 	cc_irq_state_fini(&st);
@@ -386,7 +387,7 @@ static int reconcile(const struct opts *o, struct cc_err *err)
 		return cc_err_sys(err, ENOMEM, "irq reconcile");
 	if (cc_irq_fallback_from_topo(topo, reserved, &fb, err) < 0)
 		return -1;
-	l = cc_ledger_open(o->state, err);
+	l = cc_ledger_open_as(o->state, CC_LEDGER_WRITE, &o->lock.lock, err);
 	if (!l)
 		goto out;
 	l->fault = getenv("CORECARVE_FAULT");
@@ -424,7 +425,7 @@ static int notify(const struct opts *o, struct cc_err *err)
 	cc_irq_state_init(&st);
 	if (!root)
 		return cc_err_prefix(err, "--root");
-	l = cc_ledger_read(o->state, err);
+	l = cc_ledger_open_as(o->state, CC_LEDGER_READ, &o->lock.lock, err);
 	if (!l)
 		goto out;
 	cc_irq_state_fini(&st);

@@ -103,7 +103,7 @@ static int plan_power(const struct cc_root *root, const struct cc_ledger *l, con
 {
 	const struct cc_pclass *pc = cc_policy_class(p, d->class_name);
 	_cleanup_bitmap_ hwloc_bitmap_t cores = hwloc_bitmap_dup(d->cpus);
-	struct cc_power_state st;
+	struct cc_noderecs st;
 	struct cc_power_targets t;
 	int rc;
 
@@ -112,17 +112,17 @@ static int plan_power(const struct cc_root *root, const struct cc_ledger *l, con
 	if (!cores)
 		return cc_err_sys(err, ENOMEM, "plan");
 	hwloc_bitmap_or(cores, cores, d->parked);
-	cc_power_state_init(&st);
-	if (l && cc_power_state_load(l, &st, err) < 0)
+	cc_noderecs_init(&st);
+	if (l && cc_power_recs_load(l, &st, err) < 0)
 		return -1;
 	if (cc_power_probe(root, &pc->power, d->cpus, cores, &t, err) < 0) {
-		cc_power_state_fini(&st);
+		cc_noderecs_fini(&st);
 		return cc_err_prefix(err, "plan: power settings");
 	}
 	rc = cc_power_plan(&st, &t, "(plan)", &cx->power, err);
 	cx->has_power = rc == 0;
 	cc_power_targets_fini(&t);
-	cc_power_state_fini(&st);
+	cc_noderecs_fini(&st);
 	return rc;
 }
 
@@ -284,6 +284,7 @@ int cc_cmd_plan(int argc, char **argv)
 	struct cc_request req;
 	struct cc_decision d;
 	struct context cx = { 0 };
+	struct cc_cli_lock lock;
 	const char *cls = NULL, *cpus = NULL, *state = NULL, *ledger_dir = NULL;
 	bool host;
 	int rc;
@@ -365,7 +366,7 @@ int cc_cmd_plan(int argc, char **argv)
 		return cc_cli_fail(&err);
 	}
 	snprintf(req.class_name, sizeof(req.class_name), "%s", cls);
-	if (parse_count(cpus, &req.cpus, &err) < 0)
+	if (parse_count(cpus, &req.cpus, &err) < 0 || cc_cli_lock(&lock, argc, argv, &err) < 0)
 		return cc_cli_fail(&err);
 
 	if (cc_cli_load(&common, &root, &policy, &topo, &err) < 0)
@@ -382,7 +383,7 @@ int cc_cmd_plan(int argc, char **argv)
 		ledger_dir = CC_LEDGER_DIR;
 	cx.reserved = cc_policy_reserved(policy, topo);
 	if (ledger_dir) {
-		ledger = cc_ledger_read(ledger_dir, &err);
+		ledger = cc_ledger_open_as(ledger_dir, CC_LEDGER_READ, &lock.lock, &err);
 		if (!ledger) {
 			context_fini(&cx);
 			return cc_cli_fail(&err);

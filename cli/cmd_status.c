@@ -153,25 +153,25 @@ static void list_add(char *list, size_t size, const char *item)
  * relies on them. */
 static int print_power(const struct status *s, struct cc_err *err)
 {
-	struct cc_power_state st;
+	struct cc_noderecs st;
 
-	if (cc_power_state_load(s->ledger, &st, err) < 0)
+	if (cc_power_recs_load(s->ledger, &st, err) < 0)
 		return -1;
 	if (st.n)
 		printf("\npower settings held (originals are restored by the last carve that needs them):\n");
-	for (int k = CC_POWER_GOVERNOR; k <= CC_POWER_UNCORE_MAX; k++) {
+	for (int k = 0; k < CC_POWER_NKINDS; k++) {
 		char values[128] = "", owners[256] = "", id[16];
 		int n = 0;
 
 		for (int i = 0; i < st.n; i++) {
-			const struct cc_power_rec *r = &st.recs[i];
+			const struct cc_noderec *r = &st.r[i];
 
-			if ((int)r->kind != k)
+			if ((int)cc_power_rec_kind(r) != k)
 				continue;
 			n++;
-			list_add(values, sizeof(values), r->set);
+			list_add(values, sizeof(values), cc_power_rec_value(r));
 			for (int o = 0; o < r->nowners; o++) {
-				snprintf(id, sizeof(id), "%.12s", r->owners[o]);
+				snprintf(id, sizeof(id), "%.12s", r->owners[o].id);
 				list_add(owners, sizeof(owners), id);
 			}
 		}
@@ -179,7 +179,7 @@ static int print_power(const struct status *s, struct cc_err *err)
 			printf("  %-10s %s on %d file%s, for %s\n", cc_power_kind_name((enum cc_power_kind)k), values, n,
 			       n == 1 ? "" : "s", owners[0] ? owners : "(no carve: not restored, see corecarve audit)");
 	}
-	cc_power_state_fini(&st);
+	cc_noderecs_fini(&st);
 	return 0;
 }
 
@@ -404,6 +404,7 @@ int cc_cmd_status(int argc, char **argv)
 	_cleanup_topo_ struct cc_topo *topo = NULL;
 	_cleanup_bitmap_ hwloc_bitmap_t reserved = NULL;
 	struct status s = { 0 };
+	struct cc_cli_lock lock;
 	const char *state = NULL, *svg = NULL;
 	int rc;
 
@@ -446,8 +447,10 @@ int cc_cmd_status(int argc, char **argv)
 		state = getenv("CORECARVE_STATE_DIR");
 	if (state && !*state)
 		state = NULL;
+	if (cc_cli_lock(&lock, argc, argv, &err) < 0)
+		return cc_cli_fail(&err);
 
-	ledger = cc_ledger_read(state, &err);
+	ledger = cc_ledger_open_as(state, CC_LEDGER_READ, &lock.lock, &err);
 	if (!ledger)
 		return cc_cli_fail(&err);
 	if (ledger->ncarves == 0 && !common.json && !svg) {

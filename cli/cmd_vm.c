@@ -44,6 +44,7 @@ struct opts {
 	const char *state;
 	const char *config;
 	bool dry_run, json, verbose;
+	struct cc_cli_lock lock;
 };
 
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
@@ -104,7 +105,7 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 		o->policy = NULL;
 	if (o->state && !*o->state)
 		o->state = NULL;
-	return 0;
+	return cc_cli_lock(&o->lock, argc, argv, err);
 }
 
 static const char *state_name(enum cc_vm_state s)
@@ -363,7 +364,7 @@ int cc_cmd_vm(int argc, char **argv)
 		cc_err_prefix(&err, "--root");
 		return cc_cli_fail(&err);
 	}
-	ctx = (struct cc_ctx){ .root = root, .policy_path = o.policy, .state_dir = o.state,
+	ctx = (struct cc_ctx){ .root = root, .policy_path = o.policy, .state_dir = o.state, .lock = &o.lock.lock,
 			       .fault = getenv("CORECARVE_FAULT"), .log = stderr, .verbose = o.verbose };
 	if (!strcmp(o.sub, "status"))
 		rc = status(&ctx, &o, &res, &err);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "ledger.h"
 #include "policy.h"
 #include "root.h"
 #include "topo.h"
@@ -37,6 +38,18 @@ const char *cc_cli_policy_path(const struct cc_cli_common *c);
 /* Load root, policy and topology the common options describe. */
 int cc_cli_load(const struct cc_cli_common *c, struct cc_root **root,
 		struct cc_policy **policy, struct cc_topo **topo, struct cc_err *err);
+
+/* The ledger lock as a command takes it: the wait from
+ * $CORECARVE_LOCK_TIMEOUT (seconds, "5" or "0.5"; unset or empty:
+ * CC_LEDGER_WAIT_MS), and "corecarve <its arguments>" as the holder a
+ * waiter is told of (the hook puts its stage and container id there).
+ * `lock.holder` points into `holder`: pass `lock` by address, never copy
+ * the struct.  -1 on a malformed variable, err naming it. */
+struct cc_cli_lock {
+	struct cc_ledger_lock lock;
+	char holder[256];
+};
+int cc_cli_lock(struct cc_cli_lock *l, int argc, char **argv, struct cc_err *err);
 
 /* Print "corecarve: <msg>" once; returns CC_EXIT_ERROR. */
 int cc_cli_fail(const struct cc_err *err);

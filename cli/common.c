@@ -57,6 +57,51 @@ const char *cc_cli_policy_path(const struct cc_cli_common *c)
 	return NULL;
 }
 
+/* Seconds with at most three decimals: the decimal point is '.' whatever
+ * the locale, and nothing finer than a millisecond is meant. */
+static int parse_seconds(const char *v, unsigned max_s, unsigned *ms)
+{
+	unsigned long whole = 0, frac = 0;
+	int digits = 0, fdigits = 0;
+	const char *p = v;
+
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		whole = whole * 10 + (unsigned long)(*p - '0');
+		if (whole > max_s)
+			return -1;
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9' && fdigits < 3; p++, fdigits++)
+			frac = frac * 10 + (unsigned long)(*p - '0');
+		for (int k = fdigits; k < 3; k++)
+			frac *= 10;
+	}
+	if (*p || (!digits && !fdigits) || whole * 1000 + frac > (unsigned long)max_s * 1000)
+		return -1;
+	*ms = (unsigned)(whole * 1000 + frac);
+	return 0;
+}
+
+/* An hour: a longer wait is a typo, and no runtime lets a hook run so long. */
+#define LOCK_TIMEOUT_MAX_S 3600
+
+int cc_cli_lock(struct cc_cli_lock *l, int argc, char **argv, struct cc_err *err)
+{
+	const char *v = getenv("CORECARVE_LOCK_TIMEOUT");
+	size_t n;
+
+	l->lock.wait_ms = CC_LEDGER_WAIT_MS;
+	l->lock.holder = l->holder;
+	if (v && *v && parse_seconds(v, LOCK_TIMEOUT_MAX_S, &l->lock.wait_ms) < 0)
+		return cc_err_set(err, EINVAL,
+				  "CORECARVE_LOCK_TIMEOUT: expected seconds from 0 to %d (e.g. 5 or 0.5), got \"%.32s\"",
+				  LOCK_TIMEOUT_MAX_S, v);
+	n = (size_t)snprintf(l->holder, sizeof(l->holder), "corecarve");
+	for (int i = 0; i < argc && n < sizeof(l->holder); i++)
+		n += (size_t)snprintf(l->holder + n, sizeof(l->holder) - n, " %s", argv[i]);
+	return 0;
+}
+
 int cc_cli_load(const struct cc_cli_common *c, struct cc_root **rootp,
 		struct cc_policy **policyp, struct cc_topo **topop, struct cc_err *err)
 {

@@ -26,7 +26,10 @@ static void usage(FILE *out)
 		"createRuntime/prestart carve the CPUs the corecarve.io/placement annotation asks for;\n"
 		"poststop gives them back.  Containers without the annotation are left alone.\n\n"
 		"environment: CORECARVE_POLICY, CORECARVE_STATE_DIR (defaults: /etc/corecarve/policy.yaml,\n"
-		"/run/corecarve); CORECARVE_FAULT=<step> kills the hook at a named step (tests only).\n");
+		"/run/corecarve); CORECARVE_LOCK_TIMEOUT=<seconds> bounds the wait for the ledger lock\n"
+		"(default %u; keep it well inside the runtime's hook timeout);\n"
+		"CORECARVE_FAULT=<step> kills the hook at a named step (tests only).\n",
+		CC_LEDGER_WAIT_MS / 1000);
 }
 
 static char *read_stdin(size_t max, size_t *len, struct cc_err *err)
@@ -60,6 +63,7 @@ int cc_cmd_hook(int argc, char **argv)
 	struct cc_cli_common common = { 0 };
 	struct cc_oci_state st = { 0 };
 	struct cc_ctx ctx = { 0 };
+	struct cc_cli_lock lock;
 	_cleanup_root_ struct cc_root *root = NULL;
 	_cleanup_free_ char *text = NULL;
 	const char *stage = NULL, *state_dir = NULL;
@@ -107,6 +111,9 @@ int cc_cmd_hook(int argc, char **argv)
 		return cc_cli_fail(&err);
 	}
 
+	if (cc_cli_lock(&lock, argc, argv, &err) < 0)
+		return cc_cli_fail(&err);
+
 	text = read_stdin(CC_OCI_STATE_MAX, &len, &err);
 	if (!text)
 		return cc_cli_fail(&err);
@@ -123,6 +130,9 @@ int cc_cmd_hook(int argc, char **argv)
 	if (ctx.state_dir && !*ctx.state_dir)
 		ctx.state_dir = NULL;
 	ctx.fault = getenv("CORECARVE_FAULT");
+	/* Who waits on a hook that holds the lock learns which container's. */
+	snprintf(lock.holder, sizeof(lock.holder), "corecarve hook %s %.200s", stage, st.id);
+	ctx.lock = &lock.lock;
 	ctx.log = stderr;
 	ctx.verbose = verbose;
 	/* Inputs from the runtime are read and every path is resolved: from

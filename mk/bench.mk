@@ -40,8 +40,8 @@ BENCH_PROGS := $(BENCH_DIR)/decide $(BENCH_DIR)/place
 
 .PHONY: bench bench-build bench-host bench-qemu bench-callgrind
 
-$(BENCH_DIR)/decide: $(BUILD)/bench/decide.o $(BENCH_LIB_OBJ) $(LIB) $(LINK_STAMP)
-	$(CC) $(LDFLAGS) -o $@ $< $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
+$(BENCH_DIR)/decide: $(BUILD)/bench/decide.o $(BUILD)/bench/benchcg.o $(BENCH_LIB_OBJ) $(LIB) $(LINK_STAMP)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/bench/benchcg.o $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
 
 $(BENCH_DIR)/place: $(BUILD)/bench/place.o $(BUILD)/bench/baselines.o $(BENCH_LIB_OBJ) $(LIB) $(LINK_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/bench/baselines.o $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
@@ -86,4 +86,4 @@ bench-qemu: $(BIN)
 		grep -E '^(BENCH|FAIL|SKIP|INFO) ' $(BENCH_E2E)/log-$(BENCH_KERNEL).txt || true; \
 		exit $$rc
 
--include $(BUILD)/bench/decide.d $(BUILD)/bench/place.d $(BUILD)/bench/baselines.d $(BUILD)/bench/benchlib.d
+-include $(BUILD)/bench/decide.d $(BUILD)/bench/benchcg.d $(BUILD)/bench/place.d $(BUILD)/bench/baselines.d $(BUILD)/bench/benchlib.d

@@ -187,7 +187,7 @@ struct cc_audit_snap {
 	int ngrowth;
 	struct cc_audit_irq_growth *growth;
 	char kubelet_policy[64];         /* policyName of kubelet's cpu_manager_state, "" when absent */
-	struct cc_power_state power;     /* the ledger's power records */
+	struct cc_noderecs power;        /* the ledger's power records */
 	struct cc_power_now power_now;   /* what each recorded file holds now */
 	/* Private: path -> index (a jansson object used as a hash table), capacities. */
 	struct json_t *index;

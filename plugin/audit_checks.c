@@ -158,6 +158,74 @@ static bool same_value(const char *file, const char *a, const char *b)
 	       hwloc_bitmap_isequal(x, y);
 }
 
+/* A held record (noderec.h) holds exactly the shares of the carves its
+ * rule names: a remote carve below an ancestor's exclusive set, a carve
+ * parking in a parked partition.  CPUs no such carve has are an orphan
+ * share (their owner went without taking them out); a live carve whose
+ * share is missing would lose its CPUs at the next change of the file.
+ * *owner: the first carve it holds, for RECORD_DRIFT. */
+static int check_held(const struct cc_audit_in *in, const struct cc_noderec *r, const char *cgroup,
+		      const char **owner, struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_ledger *l = in->ledger;
+	bool parked = !strcmp(r->kind, "parked");
+	_cleanup_bitmap_ hwloc_bitmap_t held = hwloc_bitmap_alloc(), all = hwloc_bitmap_alloc();
+	size_t n = strlen(cgroup);
+	char a[BUF], b[BUF];
+	struct cc_finding *f;
+
+	if (!held || !all)
+		return cc_err_sys(err, ENOMEM, "audit");
+	if (cc_cpulist_parse(r->held, held, r->path, err) < 0)
+		return -1;
+	for (int k = 0; k < l->ncarves; k++) {
+		const struct cc_carve *c = &l->carves[k];
+		hwloc_const_bitmap_t share = parked ? c->parked : c->cpus;
+		enum cc_cg_mode m;
+		char pk[PATH_MAX];
+		bool theirs;
+
+		if (carve_mode(c, &m) < 0 || !c->exclusive || hwloc_bitmap_iszero(share))
+			continue;
+		if (parked)
+			theirs = m != CC_MODE_CPUSET_ONLY &&
+				 cc_cg_parked_cgroup(m, c->cgroup, pk, sizeof(pk), &(struct cc_err)CC_ERR_INIT) == 0 &&
+				 !strcmp(pk, cgroup);
+		else
+			theirs = m == CC_MODE_REMOTE && !strncmp(c->cgroup, cgroup, n) && c->cgroup[n] == '/';
+		if (!theirs)
+			continue;
+		hwloc_bitmap_or(all, all, share);
+		if (hwloc_bitmap_isincluded(share, held)) {
+			if (!*owner)
+				*owner = c->id;
+			continue;
+		}
+		/* One kept as releasing may have given it back already. */
+		if (c->releasing && !hwloc_bitmap_intersects(share, held))
+			continue;
+		if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_DRIFT, c->id, err)))
+			return -1;
+		f->repair = CC_REPAIR_REAPPLY;
+		CC_AUDIT_SET(f->object, "record %s", r->path);
+		CC_AUDIT_SET(f->expected, "holds %s of carve %s", fmt(a, sizeof(a), share), c->id);
+		CC_AUDIT_SET(f->actual, "held %s", r->held);
+		CC_AUDIT_SET(f->fix, "--fix re-applies carve %s: its share is recorded again", c->id);
+	}
+	hwloc_bitmap_andnot(held, held, all);
+	if (hwloc_bitmap_iszero(held))
+		return 0;
+	if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_ORPHAN, "", err)))
+		return -1;
+	f->repair = CC_REPAIR_DROP_OWNER;
+	CC_AUDIT_SET(f->object, "record %s", r->path);
+	CC_AUDIT_SET(f->expected, "held for carves of the ledger");
+	CC_AUDIT_SET(f->actual, "CPUs %s held for no carve", fmt(b, sizeof(b), held));
+	CC_AUDIT_SET(f->fix, "--fix recomputes the file without them (the last owner restores the original)");
+	CC_AUDIT_SET(f->target, "%s", r->path);
+	return 0;
+}
+
 /* The restore model's invariant over the cgroup records: every owner is a
  * carve of the ledger, and every file written holds what corecarve wrote
  * (or a write in flight). */
@@ -166,14 +234,17 @@ static int check_cgroup_records(const struct cc_audit_in *in, struct cc_audit_re
 	struct cc_noderecs recs;
 	int rc = -1;
 
-	if (cc_noderecs_parse(cc_ledger_section((struct cc_ledger *)in->ledger, CC_CG_SECTION, false),
-			      "sections." CC_CG_SECTION, cc_cg_rec_kinds, &recs, err) < 0)
+	if (cc_noderecs_open(&recs, (struct cc_ledger *)in->ledger, CC_CG_SECTION, "sections." CC_CG_SECTION,
+			     cc_cg_rec_kinds, cc_cg_rec_held_kinds, err) < 0)
 		return -1;
+	if (cc_noderecs_load_all(&recs, err) < 0)
+		goto out;
 	for (int i = 0; i < recs.n; i++) {
 		const struct cc_noderec *r = &recs.r[i];
 		const char *slash = strrchr(r->path, '/');
 		char cgroup[PATH_MAX];
 		_cleanup_free_ char *now = NULL;
+		const char *owner = r->nowners ? r->owners[0].id : NULL;
 		struct cc_finding *f;
 
 		snprintf(cgroup, sizeof(cgroup), "%.*s", slash && slash != r->path ? (int)(slash - r->path) : 1,
@@ -193,20 +264,22 @@ static int check_cgroup_records(const struct cc_audit_in *in, struct cc_audit_re
 			CC_AUDIT_SET(f->actual, "owner \"%s\" is no carve", r->owners[k].id);
 			CC_AUDIT_SET(f->fix, "--fix recomputes the file without it (the last owner restores the original)");
 		}
-		if (!r->set || !r->nowners)
+		if (r->held && check_held(in, r, cgroup, &owner, out, err) < 0)
+			goto out;
+		if (!r->set || !owner)
 			continue;
 		now = record_now(in->snap, cgroup, slash ? slash + 1 : "");
 		if (same_value(slash ? slash + 1 : "", now, r->set) ||
 		    (r->pending && same_value(slash ? slash + 1 : "", now, r->pending)))
 			continue;
-		if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_DRIFT, r->owners[0].id, err)))
+		if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_DRIFT, owner, err)))
 			goto out;
 		f->repair = CC_REPAIR_REAPPLY;
 		CC_AUDIT_SET(f->object, "%s", r->path);
 		CC_AUDIT_SET(f->expected, "\"%s\", as corecarve wrote it", r->set);
 		CC_AUDIT_SET(f->actual, "\"%s\"", now ? now : "(gone)");
 		CC_AUDIT_SET(f->fix, "--fix re-applies carve %s: the new value becomes the one restored at its release",
-			     r->owners[0].id);
+			     owner);
 	}
 	rc = 0;
 out:
@@ -690,7 +763,10 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 		for (int p = i; p > 0; p = s->cgroups[p].parent) {
 			const struct cc_audit_cgroup *g = &s->cgroups[p];
 
-			if (g->quota < 0 || (p != i && g->quota >= cpus_below(in, g->path) * g->period))
+			long long demand;
+
+			if (g->quota < 0 || (p != i && !__builtin_mul_overflow(cpus_below(in, g->path), g->period, &demand) &&
+					     g->quota >= demand))
 				continue;
 			f = ADD(CC_AUDIT_QUOTA_ON_CARVE, c->id);
 			f->repair = CC_REPAIR_REAPPLY;
@@ -896,12 +972,12 @@ out:
 /* ---- power: POWER_DRIFT, POWER_NOT_RESTORED ------------------------------ */
 
 /* The first owner of `r` that is a carve of the ledger, or NULL. */
-static const char *live_owner(const struct cc_ledger *l, const struct cc_power_rec *r)
+static const char *live_owner(const struct cc_ledger *l, const struct cc_noderec *r)
 {
 	for (int i = 0; i < r->nowners; i++)
 		for (int k = 0; k < l->ncarves; k++)
-			if (!strcmp(r->owners[i], l->carves[k].id))
-				return r->owners[i];
+			if (!strcmp(r->owners[i].id, l->carves[k].id))
+				return r->owners[i].id;
 	return NULL;
 }
 
@@ -912,23 +988,24 @@ int cc_audit_check_power(const struct cc_audit_in *in, struct cc_audit_report *o
 	if (s->power_now.n != s->power.n)
 		return 0; /* not read (a snapshot built by hand) */
 	for (int i = 0; i < s->power.n; i++) {
-		const struct cc_power_rec *r = &s->power.recs[i];
+		const struct cc_noderec *r = &s->power.r[i];
 		const char *now = s->power_now.value[i];
 		const char *owner = live_owner(in->ledger, r);
+		const char *held = cc_power_rec_value(r);
 		struct cc_finding *f;
 
 		/* A pending record is a hook at work (or one killed: its
 		 * carve is stale and STALE_RECORD's release restores it). */
 		if (r->pending)
 			continue;
-		if (owner && (!now || strcmp(now, r->set) != 0)) {
+		if (owner && (!now || strcmp(now, held) != 0)) {
 			f = ADD(CC_AUDIT_POWER_DRIFT, owner);
-			CC_AUDIT_SET(f->object, "power %s %s", cc_power_kind_name(r->kind), r->path);
-			CC_AUDIT_SET(f->expected, "%s", r->set);
+			CC_AUDIT_SET(f->object, "power %s %s", r->kind, r->path);
+			CC_AUDIT_SET(f->expected, "%s", held);
 			CC_AUDIT_SET(f->actual, "%s", now ? now : "(file gone)");
 			if (now) {
 				f->repair = CC_REPAIR_POWER;
-				CC_AUDIT_SET(f->fix, "write \"%s\" back (the class of carve %s asks for it)", r->set, owner);
+				CC_AUDIT_SET(f->fix, "write \"%s\" back (the class of carve %s asks for it)", held, owner);
 			} else {
 				CC_AUDIT_SET(f->fix, "the driver went away; the setting returns with it, or when carve %s goes",
 					     owner);
@@ -936,12 +1013,12 @@ int cc_audit_check_power(const struct cc_audit_in *in, struct cc_audit_report *o
 			CC_AUDIT_SET(f->target, "%s", r->path);
 		} else if (!owner && now && strcmp(now, r->orig) != 0) {
 			f = ADD(CC_AUDIT_POWER_NOT_RESTORED, "");
-			CC_AUDIT_SET(f->object, "power %s %s", cc_power_kind_name(r->kind), r->path);
+			CC_AUDIT_SET(f->object, "power %s %s", r->kind, r->path);
 			CC_AUDIT_SET(f->expected, "%s", r->orig);
 			CC_AUDIT_SET(f->actual, "%s", now);
 			f->repair = CC_REPAIR_POWER;
 			CC_AUDIT_SET(f->fix, "write the original \"%s\" back: no carve needs \"%s\" any more", r->orig,
-				     r->set);
+				     held);
 			CC_AUDIT_SET(f->target, "%s", r->path);
 		}
 	}

@@ -284,7 +284,14 @@ int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report
 				 cc_audit_code_name(f->code), f->object);
 			rc = take_back(&x, f->target, &e);
 			outcome(&x, what, rc, &e);
-		} else if (f->repair == CC_REPAIR_DROP_OWNER && first_time(&x, "drop-owner", f->carve)) {
+		} else if (f->repair == CC_REPAIR_DROP_OWNER && !f->carve[0] && first_time(&x, "drop-held", f->target)) {
+			struct cc_effect_run run = fix_run(&x, "", NULL);
+
+			cc_audit_text(what, sizeof(what), "%s %s: recomputed without the CPUs held for no carve",
+				      cc_audit_code_name(f->code), f->object);
+			rc = cc_effect_cgroup_drop_held(&run, f->target, &e);
+			outcome(&x, what, rc, &e);
+		} else if (f->repair == CC_REPAIR_DROP_OWNER && f->carve[0] && first_time(&x, "drop-owner", f->carve)) {
 			struct cc_effect_run run = fix_run(&x, f->carve, NULL);
 
 			cc_audit_text(what, sizeof(what), "%s %s: recomputed without \"%s\"", cc_audit_code_name(f->code),

@@ -299,7 +299,7 @@ int cc_audit_snap_read(const struct cc_root *root, const struct cc_ledger *l,
 	int rc = -1, r;
 
 	memset(s, 0, sizeof(*s));
-	cc_power_state_init(&s->power);
+	cc_noderecs_init(&s->power);
 	if (!carved)
 		return cc_err_sys(err, ENOMEM, "audit");
 	w.carved = carved;
@@ -321,7 +321,7 @@ int cc_audit_snap_read(const struct cc_root *root, const struct cc_ledger *l,
 			goto out;
 	if (read_kubelet(root, s, err) < 0)
 		goto out;
-	if (cc_power_state_load(l, &s->power, err) < 0 || cc_power_read_now(root, &s->power, &s->power_now, err) < 0)
+	if (cc_power_recs_load(l, &s->power, err) < 0 || cc_power_read_now(root, &s->power, &s->power_now, err) < 0)
 		goto out;
 	if (!o->skip_irqs && cc_root_exists(root, "/proc/irq")) {
 		if (cc_irq_table_read(root, &s->irqs, err) < 0)

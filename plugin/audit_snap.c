@@ -136,7 +136,7 @@ void cc_audit_snap_fini(struct cc_audit_snap *s)
 	for (int i = 0; i < s->ngrowth; i++)
 		hwloc_bitmap_free(s->growth[i].cpus);
 	free(s->growth);
-	cc_power_state_fini(&s->power);
+	cc_noderecs_fini(&s->power);
 	cc_power_now_fini(&s->power_now);
 	if (s->index)
 		json_decref(s->index);

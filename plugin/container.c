@@ -44,10 +44,11 @@ int cc_carve_release(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledge
 	/* Killed here, the carve stays and gc undoes it again: harmless, as
 	 * every value an undo writes is computed from the records. */
 	cc_fault_point(ctx, "before-release-commit");
-	if (rc == 0)
-		cc_ledger_remove(l, id);
-	else
-		cc_ledger_mark_releasing(l, id);
+	/* Taken out without reading the other carves (ledger.h). */
+	if (rc == 0 ? cc_ledger_drop(l, id, &commit) < 0 : (cc_ledger_mark_releasing(l, id), false)) {
+		*err = commit;
+		return -1;
+	}
 	if (cc_ledger_commit(l, &commit) < 0) {
 		if (rc == 0)
 			*err = commit;
@@ -206,6 +207,41 @@ static int apply_shared(struct cc_cg *cg, const struct cc_decision *d, const cha
 	return rc;
 }
 
+/* CPUs the kernel would not give a carve at `cgroup` (a partition that is
+ * none of ours holds them, someone narrowed its parent) count as taken:
+ * choosing them would be refused at the read-back, and on 6.12 the attempt
+ * alone invalidates that other partition.  Our own carves are taken
+ * already. */
+static int keep_off_foreign(const struct cc_ctx *ctx, const struct cc_cg *cg, const struct cc_policy *policy,
+			    const struct cc_topo *topo, const struct cc_request *req, const char *cgroup,
+			    hwloc_bitmap_t taken, struct cc_err *err)
+{
+	const struct cc_pclass *pc = cc_policy_class(policy, req->class_name);
+	_cleanup_bitmap_ hwloc_bitmap_t avail = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t foreign = hwloc_bitmap_alloc();
+	struct cc_err e = CC_ERR_INIT;
+
+	if (!avail || !foreign)
+		return cc_err_sys(err, ENOMEM, "cgroup");
+	/* A class unknown here is the allocator's refusal to word. */
+	if (!pc)
+		return 0;
+	if (cc_cg_available(cg, cgroup, pc->exclusive, avail, &e) < 0)
+		return 0; /* the cgroup is checked, and refused, by the plan */
+	hwloc_bitmap_andnot(foreign, topo->online, avail);
+	hwloc_bitmap_andnot(foreign, foreign, taken);
+	if (hwloc_bitmap_iszero(foreign))
+		return 0;
+	if (ctx->verbose && ctx->log) {
+		_cleanup_free_ char *f = cc_cpulist_format(foreign);
+
+		fprintf(ctx->log, "corecarve: CPUs %s are not available to %s (a partition elsewhere holds them): "
+			"not carved\n", f ? f : "?", cgroup);
+	}
+	hwloc_bitmap_or(taken, taken, foreign);
+	return 0;
+}
+
 /* Read the world, decide, journal, apply, record:
  *   policy, topology (cached), ledger (its index), gc -> allocate ->
  *   plan the cgroups -> journal (the carve and every record with its
@@ -264,16 +300,18 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	src.noverrides = policy->noverrides;
 	/* Through the cache in the state directory: discovery is most of a
 	 * hook's time, and the model only changes with a reboot, hotplug or
-	 * the policy's coreClasses (topo_cache.h says what is checked). */
-	topo = src.kind == CC_TOPO_HOST ? cc_topo_cache_load(&src, ctx->state_dir, &tci, err) : cc_topo_load(&src, err);
+	 * the policy's coreClasses (topo_cache.h says what is checked).  A
+	 * source other than the host (the tests', the benchmark's) is keyed by
+	 * its description or its file's identity, and cached the same way. */
+	topo = cc_topo_cache_load(&src, ctx->state_dir, &tci, err);
 	if (!topo)
 		goto out;
-	if (ctx->verbose && ctx->log && src.kind == CC_TOPO_HOST && !tci.hit)
+	if (ctx->verbose && ctx->log && !tci.hit)
 		fprintf(ctx->log, "corecarve: topology discovered (cache %s)\n", tci.why);
 
 	/* The index only: the carves already there are not parsed unless one
 	 * of them is needed (docs/performance.md, the busy ledger). */
-	ledger = cc_ledger_open_index(ctx->state_dir, err);
+	ledger = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
 	if (!ledger)
 		goto out;
 	ledger->fault = ctx->fault;
@@ -303,6 +341,8 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 		cc_err_sys(err, ENOMEM, "ledger");
 		goto out;
 	}
+	if (keep_off_foreign(ctx, &cg, policy, topo, req, res->cgroup, taken, err) < 0)
+		goto out;
 	if (cc_allocate(topo, policy, taken, req, &res->decision, err) < 0) {
 		if (is_container)
 			cc_err_prefix(err, "container %s", spec->id);
@@ -375,12 +415,13 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 	int rc;
 
 	/* The index only: a container that was not carved (the usual case
-	 * for one in a shared class) costs no parse of the carves. */
-	ledger = cc_ledger_open_index(ctx->state_dir, err);
+	 * for one in a shared class) costs no parse of the carves, and one
+	 * that was the parse of its own line. */
+	ledger = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
 	if (!ledger)
 		return -1;
 	ledger->fault = ctx->fault;
-	rc = cc_ledger_lookup(ledger, id, &c, err);
+	rc = cc_ledger_get(ledger, id, &c, err);
 	if (rc <= 0)
 		return rc;
 	if (cc_cg_open(&cg, ctx->root, err) < 0)

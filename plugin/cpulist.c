@@ -10,38 +10,56 @@
 #include "cleanup.h"
 
 /* "N" or "N-M" items, M >= N, separated by single commas, decimal numbers
- * below CC_CPU_LIMIT, added to `out` as they are read.  Not hwloc's list
- * parser: it reads numbers with base 0, so "010" is CPU 8 and "08" the
- * empty set, and "0,08-17" never returns (found by tests/fuzz). */
+ * below CC_CPU_LIMIT.  Not hwloc's list parser: it reads numbers with base
+ * 0, so "010" is CPU 8 and "08" the empty set, and "0,08-17" never returns
+ * (found by tests/fuzz).  The list is checked whole first and only then
+ * added to `out` (`out` NULL: only checked), so `out` changes only for a
+ * list that parses; this runs for every CPU list the hook reads (the
+ * topology cache has one per CPU, core and domain; the node records' are
+ * as long as the node), so it reads digits itself and allocates nothing. */
+static const char *number(const char *p, unsigned long *v)
+{
+	unsigned long n = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++) {
+		n = n * 10 + (unsigned long)(*p - '0');
+		if (n >= CC_CPU_LIMIT) {
+			while (*p >= '0' && *p <= '9')
+				p++;
+			*v = CC_CPU_LIMIT;
+			return p;
+		}
+	}
+	*v = n;
+	return p;
+}
+
 static int parse_list(const char *s, hwloc_bitmap_t out, const char *what, struct cc_err *err)
 {
 	const char *p = s;
 
 	while (*p) {
 		unsigned long a, b;
-		char *end;
+		const char *start = p;
 
 		if (!isdigit((unsigned char)*p))
 			return cc_err_set(err, EINVAL, "%s: invalid cpu list \"%.64s\": expected a number at \"%.16s\"", what, s, p);
-		errno = 0;
-		a = strtoul(p, &end, 10);
-		if (errno || a >= CC_CPU_LIMIT)
-			return cc_err_set(err, ERANGE, "%s: invalid cpu list \"%.64s\": %.16s is out of range (limit %d)", what, s, p, CC_CPU_LIMIT - 1);
+		p = number(p, &a);
+		if (a >= CC_CPU_LIMIT)
+			return cc_err_set(err, ERANGE, "%s: invalid cpu list \"%.64s\": %.16s is out of range (limit %d)", what, s, start, CC_CPU_LIMIT - 1);
 		b = a;
-		p = end;
 		if (*p == '-') {
 			p++;
 			if (!isdigit((unsigned char)*p))
 				return cc_err_set(err, EINVAL, "%s: invalid cpu list \"%.64s\": range without an end", what, s);
-			errno = 0;
-			b = strtoul(p, &end, 10);
-			if (errno || b >= CC_CPU_LIMIT)
-				return cc_err_set(err, ERANGE, "%s: invalid cpu list \"%.64s\": %.16s is out of range (limit %d)", what, s, p, CC_CPU_LIMIT - 1);
+			start = p;
+			p = number(p, &b);
+			if (b >= CC_CPU_LIMIT)
+				return cc_err_set(err, ERANGE, "%s: invalid cpu list \"%.64s\": %.16s is out of range (limit %d)", what, s, start, CC_CPU_LIMIT - 1);
 			if (b < a)
 				return cc_err_set(err, EINVAL, "%s: invalid cpu list \"%.64s\": range %lu-%lu is reversed", what, s, a, b);
-			p = end;
 		}
-		if (hwloc_bitmap_set_range(out, (unsigned)a, (int)b) < 0)
+		if (out && hwloc_bitmap_set_range(out, (unsigned)a, (int)b) < 0)
 			return cc_err_sys(err, ENOMEM, "%s", what);
 		if (*p == ',') {
 			p++;
@@ -57,18 +75,13 @@ static int parse_list(const char *s, hwloc_bitmap_t out, const char *what, struc
 int cc_cpulist_parse(const char *s, hwloc_bitmap_t out, const char *what,
 		     struct cc_err *err)
 {
-	_cleanup_bitmap_ hwloc_bitmap_t set = hwloc_bitmap_alloc();
-
 	if (!s)
 		return cc_err_set(err, EINVAL, "%s: missing cpu list", what);
-	if (!set)
-		return cc_err_sys(err, ENOMEM, "%s", what);
-	/* Into a scratch set: `out` is replaced only by a list that parsed. */
-	if (parse_list(s, set, what, err) < 0)
+	/* Checked first: `out` is replaced only by a list that parses. */
+	if (parse_list(s, NULL, what, err) < 0)
 		return -1;
-	if (hwloc_bitmap_copy(out, set) < 0)
-		return cc_err_sys(err, ENOMEM, "%s", what);
-	return 0;
+	hwloc_bitmap_zero(out);
+	return parse_list(s, out, what, err);
 }
 
 int cc_cpumask_parse(const char *s, hwloc_bitmap_t out, const char *what,
@@ -115,14 +128,60 @@ int cc_cpumask_parse(const char *s, hwloc_bitmap_t out, const char *what,
 	return 0;
 }
 
+static char *put_number(char *p, unsigned v)
+{
+	char d[12];
+	int n = 0;
+
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		*p++ = d[--n];
+	return p;
+}
+
+/* hwloc's list syntax ("0-3,8,10-11"), byte for byte, written range by
+ * range without a printf per range. */
 char *cc_cpulist_format(hwloc_const_bitmap_t set)
 {
-	char *s = NULL;
+	size_t cap = 64, len = 0;
+	char *s, *grown;
+	int a;
 
 	if (hwloc_bitmap_iszero(set))
 		return strdup("");
-	if (hwloc_bitmap_list_asprintf(&s, set) < 0)
+	/* An infinite set ("8-") is hwloc's to print. */
+	if (hwloc_bitmap_weight(set) < 0) {
+		s = NULL;
+		return hwloc_bitmap_list_asprintf(&s, set) < 0 ? NULL : s;
+	}
+	s = malloc(cap);
+	if (!s)
 		return NULL;
+	for (a = hwloc_bitmap_first(set); a >= 0;) {
+		int next = hwloc_bitmap_next_unset(set, a), b = next - 1;
+
+		/* Two numbers of up to 10 digits, '-', ',' and the NUL. */
+		if (len + 24 > cap) {
+			cap *= 2;
+			grown = realloc(s, cap);
+			if (!grown) {
+				free(s);
+				return NULL;
+			}
+			s = grown;
+		}
+		if (len)
+			s[len++] = ',';
+		len = (size_t)(put_number(s + len, (unsigned)a) - s);
+		if (b > a) {
+			s[len++] = '-';
+			len = (size_t)(put_number(s + len, (unsigned)b) - s);
+		}
+		a = hwloc_bitmap_next(set, b);
+	}
+	s[len] = '\0';
 	return s;
 }
 

@@ -10,12 +10,14 @@
 #include "root.h"
 
 struct cc_cg_ops;
+struct cc_ledger_lock;
 struct cc_topo_source;
 
 struct cc_ctx {
 	struct cc_root *root;
 	const char *policy_path; /* NULL: /etc/corecarve/policy.yaml or embedded */
 	const char *state_dir;   /* NULL: /run/corecarve */
+	const struct cc_ledger_lock *lock; /* the ledger lock's wait and holder; NULL: ledger.h's defaults */
 	const char *fault;       /* fault-injection step name, NULL normally */
 	FILE *log;               /* informational lines (stderr in the hook) */
 	bool verbose;            /* also trace every cgroup write to log */

@@ -17,6 +17,8 @@
 #include "root.h"
 #include "topo.h"
 
+struct cc_ledger_lock;
+
 enum cc_doctor_status {
 	CC_DOCTOR_OK,
 	CC_DOCTOR_WARN,
@@ -42,6 +44,7 @@ struct cc_doctor_ctx {
 	const char *policy_error;      /* why, when policy is NULL */
 	hwloc_const_bitmap_t reserved; /* the policy's reserved set on topo; NULL when unknown */
 	const char *state_dir;         /* ledger directory; NULL: CC_LEDGER_DIR */
+	const struct cc_ledger_lock *lock; /* how its lock is waited for; NULL: ledger.h's defaults */
 };
 
 struct cc_doctor_check {

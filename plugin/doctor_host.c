@@ -247,11 +247,16 @@ void cc_doctor_check_ledger(const struct cc_doctor_ctx *ctx, struct cc_doctor_it
 {
 	struct cc_err err = CC_ERR_INIT;
 	const char *dir = ctx->state_dir ? ctx->state_dir : CC_LEDGER_DIR;
-	_cleanup_ledger_ struct cc_ledger *l = cc_ledger_read(ctx->state_dir, &err);
+	_cleanup_ledger_ struct cc_ledger *l = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_READ, ctx->lock, &err);
 	const char *why = "the ledger records every carve and what to restore; the hook refuses to carve "
 			  "without it";
 
-	if (!l)
+	if (!l && err.code == ETIMEDOUT)
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why,
+			      "the message names what holds the ledger lock: let it finish, or stop it if it is stuck "
+			      "(docs/troubleshooting.md, \"The ledger lock\")",
+			      "%s", err.msg);
+	else if (!l)
 		cc_doctor_set(it, CC_DOCTOR_FAIL, why,
 			      "`corecarve audit` says what the carves are; move the damaged ledger.json aside only "
 			      "with no carve running",

@@ -30,7 +30,8 @@ static struct cc_carve *carve_of(const struct cc_effect_run *run, struct cc_err 
 {
 	struct cc_carve *c = NULL;
 
-	if (cc_ledger_lookup(run->ledger, run->id, &c, err) < 0)
+	/* Its own line only, in an index-only ledger (a release). */
+	if (cc_ledger_get(run->ledger, run->id, &c, err) < 0)
 		return NULL;
 	if (!c)
 		cc_err_set(err, ENOENT, "carve %s: not in the ledger", run->id);
@@ -39,19 +40,25 @@ static struct cc_carve *carve_of(const struct cc_effect_run *run, struct cc_err 
 
 /* ---- cgroup ---------------------------------------------------------------- */
 
-static int load_recs(struct cc_ledger *l, struct cc_noderecs *recs, struct cc_err *err)
+static void log_msgs(const struct cc_effect_run *run, const struct cc_cg_msgs *m)
 {
-	return cc_noderecs_parse(cc_ledger_section(l, CC_CG_SECTION, false), "sections." CC_CG_SECTION,
-				 cc_cg_rec_kinds, recs, err);
+	for (int i = 0; i < m->n; i++)
+		if (!m->note[i] || run->ctx->verbose)
+			log_line(run, "%s", m->line[i]);
 }
 
-static int store_recs(struct cc_ledger *l, const struct cc_noderecs *recs, struct cc_err *err)
+/* The cgroup records, read as they are asked for (noderec.h): a carve's
+ * plan and undo read the few records it touches, not every carve's. */
+static int load_recs(struct cc_ledger *l, struct cc_noderecs *recs, struct cc_err *err)
 {
-	json_t *j = cc_noderecs_json(recs, err);
+	return cc_noderecs_open(recs, l, CC_CG_SECTION, "sections." CC_CG_SECTION, cc_cg_rec_kinds,
+				cc_cg_rec_held_kinds, err);
+}
 
-	if (!j && recs->n)
-		return -1;
-	return cc_ledger_set_section(l, CC_CG_SECTION, j, err);
+static int store_recs(struct cc_ledger *l, struct cc_noderecs *recs, struct cc_err *err)
+{
+	(void)l;
+	return cc_noderecs_store(recs, err);
 }
 
 static void cg_carve_of(const struct cc_carve *c, const struct cc_pclass *pc, struct cc_cg_carve *out)
@@ -74,15 +81,36 @@ static void cg_carve_of(const struct cc_carve *c, const struct cc_pclass *pc, st
 /* The other carves, as a plan asks about them. */
 struct others {
 	struct cc_ledger *l;
-	const char *self;
-	json_t *cgroups; /* the other carves' cgroups, as a set */
-	struct cc_err err;
+	const char *self, *self_cgroup;
+	json_t *cgroups; /* the other carves' cgroups, as a set; NULL until asked for */
+	struct cc_err err; /* making that set failed: the plan fails with it */
 };
+
+/* The set of the other carves' cgroups, made when a plan first asks (only
+ * a cpuset-only carve's peers do): the ledger's refs of every carve. */
+static int other_cgroups(struct others *o)
+{
+	_cleanup_free_ const char **cgs = NULL;
+	_cleanup_json_ json_t *set = json_object();
+	int n = 0;
+
+	if (!set || cc_ledger_refs(o->l, NULL, NULL, &cgs, &n) < 0)
+		return cc_err_sys(&o->err, errno ? errno : ENOMEM, "the carves of the ledger");
+	for (int i = 0; i < n; i++)
+		if (cgs[i][0] && json_object_set_new(set, cgs[i], json_true()) < 0)
+			return cc_err_sys(&o->err, ENOMEM, "carves");
+	/* The carve's own cgroup is no other carve's. */
+	json_object_del(set, o->self_cgroup);
+	o->cgroups = cc_steal_ptr(set);
+	return 0;
+}
 
 static bool is_carve(void *arg, const char *cgroup)
 {
 	struct others *o = arg;
 
+	if (!o->cgroups && (o->err.code || other_cgroups(o) < 0))
+		return false;
 	return json_object_get(o->cgroups, cgroup) != NULL;
 }
 
@@ -147,33 +175,29 @@ int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct 
 {
 	struct cc_noderecs recs;
 	struct cc_cg_carve cgc;
-	struct others o = { .l = run->ledger, .self = c->id };
+	struct others o = { .l = run->ledger, .self = c->id, .self_cgroup = c->cgroup, .err = CC_ERR_INIT };
 	struct cc_cg_others others = { is_carve, siblings, &o };
-	_cleanup_free_ const char **cgs = NULL;
-	_cleanup_json_ json_t *set = json_object();
-	int n = 0, rc = -1;
+	int rc = -1;
 
 	cc_noderecs_init(&recs);
-	if (!set || cc_ledger_refs(run->ledger, NULL, NULL, &cgs, &n) < 0)
-		return cc_err_sys(err, errno ? errno : ENOMEM, "the carves of the ledger");
-	for (int i = 0; i < n; i++)
-		if (cgs[i][0] && json_object_set_new(set, cgs[i], json_true()) < 0)
-			return cc_err_sys(err, ENOMEM, "carves");
-	/* The carve's own cgroup is no other carve's. */
-	json_object_del(set, c->cgroup);
-	o.cgroups = set;
 	cg_carve_of(c, run->pclass, &cgc);
 	if (load_recs(run->ledger, &recs, err) < 0)
 		goto out;
 	if (cc_cg_plan_carve(run->cg, &cgc, &others, &recs, plan, err) < 0)
 		goto out;
-	for (int i = 0; i < plan->msgs.n; i++)
-		log_line(run, "%s", plan->msgs.line[i]);
+	if (o.err.code) {
+		*err = o.err;
+		cc_cg_plan_fini(plan);
+		goto out;
+	}
+	log_msgs(run, &plan->msgs);
 	snprintf(c->mode, sizeof(c->mode), "%s", cc_cg_mode_name(cgc.mode));
 	rc = store_recs(run->ledger, &recs, err);
 	if (rc < 0)
 		cc_cg_plan_fini(plan);
 out:
+	if (o.cgroups)
+		json_decref(o.cgroups);
 	cc_noderecs_fini(&recs);
 	return rc;
 }
@@ -228,8 +252,7 @@ static int cgroup_undo(struct cc_effect_run *run, struct cc_err *err)
 	if (load_recs(run->ledger, &recs, err) < 0)
 		return -1;
 	rc = cc_cg_undo_carve(run->cg, &cgc, run->cg_plan, &recs, &msgs, err);
-	for (int i = 0; i < msgs.n; i++)
-		log_line(run, "%s", msgs.line[i]);
+	log_msgs(run, &msgs);
 	if (store_recs(run->ledger, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
 		rc = -1;
 	cc_noderecs_fini(&recs);
@@ -461,7 +484,7 @@ static int journal_recs(void *arg, const struct cc_noderecs *recs, struct cc_err
 {
 	struct cc_ledger *l = arg;
 
-	if (store_recs(l, recs, err) < 0)
+	if (store_recs(l, (struct cc_noderecs *)recs, err) < 0)
 		return -1;
 	return cc_ledger_commit(l, err);
 }
@@ -504,8 +527,7 @@ int cc_effect_cgroup_take_peer(struct cc_effect_run *run, const char *peer, stru
 	if (load_recs(l, &recs, err) < 0)
 		return -1;
 	rc = cc_cg_take_peer(run->cg, peer, owners, n, &recs, journal_recs, l, &msgs, err);
-	for (int i = 0; i < msgs.n; i++)
-		log_line(run, "%s", msgs.line[i]);
+	log_msgs(run, &msgs);
 	if (rc == 0)
 		rc = journal_recs(l, &recs, err);
 	cc_noderecs_fini(&recs);
@@ -523,9 +545,33 @@ int cc_effect_cgroup_drop_owner(struct cc_effect_run *run, const char *owner, st
 		return -1;
 	/* No cgroup of its own: only the records are recomputed without it. */
 	rc = cc_cg_undo_carve(run->cg, &cgc, NULL, &recs, &msgs, err);
-	for (int i = 0; i < msgs.n; i++)
-		log_line(run, "%s", msgs.line[i]);
+	log_msgs(run, &msgs);
 	if (journal_recs(run->ledger, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
+		rc = -1;
+	cc_noderecs_fini(&recs);
+	return rc;
+}
+
+int cc_effect_cgroup_drop_held(struct cc_effect_run *run, const char *path, struct cc_err *err)
+{
+	struct cc_ledger *l = run->ledger;
+	_cleanup_bitmap_ hwloc_bitmap_t carved = hwloc_bitmap_alloc();
+	struct cc_cg_msgs msgs = { 0 };
+	struct cc_noderecs recs;
+	int rc;
+
+	if (!carved)
+		return cc_err_sys(err, ENOMEM, "audit fix");
+	/* Every carve's CPUs stay: only what no carve has goes. */
+	for (int k = 0; k < l->ncarves; k++) {
+		hwloc_bitmap_or(carved, carved, l->carves[k].cpus);
+		hwloc_bitmap_or(carved, carved, l->carves[k].parked);
+	}
+	if (load_recs(l, &recs, err) < 0)
+		return -1;
+	rc = cc_cg_drop_held(run->cg, path, carved, &recs, &msgs, err);
+	log_msgs(run, &msgs);
+	if (journal_recs(l, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
 		rc = -1;
 	cc_noderecs_fini(&recs);
 	return rc;

@@ -93,5 +93,8 @@ int cc_effect_cgroup_take_peer(struct cc_effect_run *run, const char *peer, stru
 /* audit --fix: `owner` is no carve of the ledger: every cgroup record it
  * owns is recomputed without it (the last owner restores the original). */
 int cc_effect_cgroup_drop_owner(struct cc_effect_run *run, const char *owner, struct cc_err *err);
+/* audit --fix: the held record `path` (noderec.h) holds CPUs of no carve of
+ * the ledger: recomputed without them. */
+int cc_effect_cgroup_drop_held(struct cc_effect_run *run, const char *path, struct cc_err *err);
 
 #endif

@@ -1,5 +1,5 @@
-/* corecarve: the ledger's state directory, its lock, and the operations
- * on it (ledger_int.h says which file does what). */
+/* corecarve: the ledger's state directory and the operations on it
+ * (ledger_int.h says which file does what). */
 #define _GNU_SOURCE
 #include "ledger_int.h"
 
@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +17,6 @@
 #include "cpulist.h"
 #include "fault.h"
 
-#define LOCK_FILE "lock"
 #define TMP_PREFIX CC_LEDGER_FILE ".tmp."
 #define FILE_PATH_MAX (PATH_MAX + 32)
 
@@ -90,45 +88,6 @@ static int open_state_dir(const char *dir, bool create, bool *missing, struct cc
 		return -1;
 	}
 	return fd;
-}
-
-static int lock_file(struct cc_ledger *l, bool exclusive, struct cc_err *err)
-{
-	char path[FILE_PATH_MAX];
-	struct stat st;
-	int flags = O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-
-	file_path(l, LOCK_FILE, path, sizeof(path));
-	/* A reader creates nothing; with no lock file no writer has run yet,
-	 * and a later one can only replace ledger.json atomically. */
-	flags |= exclusive ? O_RDWR | O_CREAT : O_RDONLY;
-	l->lockfd = openat(l->dirfd, LOCK_FILE, flags, 0600);
-	if (l->lockfd < 0) {
-		if (!exclusive && errno == ENOENT)
-			return 0;
-		return cc_err_sys(err, errno, "%s", path);
-	}
-	if (fstat(l->lockfd, &st) < 0)
-		return cc_err_sys(err, errno, "%s: stat", path);
-	if (!S_ISREG(st.st_mode))
-		return cc_err_set(err, EINVAL, "%s: not a regular file", path);
-	/* O_CREAT's mode went through the umask. */
-	if (exclusive && (st.st_mode & 07777) != 0600 && fchmod(l->lockfd, 0600) < 0)
-		return cc_err_sys(err, errno, "%s: chmod 0600", path);
-	while (flock(l->lockfd, exclusive ? LOCK_EX : LOCK_SH) < 0)
-		if (errno != EINTR)
-			return cc_err_sys(err, errno, "%s: flock", path);
-	return 0;
-}
-
-static void unlock_file(struct cc_ledger *l)
-{
-	if (l->lockfd < 0)
-		return;
-	/* Explicitly: a fork that did not exec would otherwise keep it. */
-	flock(l->lockfd, LOCK_UN);
-	close(l->lockfd);
-	l->lockfd = -1;
 }
 
 /* Under the exclusive lock no writer is running: any temp file is what a
@@ -324,7 +283,8 @@ static struct cc_ledger *ledger_new(const char *dir, struct cc_err *err)
 	return l;
 }
 
-static struct cc_ledger *open_locked(const char *dir, bool index_only, struct cc_err *err)
+static struct cc_ledger *open_locked(const char *dir, bool index_only, const struct cc_ledger_lock *lock,
+				     struct cc_err *err)
 {
 	_cleanup_ledger_ struct cc_ledger *l = ledger_new(dir, err);
 
@@ -333,19 +293,9 @@ static struct cc_ledger *open_locked(const char *dir, bool index_only, struct cc
 	l->dirfd = open_state_dir(l->dir, true, NULL, err);
 	if (l->dirfd < 0)
 		return NULL;
-	if (lock_file(l, true, err) < 0 || remove_stale_temps(l, err) < 0 || load(l, index_only, err) < 0)
+	if (ledger_lock(l, true, lock, err) < 0 || remove_stale_temps(l, err) < 0 || load(l, index_only, err) < 0)
 		return NULL;
 	return cc_steal_ptr(l);
-}
-
-struct cc_ledger *cc_ledger_open(const char *dir, struct cc_err *err)
-{
-	return open_locked(dir, false, err);
-}
-
-struct cc_ledger *cc_ledger_open_index(const char *dir, struct cc_err *err)
-{
-	return open_locked(dir, true, err);
 }
 
 /* A failure sticks: whatever the caller does with its error, the ledger
@@ -359,7 +309,7 @@ int cc_ledger_load_all(struct cc_ledger *l, struct cc_err *err)
 	return -1;
 }
 
-struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
+static struct cc_ledger *read_locked(const char *dir, const struct cc_ledger_lock *lock, struct cc_err *err)
 {
 	_cleanup_ledger_ struct cc_ledger *l = ledger_new(dir, err);
 	bool missing = false;
@@ -372,12 +322,41 @@ struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
 		return cc_steal_ptr(l);
 	if (l->dirfd < 0)
 		return NULL;
-	if (lock_file(l, false, err) < 0 || load(l, false, err) < 0)
+	if (ledger_lock(l, false, lock, err) < 0 || load(l, false, err) < 0)
 		return NULL;
-	unlock_file(l);
+	ledger_unlock(l);
 	close(l->dirfd);
 	l->dirfd = -1;
 	return cc_steal_ptr(l);
+}
+
+struct cc_ledger *cc_ledger_open_as(const char *dir, enum cc_ledger_mode mode, const struct cc_ledger_lock *lock,
+				    struct cc_err *err)
+{
+	switch (mode) {
+	case CC_LEDGER_WRITE:
+		return open_locked(dir, false, lock, err);
+	case CC_LEDGER_WRITE_INDEX:
+		return open_locked(dir, true, lock, err);
+	case CC_LEDGER_READ:
+		return read_locked(dir, lock, err);
+	}
+	return cc_err_set(err, EINVAL, "ledger: unknown open mode %d", (int)mode), NULL;
+}
+
+struct cc_ledger *cc_ledger_open(const char *dir, struct cc_err *err)
+{
+	return open_locked(dir, false, NULL, err);
+}
+
+struct cc_ledger *cc_ledger_open_index(const char *dir, struct cc_err *err)
+{
+	return open_locked(dir, true, NULL, err);
+}
+
+struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
+{
+	return read_locked(dir, NULL, err);
 }
 
 int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err)
@@ -395,26 +374,29 @@ int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err)
 	}
 	/* Modules edit sections and changes in place: compare with the disk
 	 * rather than trust `dirty` alone. */
-	if (!l->dirty && !l->snapshot && l->ncarves == 0 && json_object_size(l->sections) == 0)
+	if (!l->dirty && !l->snapshot && l->ncarves == 0 && json_object_size(l->sections) == 0 &&
+	    !ledger_recs_count(l))
 		return 0;
 	text = ledger_serialize(l, &at, err);
 	if (!text)
 		return -1;
-	if (!l->dirty && l->snapshot && strcmp(text, l->snapshot) == 0)
+	if (!l->dirty && l->snapshot && strcmp(text, l->snapshot) == 0) {
+		free(at.recs);
 		return 0;
+	}
 	r = replace_file(l, text, err);
-	if (r < 0)
+	if (r < 0) {
+		free(at.recs);
 		return -1;
+	}
 	/* Renamed: the file is the new one even when the directory fsync
 	 * failed.  An index-only ledger's unparsed lines are in it too, after
 	 * the new header and before the lines it added. */
 	free(l->snapshot);
 	l->snapshot = cc_steal_ptr(text);
-	if (l->index) {
-		l->index->entries_off = at.entries_off;
-		l->index->lines_off = at.lines_off;
-		l->index->lines_lineno = at.lines_lineno;
-	}
+	ledger_index_written(l, &at);
+	ledger_recs_written(l, at.recs, at.recs_lineno);
+	free(at.recs);
 	l->dirty = false;
 	return r > 0 ? -1 : 0;
 }
@@ -423,7 +405,7 @@ void cc_ledger_close(struct cc_ledger *l)
 {
 	if (!l)
 		return;
-	unlock_file(l);
+	ledger_unlock(l);
 	if (l->dirfd >= 0)
 		close(l->dirfd);
 	for (int i = 0; i < l->ncarves; i++)
@@ -432,6 +414,7 @@ void cc_ledger_close(struct cc_ledger *l)
 	if (l->sections)
 		json_decref(l->sections);
 	ledger_index_free(l->index);
+	ledger_recs_free(l);
 	free(l->snapshot);
 	free(l);
 }
@@ -450,23 +433,41 @@ static int unparsed_at(const struct cc_ledger *l, const char *id)
 	if (!l->index || !id)
 		return -1;
 	json_array_foreach(l->index->entries, i, e)
-		if (!strcmp(json_string_value(json_array_get(e, 0)), id))
+		if (!strcmp(json_string_value(json_array_get(e, 0)), id) && !(l->index->gone && l->index->gone[i]))
 			return (int)i;
 	return -1;
 }
 
+/* Index-only: the carve of the file at position i when it was read alone. */
+static struct cc_carve *loaded_at(const struct cc_ledger *l, int i)
+{
+	return i >= 0 && l->index->loaded ? l->index->loaded[i] : NULL;
+}
+
+static bool gone_at(const struct cc_ledger *l, size_t i)
+{
+	return l->index && l->index->gone && l->index->gone[i];
+}
+
 hwloc_bitmap_t cc_ledger_held(const struct cc_ledger *l, const char *except, bool steered_only)
 {
+	const struct cc_carve *out = NULL;
 	hwloc_bitmap_t all;
+	int at = unparsed_at(l, except);
 
-	/* The index has unions only: it cannot leave one carve out. */
-	if (unparsed_at(l, except) >= 0) {
+	/* The index has unions only: it leaves out a carve it has read alone
+	 * (carves are disjoint), none it has not. */
+	if (at >= 0 && !(out = loaded_at(l, at))) {
 		errno = EINVAL;
 		return NULL;
 	}
 	all = !l->index ? hwloc_bitmap_alloc() : hwloc_bitmap_dup(steered_only ? l->index->steered : l->index->taken);
 	if (!all)
 		return NULL;
+	if (out) {
+		hwloc_bitmap_andnot(all, all, out->cpus);
+		hwloc_bitmap_andnot(all, all, out->parked);
+	}
 	for (int i = 0; i < l->ncarves; i++) {
 		const struct cc_carve *c = &l->carves[i];
 
@@ -493,9 +494,9 @@ int cc_ledger_refs(const struct cc_ledger *l, const char *except, const char ***
 	_cleanup_free_ const char **id = calloc(max, sizeof(*id));
 	_cleanup_free_ const char **cg = calloc(max, sizeof(*cg));
 	json_t *e;
-	int k = 0;
+	int k = 0, at = unparsed_at(l, except);
 
-	if (unparsed_at(l, except) >= 0) {
+	if (at >= 0 && !loaded_at(l, at)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -505,6 +506,8 @@ int cc_ledger_refs(const struct cc_ledger *l, const char *except, const char ***
 	}
 	if (l->index)
 		json_array_foreach(l->index->entries, i, e) {
+			if (gone_at(l, i) || (at >= 0 && (int)i == at))
+				continue;
 			id[k] = json_string_value(json_array_get(e, 0));
 			cg[k++] = json_string_value(json_array_get(e, 2));
 		}
@@ -523,8 +526,12 @@ int cc_ledger_refs(const struct cc_ledger *l, const char *except, const char ***
 
 struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id)
 {
+	int at = unparsed_at(l, id);
+
+	if (loaded_at(l, at))
+		return loaded_at(l, at);
 	/* One that was in the file: every carve is needed now. */
-	if (unparsed_at(l, id) >= 0 && cc_ledger_load_all(l, NULL) < 0)
+	if (at >= 0 && cc_ledger_load_all(l, NULL) < 0)
 		return NULL;
 	for (int i = 0; i < l->ncarves; i++)
 		if (strcmp(l->carves[i].id, id) == 0)
@@ -534,11 +541,56 @@ struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id)
 
 int cc_ledger_lookup(struct cc_ledger *l, const char *id, struct cc_carve **out, struct cc_err *err)
 {
+	int at = unparsed_at(l, id);
+
 	*out = NULL;
-	if (unparsed_at(l, id) >= 0 && cc_ledger_load_all(l, err) < 0)
+	if (at >= 0 && !loaded_at(l, at) && cc_ledger_load_all(l, err) < 0)
 		return -1;
 	*out = cc_ledger_find(l, id);
 	return *out != NULL;
+}
+
+int cc_ledger_get(struct cc_ledger *l, const char *id, struct cc_carve **out, struct cc_err *err)
+{
+	int at = unparsed_at(l, id);
+
+	*out = NULL;
+	if (l->lazy_err.code) {
+		if (err)
+			*err = l->lazy_err;
+		return -1;
+	}
+	if (at < 0) {
+		*out = cc_ledger_find(l, id);
+		return *out != NULL;
+	}
+	if (ledger_index_get(l, (size_t)at, &l->lazy_err) < 0) {
+		if (err)
+			*err = l->lazy_err;
+		return -1;
+	}
+	*out = loaded_at(l, at);
+	return 1;
+}
+
+int cc_ledger_drop(struct cc_ledger *l, const char *id, struct cc_err *err)
+{
+	struct cc_carve *c;
+	int at = unparsed_at(l, id), r;
+
+	if (at < 0)
+		return cc_ledger_remove(l, id);
+	r = cc_ledger_get(l, id, &c, err);
+	if (r <= 0)
+		return r;
+	/* Carves are disjoint: what it held is no other's. */
+	hwloc_bitmap_andnot(l->index->taken, l->index->taken, c->cpus);
+	hwloc_bitmap_andnot(l->index->taken, l->index->taken, c->parked);
+	hwloc_bitmap_andnot(l->index->steered, l->index->steered, c->cpus);
+	hwloc_bitmap_andnot(l->index->steered, l->index->steered, c->parked);
+	l->index->gone[at] = true;
+	l->dirty = true;
+	return 1;
 }
 
 static hwloc_bitmap_t dup_set(hwloc_const_bitmap_t b)
@@ -595,8 +647,13 @@ int cc_ledger_add(struct cc_ledger *l, const struct cc_carve *c, struct cc_err *
 
 int cc_ledger_remove(struct cc_ledger *l, const char *id)
 {
-	struct cc_carve *c = cc_ledger_find(l, id);
+	struct cc_carve *c;
 	int i;
+
+	/* One of the file read alone: cut out of the index. */
+	if (loaded_at(l, unparsed_at(l, id)))
+		return cc_ledger_drop(l, id, NULL) == 1;
+	c = cc_ledger_find(l, id);
 
 	if (!c)
 		return 0;
@@ -610,7 +667,12 @@ int cc_ledger_remove(struct cc_ledger *l, const char *id)
 
 json_t *cc_ledger_section(struct cc_ledger *l, const char *name, bool create)
 {
-	json_t *s = json_object_get(l->sections, name);
+	json_t *s;
+
+	/* Kept as lines: a view of them. */
+	if (ledger_is_rec_section(name))
+		return ledger_recs_view(l, name);
+	s = json_object_get(l->sections, name);
 
 	if (s || !create)
 		return s;
@@ -623,6 +685,13 @@ json_t *cc_ledger_section(struct cc_ledger *l, const char *name, bool create)
 
 int cc_ledger_set_section(struct cc_ledger *l, const char *name, json_t *value, struct cc_err *err)
 {
+	if (ledger_is_rec_section(name)) {
+		int r = ledger_recs_from_section(l, name, value, err);
+
+		if (value)
+			json_decref(value);
+		return r;
+	}
 	if (!value) {
 		if (json_object_get(l->sections, name)) {
 			json_object_del(l->sections, name);
@@ -710,6 +779,8 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cg
 		 * found live and are not looked up again. */
 		r = 0;
 		json_array_foreach(l->index->entries, i, e) {
+			if (gone_at(l, i))
+				continue;
 			r = gc_due(root, cgroup_mount, json_string_value(json_array_get(e, 0)),
 				   json_string_value(json_array_get(e, 1)), json_string_value(json_array_get(e, 2)),
 				   json_array_size(e) == 4, err);

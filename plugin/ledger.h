@@ -67,11 +67,53 @@ struct cc_ledger {
 	/* A load of those carves that failed inside a call with no error
 	 * argument (cc_ledger_find): commit refuses with it. */
 	struct cc_err lazy_err;
+	/* The record sections (ledger_recs.c), NULL until one is used. */
+	struct ledger_recset *recs;
 };
+
+/* How long an opener waits for the lock before it gives up, by default.
+ * A hook the runtime kills at its timeout (10 s in manifests/hooks.d and
+ * the other registrations; test_manifests keeps it at least twice this)
+ * says nothing; one that gives up first says who holds the lock.  5 s
+ * leaves the other half of the timeout to the rest of the hook, which
+ * takes milliseconds on hardware and under a second in the QEMU guest.
+ * On hardware a carve holds the lock for milliseconds, so only a stuck
+ * holder or hundreds of simultaneous starts reach the bound.  Even 32
+ * containers started at once under QEMU's emulation, each hook holding
+ * the lock 3 ms to 0.9 s, left the last of them waiting 2.5 to 3.8 s
+ * (tests/e2e/scenarios/41-concurrent.sh, docs/design.md "The lock").
+ * Entry points let $CORECARVE_LOCK_TIMEOUT change it. */
+#define CC_LEDGER_WAIT_MS 5000u
+
+/* How an opener takes the lock (docs/design.md, "The lock").  An exclusive
+ * holder writes one line into the lock file while it holds it,
+ *   pid=<pid> since=<unix time, ms> cmd=<holder>
+ * and empties the file as it lets go, so that a waiter that gives up can
+ * name it: "<dir>/lock: held by pid 1234 (corecarve hook createRuntime
+ * abc) for 7.2 s; gave up after 5 s" (ETIMEDOUT).  A holder that wrote no
+ * line (another program, a reader, a holder killed before it wrote) is
+ * named from /proc/locks instead. */
+struct cc_ledger_lock {
+	unsigned wait_ms;   /* give up after this long; 0: a single try */
+	const char *holder; /* what holds it, e.g. "corecarve hook createRuntime <id>"; NULL: the pid only */
+};
+
+enum cc_ledger_mode {
+	CC_LEDGER_WRITE,       /* cc_ledger_open */
+	CC_LEDGER_WRITE_INDEX, /* cc_ledger_open_index */
+	CC_LEDGER_READ,        /* cc_ledger_read */
+};
+
+/* Open as `mode` does, waiting for the lock as `lock` says (NULL:
+ * CC_LEDGER_WAIT_MS, no holder named but the pid).  The three functions
+ * below are this with lock NULL; entry points pass theirs. */
+struct cc_ledger *cc_ledger_open_as(const char *dir, enum cc_ledger_mode mode, const struct cc_ledger_lock *lock,
+				    struct cc_err *err);
 
 /* Directory from $CORECARVE_STATE_DIR is resolved by entry points; pass
  * NULL for CC_LEDGER_DIR.  Creates the directory 0700 if missing, takes an
- * exclusive lock (blocking), and loads ledger.json (absent = empty).
+ * exclusive lock (waiting at most CC_LEDGER_WAIT_MS), and loads
+ * ledger.json (absent = empty).
  * Refuses a directory that is a symlink, is not owned by the effective uid
  * or is group/world writable.  Removes temp files left by killed writers.
  * A corrupt ledger is an error "<dir>/ledger.json: <field>: <problem>". */
@@ -91,7 +133,8 @@ struct cc_ledger *cc_ledger_open_index(const char *dir, struct cc_err *err);
 /* Parse the carves an index-only ledger left out (nothing otherwise). */
 int cc_ledger_load_all(struct cc_ledger *l, struct cc_err *err);
 
-/* Read-only snapshot: shared lock while loading, released on return.
+/* Read-only snapshot: shared lock while loading (the same bounded wait),
+ * released on return.
  * Creates nothing: a missing directory or ledger reads as empty.  The
  * directory may also be owned by root.  cc_ledger_commit() refuses it. */
 struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err);
@@ -129,6 +172,19 @@ struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id);
  * when there is no such carve, -1 (err set). */
 int cc_ledger_lookup(struct cc_ledger *l, const char *id, struct cc_carve **out, struct cc_err *err);
 
+/* The carve under `id` for a release: in an index-only ledger only its own
+ * line is read (checked against its entry and the index; the other carves
+ * stay unread, and cc_ledger_held/cc_ledger_refs can leave it out).  1 and
+ * *out set (borrowed until the ledger changes), 0 when there is none, -1
+ * when its line cannot be read (commit then refuses too). */
+int cc_ledger_get(struct cc_ledger *l, const char *id, struct cc_carve **out, struct cc_err *err);
+
+/* Remove by id after cc_ledger_get: in an index-only ledger its two lines
+ * are cut out and its CPUs taken out of the index's unions (carves are
+ * disjoint) without reading the other carves.  1 removed, 0 unknown, -1
+ * (err set). */
+int cc_ledger_drop(struct cc_ledger *l, const char *id, struct cc_err *err);
+
 /* Add a copy of `c` (bitmaps duplicated, changes reference taken).
  * Refuses a duplicate id and any CPU overlap with existing carves, and
  * anything the loader would refuse (unknown kind/mode, empty id, cpus
@@ -153,6 +209,32 @@ json_t *cc_ledger_section(struct cc_ledger *l, const char *name, bool create);
 /* Replace a section with `value` (its reference is taken; NULL removes the
  * section). */
 int cc_ledger_set_section(struct cc_ledger *l, const char *name, json_t *value, struct cc_err *err);
+
+/* Record sections: node records (noderec.h) of the modules that have
+ * many, "cgroup", kept one per line in key order, so that a hook reads
+ * and writes only the records it touches (ledger_int.h has the layout).
+ * cc_ledger_section() of one gives its records as {"files": [{"path":
+ * <key>, ...}, ...]} — a view to read, rebuilt after each change, NULL
+ * when there are none — and cc_ledger_set_section() replaces them all;
+ * one at a time: */
+/* The record `key` (borrowed until the record is put or the ledger
+ * closes): 1, 0 when there is none, -1 when its line cannot be read (the
+ * ledger then refuses to commit). */
+int cc_ledger_rec_get(struct cc_ledger *l, const char *section, const char *key, json_t **out, struct cc_err *err);
+/* Set the record `key` to `val` (an object, its reference taken), or remove
+ * it (NULL).  A value equal to the one there changes nothing. */
+int cc_ledger_rec_put(struct cc_ledger *l, const char *section, const char *key, json_t *val, struct cc_err *err);
+/* The keys of the records that name `word` (as an object's key or a string
+ * value anywhere in them): those that may list a carve as an owner.  Only
+ * the lines that hold the bytes of that string are parsed.  *keys (n of
+ * them) is the caller's to free, each and the array. */
+int cc_ledger_rec_naming(struct cc_ledger *l, const char *section, const char *word, char ***keys, int *n,
+			 struct cc_err *err);
+/* The section's module's next sequence number (1 for a section without
+ * records), kept with its records. */
+long long cc_ledger_rec_next(struct cc_ledger *l, const char *section);
+void cc_ledger_rec_set_next(struct cc_ledger *l, const char *section, long long next);
+int cc_ledger_rec_count(struct cc_ledger *l, const char *section);
 
 /* Keep the carve `id` as `releasing` (struct cc_carve); 0 when unknown. */
 int cc_ledger_mark_releasing(struct cc_ledger *l, const char *id);

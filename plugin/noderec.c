@@ -9,6 +9,27 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "cpulist.h"
+#include "ledger.h"
+
+struct cc_noderecs_src {
+	struct cc_ledger *l;
+	char section[32];
+	char where[64];
+	const char *const *kinds, *const *held_kinds;
+	char **gone; /* keys removed, to remove from the ledger */
+	int ngone;
+	bool all;    /* every record read */
+	struct cc_err err;
+};
+
+static bool in_list(const char *const *list, const char *s)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, s))
+			return true;
+	return false;
+}
 
 void cc_noderecs_init(struct cc_noderecs *s)
 {
@@ -28,7 +49,18 @@ static void rec_fini(struct cc_noderec *r)
 	free(r->orig);
 	free(r->set);
 	free(r->pending);
+	free(r->held);
 	memset(r, 0, sizeof(*r));
+}
+
+static void src_free(struct cc_noderecs_src *src)
+{
+	if (!src)
+		return;
+	for (int i = 0; i < src->ngone; i++)
+		free(src->gone[i]);
+	free(src->gone);
+	free(src);
 }
 
 void cc_noderecs_fini(struct cc_noderecs *s)
@@ -36,15 +68,48 @@ void cc_noderecs_fini(struct cc_noderecs *s)
 	for (int i = 0; i < s->n; i++)
 		rec_fini(&s->r[i]);
 	free(s->r);
+	src_free(s->src);
 	cc_noderecs_init(s);
 }
 
-struct cc_noderec *cc_noderecs_find(const struct cc_noderecs *s, const char *path)
+bool cc_noderec_owned(const struct cc_noderec *r)
+{
+	return r->nowners > 0 || (r->held && r->held[0]);
+}
+
+static struct cc_noderec *held_in_memory(const struct cc_noderecs *s, const char *path)
 {
 	for (int i = 0; i < s->n; i++)
 		if (!strcmp(s->r[i].path, path))
 			return &s->r[i];
 	return NULL;
+}
+
+static int gone_at(const struct cc_noderecs_src *src, const char *path)
+{
+	for (int i = 0; i < src->ngone; i++)
+		if (!strcmp(src->gone[i], path))
+			return i;
+	return -1;
+}
+
+static int read_one(struct cc_noderecs *s, const char *path, struct cc_noderec **out, struct cc_err *err);
+
+struct cc_noderec *cc_noderecs_find(const struct cc_noderecs *cs, const char *path)
+{
+	/* A lazy set reads what it does not hold: the set changes, not what
+	 * it says. */
+	struct cc_noderecs *s = (struct cc_noderecs *)cs;
+	struct cc_noderec *r = held_in_memory(s, path);
+	struct cc_err e = CC_ERR_INIT;
+
+	if (r || !s->src || s->src->all || s->src->err.code || gone_at(s->src, path) >= 0)
+		return r;
+	if (read_one(s, path, &r, &e) < 0) {
+		s->src->err = e;
+		return NULL;
+	}
+	return r;
 }
 
 int cc_noderec_put(char **field, const char *v)
@@ -71,8 +136,15 @@ static struct cc_noderec *append(struct cc_noderecs *s)
 
 struct cc_noderec *cc_noderecs_add(struct cc_noderecs *s, const char *path, const char *kind, const char *orig)
 {
-	struct cc_noderec *r = append(s);
+	struct cc_noderec *r;
+	int g;
 
+	/* Made anew after it was removed: written, not removed. */
+	if (s->src && (g = gone_at(s->src, path)) >= 0) {
+		free(s->src->gone[g]);
+		s->src->gone[g] = s->src->gone[--s->src->ngone];
+	}
+	r = append(s);
 	if (!r)
 		return NULL;
 	if (cc_noderec_put(&r->path, path) < 0 || cc_noderec_put(&r->kind, kind) < 0 ||
@@ -87,6 +159,22 @@ struct cc_noderec *cc_noderecs_add(struct cc_noderecs *s, const char *path, cons
 
 void cc_noderecs_del(struct cc_noderecs *s, const char *path)
 {
+	/* Removed from the ledger too, read or not. */
+	if (s->src && gone_at(s->src, path) < 0) {
+		char **grown = realloc(s->src->gone, (size_t)(s->src->ngone + 1) * sizeof(*grown));
+		char *dup = strdup(path);
+
+		if (!grown || !dup) {
+			free(dup);
+			if (grown)
+				s->src->gone = grown;
+			if (!s->src->err.code)
+				cc_err_sys(&s->src->err, ENOMEM, "%s", s->src->where);
+		} else {
+			s->src->gone = grown;
+			s->src->gone[s->src->ngone++] = dup;
+		}
+	}
 	for (int i = 0; i < s->n; i++)
 		if (!strcmp(s->r[i].path, path)) {
 			rec_fini(&s->r[i]);
@@ -166,10 +254,39 @@ static int get_str(const json_t *o, const char *key, bool optional, bool nullabl
 	return *out ? 0 : cc_err_sys(err, ENOMEM, "%s.%s", where, key);
 }
 
-static int parse_rec(const json_t *o, const char *where, const char *const *kinds, struct cc_noderec *r,
-		     struct cc_err *err)
+/* A held kind's listed owners go into `held` (their shares are CPU lists
+ * of disjoint carves). */
+static int fold_owners(struct cc_noderec *r, const char *where, struct cc_err *err)
 {
-	static const char *const keys[] = { "path", "kind", "orig", "set", "pending", "seq", "owners", NULL };
+	_cleanup_bitmap_ hwloc_bitmap_t all = hwloc_bitmap_alloc(), one = hwloc_bitmap_alloc();
+	_cleanup_free_ char *held = NULL;
+	char w[256];
+
+	if (!all || !one)
+		return cc_err_sys(err, ENOMEM, "%s", where);
+	snprintf(w, sizeof(w), "%.200s.held", where);
+	if (r->held && cc_cpulist_parse(r->held, all, w, err) < 0)
+		return -1;
+	for (int i = 0; i < r->nowners; i++) {
+		snprintf(w, sizeof(w), "%.120s.owners.%.64s", where, r->owners[i].id);
+		if (cc_cpulist_parse(r->owners[i].share, one, w, err) < 0)
+			return -1;
+		hwloc_bitmap_or(all, all, one);
+	}
+	while (r->nowners)
+		cc_noderec_del_owner(r, r->owners[0].id);
+	held = hwloc_bitmap_iszero(all) ? NULL : cc_cpulist_format(all);
+	if (!hwloc_bitmap_iszero(all) && !held)
+		return cc_err_sys(err, ENOMEM, "%s", where);
+	free(r->held);
+	r->held = cc_steal_ptr(held);
+	return 0;
+}
+
+static int parse_rec(const json_t *o, const char *where, const char *const *kinds, const char *const *held_kinds,
+		     struct cc_noderec *r, struct cc_err *err)
+{
+	static const char *const keys[] = { "path", "kind", "orig", "set", "pending", "seq", "owners", "held", NULL };
 	const char *key;
 	const json_t *v, *owners;
 	size_t k;
@@ -186,7 +303,8 @@ static int parse_rec(const json_t *o, const char *where, const char *const *kind
 	    get_str(o, "kind", false, false, where, 64, &r->kind, err) < 0 ||
 	    get_str(o, "orig", false, true, where, CC_NODEREC_VALUE_MAX, &r->orig, err) < 0 ||
 	    get_str(o, "set", true, false, where, CC_NODEREC_VALUE_MAX, &r->set, err) < 0 ||
-	    get_str(o, "pending", true, false, where, CC_NODEREC_VALUE_MAX, &r->pending, err) < 0)
+	    get_str(o, "pending", true, false, where, CC_NODEREC_VALUE_MAX, &r->pending, err) < 0 ||
+	    get_str(o, "held", true, false, where, CC_NODEREC_VALUE_MAX, &r->held, err) < 0)
 		return -1;
 	if (r->path[0] != '/' || strstr(r->path, "/../") || strstr(r->path, "/./"))
 		return cc_err_set(err, EINVAL, "%s.path: expected an absolute path without \".\" or \"..\", got \"%.200s\"",
@@ -195,6 +313,8 @@ static int parse_rec(const json_t *o, const char *where, const char *const *kind
 		;
 	if (!kinds[k])
 		return cc_err_set(err, EINVAL, "%s.kind: unknown kind \"%.64s\"", where, r->kind);
+	if (r->held && !in_list(held_kinds, r->kind))
+		return cc_err_set(err, EINVAL, "%s.held: a %s record lists its owners", where, r->kind);
 	v = json_object_get(o, "seq");
 	if (!json_is_integer(v) || json_integer_value(v) < 1)
 		return cc_err_set(err, EINVAL, "%s.seq: expected an integer >= 1", where);
@@ -220,11 +340,19 @@ static int parse_rec(const json_t *o, const char *where, const char *const *kind
 		}
 		free(share);
 	}
+	if (r->nowners && in_list(held_kinds, r->kind))
+		return fold_owners(r, where, err);
 	return 0;
 }
 
 int cc_noderecs_parse(const json_t *section, const char *where, const char *const *kinds,
 		      struct cc_noderecs *s, struct cc_err *err)
+{
+	return cc_noderecs_parse_held(section, where, kinds, NULL, s, err);
+}
+
+int cc_noderecs_parse_held(const json_t *section, const char *where, const char *const *kinds,
+			   const char *const *held_kinds, struct cc_noderecs *s, struct cc_err *err)
 {
 	const json_t *files, *f;
 	size_t i;
@@ -249,7 +377,7 @@ int cc_noderecs_parse(const json_t *section, const char *where, const char *cons
 			cc_noderecs_fini(s);
 			return cc_err_sys(err, ENOMEM, "%s", w);
 		}
-		if (parse_rec(f, w, kinds, r, err) < 0) {
+		if (parse_rec(f, w, kinds, held_kinds, r, err) < 0) {
 			cc_noderecs_fini(s);
 			return -1;
 		}
@@ -281,6 +409,7 @@ static json_t *rec_json(const struct cc_noderec *r)
 	    json_object_set_new(o, "orig", r->orig ? json_string(r->orig) : json_null()) < 0 ||
 	    (r->set && json_object_set_new(o, "set", json_string(r->set)) < 0) ||
 	    (r->pending && json_object_set_new(o, "pending", json_string(r->pending)) < 0) ||
+	    (r->held && json_object_set_new(o, "held", json_string(r->held)) < 0) ||
 	    json_object_set_new(o, "seq", json_integer(r->seq)) < 0)
 		return NULL;
 	return cc_steal_ptr(o);
@@ -301,4 +430,150 @@ json_t *cc_noderecs_json(const struct cc_noderecs *s, struct cc_err *err)
 		if (json_array_append_new(files, rec_json(&s->r[i])) < 0)
 			return cc_err_sys(err, ENOMEM, "node records"), NULL;
 	return cc_steal_ptr(o);
+}
+
+/* ---- a ledger's record section, lazily ---- */
+
+int cc_noderecs_open(struct cc_noderecs *s, struct cc_ledger *l, const char *section, const char *where,
+		     const char *const *kinds, const char *const *held_kinds, struct cc_err *err)
+{
+	cc_noderecs_init(s);
+	s->src = calloc(1, sizeof(*s->src));
+	if (!s->src)
+		return cc_err_sys(err, ENOMEM, "%s", where);
+	s->src->l = l;
+	snprintf(s->src->section, sizeof(s->src->section), "%s", section);
+	snprintf(s->src->where, sizeof(s->src->where), "%s", where);
+	s->src->kinds = kinds;
+	s->src->held_kinds = held_kinds;
+	s->next = cc_ledger_rec_next(l, section);
+	return 0;
+}
+
+/* The record of `path` from the ledger into the set (*out NULL: none). */
+static int read_one(struct cc_noderecs *s, const char *path, struct cc_noderec **out, struct cc_err *err)
+{
+	struct cc_noderecs_src *src = s->src;
+	_cleanup_json_ json_t *o = NULL;
+	struct cc_noderec *r;
+	json_t *v = NULL;
+	char w[256];
+	int found;
+
+	*out = NULL;
+	found = cc_ledger_rec_get(src->l, src->section, path, &v, err);
+	if (found <= 0)
+		return found;
+	/* The key is its path. */
+	o = json_deep_copy(v);
+	if (!o || json_object_set_new(o, "path", json_string(path)) < 0)
+		return cc_err_sys(err, ENOMEM, "%s", src->where);
+	snprintf(w, sizeof(w), "%.40s[\"%.200s\"]", src->where, path);
+	r = append(s);
+	if (!r)
+		return cc_err_sys(err, ENOMEM, "%s", w);
+	if (parse_rec(o, w, src->kinds, src->held_kinds, r, err) < 0) {
+		rec_fini(r);
+		s->n--;
+		return -1;
+	}
+	if (r->seq >= s->next)
+		s->next = r->seq + 1;
+	*out = r;
+	return 0;
+}
+
+int cc_noderecs_load(struct cc_noderecs *s, const char *const *keys, int nkeys, const char *owner,
+		     struct cc_err *err)
+{
+	struct cc_noderecs_src *src = s->src;
+	char **named = NULL;
+	int n = 0, rc = 0;
+
+	if (!src || src->all)
+		return 0;
+	if (src->err.code) {
+		if (err)
+			*err = src->err;
+		return -1;
+	}
+	for (int i = 0; i < nkeys; i++) {
+		struct cc_noderec *r;
+
+		if (!held_in_memory(s, keys[i]) && gone_at(src, keys[i]) < 0 && read_one(s, keys[i], &r, err) < 0)
+			return -1;
+	}
+	if (!owner)
+		return 0;
+	if (cc_ledger_rec_naming(src->l, src->section, owner, &named, &n, err) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		struct cc_noderec *r;
+
+		if (rc == 0 && !held_in_memory(s, named[i]) && gone_at(src, named[i]) < 0 && read_one(s, named[i], &r, err) < 0)
+			rc = -1;
+		free(named[i]);
+	}
+	free(named);
+	return rc;
+}
+
+int cc_noderecs_load_all(struct cc_noderecs *s, struct cc_err *err)
+{
+	struct cc_noderecs_src *src = s->src;
+	json_t *view, *f;
+	size_t i;
+
+	if (!src || src->all)
+		return 0;
+	if (src->err.code) {
+		if (err)
+			*err = src->err;
+		return -1;
+	}
+	view = cc_ledger_section(src->l, src->section, false);
+	if (!view && src->l->lazy_err.code) {
+		if (err)
+			*err = src->l->lazy_err;
+		return -1;
+	}
+	json_array_foreach(json_object_get(view, "files"), i, f) {
+		const char *path = json_string_value(json_object_get(f, "path"));
+		struct cc_noderec *r;
+
+		if (!path)
+			return cc_err_set(err, EINVAL, "%s.files.%zu.path: expected a string", src->where, i);
+		if (!held_in_memory(s, path) && gone_at(src, path) < 0 && read_one(s, path, &r, err) < 0)
+			return -1;
+	}
+	src->all = true;
+	return 0;
+}
+
+int cc_noderecs_store(struct cc_noderecs *s, struct cc_err *err)
+{
+	struct cc_noderecs_src *src = s->src;
+
+	if (!src)
+		return cc_err_set(err, EINVAL, "node records: not read from a ledger");
+	if (src->err.code) {
+		if (err)
+			*err = src->err;
+		return -1;
+	}
+	for (int i = 0; i < src->ngone; i++)
+		if (cc_ledger_rec_put(src->l, src->section, src->gone[i], NULL, err) < 0)
+			return -1;
+	for (int i = 0; i < s->n; i++) {
+		json_t *o = rec_json(&s->r[i]);
+
+		if (!o)
+			return cc_err_sys(err, ENOMEM, "%s", src->where);
+		json_object_del(o, "path");
+		if (cc_ledger_rec_put(src->l, src->section, s->r[i].path, o, err) < 0)
+			return -1;
+	}
+	/* An idle node's ledger has no records, and starts its count again. */
+	cc_ledger_rec_set_next(src->l, src->section, cc_ledger_rec_count(src->l, src->section) ? s->next : 1);
+	return 0;
 }

@@ -22,7 +22,21 @@
  *    "pending": ..., "seq": n, "owners": {"<carve id>": "<share>", ...}}]}
  * with "orig" null for a file corecarve created, "set" and "pending" absent
  * when there is none.  Parsed strictly: a restore from a record corecarve
- * cannot read would write a wrong value into the kernel. */
+ * cannot read would write a wrong value into the kernel.
+ *
+ * A kind whose owners are exactly the carves a rule of its module names
+ * (a cgroup ancestor's exclusive set: every remote carve below it) may keep
+ * them as `held` instead: the union of their shares, which are CPU lists of
+ * disjoint carves, so that a carve arriving adds its share and one going
+ * takes it away without any other owner being read ("held kinds"; owners
+ * listed for such a kind, as files written before held was, are folded
+ * into it).  The module's audit checks held against the carves.
+ *
+ * The "cgroup" section is a record section of the ledger (ledger.h): one
+ * line per record.  cc_noderecs_open() reads it lazily — a record is parsed
+ * when it is first looked up, and cc_noderecs_store() writes back only the
+ * records read, made or removed — so a hook's cost does not grow with the
+ * records of every carve on the node. */
 #ifndef CC_NODEREC_H
 #define CC_NODEREC_H
 
@@ -48,16 +62,42 @@ struct cc_noderec {
 	long long seq; /* order of the first write: restores run in reverse */
 	int nowners;
 	struct cc_noderec_owner *owners; /* in the order they came */
+	char *held;    /* a held kind: the union of its unlisted owners' shares; NULL: none */
 };
+
+struct cc_ledger;
+struct cc_noderecs_src;
 
 struct cc_noderecs {
 	long long next; /* the next seq: past the last record's */
 	int n;
 	struct cc_noderec *r;
+	/* Read from a ledger's record section (cc_noderecs_open); NULL for a
+	 * set parsed from JSON or made by hand. */
+	struct cc_noderecs_src *src;
 };
 
 void cc_noderecs_init(struct cc_noderecs *s);
 void cc_noderecs_fini(struct cc_noderecs *s);
+
+/* The records of the ledger's record section `section`, read lazily:
+ * cc_noderecs_find() reads a record the set does not hold yet, and a
+ * failure to read one sticks (cc_noderecs_store refuses with it, and so
+ * does the ledger's commit).  `where` names the section in errors
+ * ("sections.cgroup"); `held_kinds` (NULL-terminated, may be NULL) are
+ * the kinds that keep their owners as `held`. */
+int cc_noderecs_open(struct cc_noderecs *s, struct cc_ledger *l, const char *section, const char *where,
+		     const char *const *kinds, const char *const *held_kinds, struct cc_err *err);
+/* Read now the records of `keys` and (owner not NULL) every record that
+ * lists `owner` among its owners: what an undo of that carve iterates.  A
+ * set that is not lazy holds everything already. */
+int cc_noderecs_load(struct cc_noderecs *s, const char *const *keys, int nkeys, const char *owner,
+		     struct cc_err *err);
+/* Read every record (the audit's, a repair's view of the node). */
+int cc_noderecs_load_all(struct cc_noderecs *s, struct cc_err *err);
+/* Write the records read, made or removed back into the ledger (not
+ * committed). */
+int cc_noderecs_store(struct cc_noderecs *s, struct cc_err *err);
 
 /* Parse a section (NULL: empty).  `where` names it in errors, e.g.
  * "sections.cgroup"; `kinds` (NULL-terminated) are the kinds the module
@@ -65,16 +105,23 @@ void cc_noderecs_fini(struct cc_noderecs *s);
  * expected a string". */
 int cc_noderecs_parse(const json_t *section, const char *where, const char *const *kinds,
 		      struct cc_noderecs *s, struct cc_err *err);
+/* The same, with held kinds (above). */
+int cc_noderecs_parse_held(const json_t *section, const char *where, const char *const *kinds,
+			   const char *const *held_kinds, struct cc_noderecs *s, struct cc_err *err);
 /* The section's JSON; NULL when nothing is recorded (the module removes
  * its section then, so an idle node's ledger stays empty) or out of
  * memory (err set). */
 json_t *cc_noderecs_json(const struct cc_noderecs *s, struct cc_err *err);
 
+/* The record of `path`, NULL if none.  A lazy set reads it first when it
+ * does not hold it: pointers into s->r are invalidated then. */
 struct cc_noderec *cc_noderecs_find(const struct cc_noderecs *s, const char *path);
 /* A new record for `path` (orig copied, NULL allowed) with the next seq,
  * no owners; NULL on ENOMEM.  Pointers into s->r are invalidated. */
 struct cc_noderec *cc_noderecs_add(struct cc_noderecs *s, const char *path, const char *kind, const char *orig);
 void cc_noderecs_del(struct cc_noderecs *s, const char *path);
+/* Whether the record has an owner, listed or held. */
+bool cc_noderec_owned(const struct cc_noderec *r);
 
 /* Owners.  Setting an id already there replaces its share. */
 const char *cc_noderec_share(const struct cc_noderec *r, const char *id);

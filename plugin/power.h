@@ -12,17 +12,18 @@
  *           write and which records change (power_plan.c);
  *   apply   write, read back, record (power_apply.c).
  *
- * Records: one per sysfs file, with the value before the first write
- * (`orig`), the value corecarve set (`set`, as read back) and the carves
- * that rely on it (`owners`: the reference count, by id, so adding the same
- * carve twice after a crash counts once).  Files shared by several carves
+ * Records: node records (noderec.h), one per sysfs file, with the value
+ * before the first write (`orig`), the value corecarve set (`set`, as read
+ * back), the write in flight (`pending`) and the carves that rely on it
+ * (`owners`: the reference count, by id, so adding the same carve twice
+ * after a crash counts once).  Files shared by several carves
  * (a package's uncore, a cpufreq policy spanning more than one core) are
  * written by the first and referenced by the others; a later carve whose
  * class wants another value is told so and gets what is there.  When the
- * last owner goes the original is written back — unless the file no longer
- * holds what corecarve set: someone else changed it since, and theirs
- * stays.  Every setting is optional and probed: a missing file is a
- * warning, never a refused container. */
+ * last owner goes the original is written back — unless the file holds
+ * neither what corecarve set nor the write in flight: someone else changed
+ * it since, and theirs stays.  Every setting is optional and probed: a
+ * missing file is a warning, never a refused container. */
 #ifndef CC_POWER_H
 #define CC_POWER_H
 
@@ -33,6 +34,7 @@
 
 #include "error.h"
 #include "ledger.h"
+#include "noderec.h"
 #include "power_spec.h"
 #include "root.h"
 
@@ -54,6 +56,7 @@ enum cc_power_kind {
 	CC_POWER_CSTATE,
 	CC_POWER_UNCORE_MIN,
 	CC_POWER_UNCORE_MAX,
+	CC_POWER_NKINDS,
 };
 
 const char *cc_power_kind_name(enum cc_power_kind k);
@@ -104,38 +107,37 @@ void cc_power_targets_fini(struct cc_power_targets *t);
 
 /* ---- the records: ledger section "power" -------------------------------- */
 
-struct cc_power_rec {
-	char path[CC_POWER_PATH_MAX];
-	enum cc_power_kind kind;
-	char orig[CC_POWER_VALUE_MAX];
-	char set[CC_POWER_VALUE_MAX];
-	bool pending;       /* journal: the write may or may not have happened */
-	long long seq;      /* order of the first write; restores run in reverse */
-	int nowners;
-	char **owners;      /* carve ids */
-};
+/* Node records (noderec.h), one per sysfs file, their kind the setting's
+ * name (cc_power_kinds).  On top of the node records' parser: the path is
+ * under /sys and shorter than CC_POWER_PATH_MAX, `orig` is a string
+ * (corecarve never creates a power file), the values are shorter than
+ * CC_POWER_VALUE_MAX, and the owners' shares are empty (the value is the
+ * class's, whoever asks).  A record corecarve made but did not write (the
+ * file held the value wanted already) has no `set`. */
+extern const char *const cc_power_kinds[]; /* NULL-terminated, in the order of enum cc_power_kind */
 
-struct cc_power_state {
-	long long next_seq;
-	int n;
-	struct cc_power_rec *recs;
-};
+enum cc_power_kind cc_power_rec_kind(const struct cc_noderec *r);
+/* The value corecarve holds the file at: the write in flight, else the
+ * one written last, else the original (recorded, never written). */
+const char *cc_power_rec_value(const struct cc_noderec *r);
+/* `cur` (NULL: the file is gone) is what corecarve left there: `set` or
+ * `pending`. */
+bool cc_power_rec_ours(const struct cc_noderec *r, const char *cur);
+bool cc_power_rec_owned_by(const struct cc_noderec *r, const char *id);
+/* Add `id` as owner, with an empty share; once however often it is added. */
+int cc_power_rec_add_owner(struct cc_noderec *r, const char *id);
 
-void cc_power_state_init(struct cc_power_state *st);
-void cc_power_state_fini(struct cc_power_state *st);
 /* Parse the ledger's section (NULL: empty).  Strict; errors name the
- * field: "sections.power.files.2.owners: expected an array of strings". */
-int cc_power_state_parse(const json_t *section, struct cc_power_state *st, struct cc_err *err);
-int cc_power_state_load(const struct cc_ledger *l, struct cc_power_state *st, struct cc_err *err);
+ * field: "sections.power.files.2.path: expected an absolute path under
+ * /sys, got ...". */
+int cc_power_recs_parse(const json_t *section, struct cc_noderecs *s, struct cc_err *err);
+int cc_power_recs_load(const struct cc_ledger *l, struct cc_noderecs *s, struct cc_err *err);
 /* Replace the ledger's section (removed when empty). */
-int cc_power_state_store(struct cc_ledger *l, const struct cc_power_state *st, struct cc_err *err);
-struct cc_power_rec *cc_power_state_find(struct cc_power_state *st, const char *path);
-bool cc_power_rec_owned_by(const struct cc_power_rec *r, const char *id);
-int cc_power_rec_add_owner(struct cc_power_rec *r, const char *id);
-void cc_power_rec_del_owner(struct cc_power_rec *r, const char *id);
-/* Append a copy of `r` (owners copied). */
-int cc_power_state_put(struct cc_power_state *st, const struct cc_power_rec *r);
-void cc_power_state_del(struct cc_power_state *st, const char *path);
+int cc_power_recs_store(struct cc_ledger *l, const struct cc_noderecs *s, struct cc_err *err);
+/* Append a copy of `r` that keeps its seq, with its owners when asked. */
+int cc_power_recs_put(struct cc_noderecs *dst, const struct cc_noderec *r, bool owners);
+/* `dst` (uninitialised) becomes a copy of `src`. */
+int cc_power_recs_copy(struct cc_noderecs *dst, const struct cc_noderecs *src);
 
 /* ---- decisions (pure) --------------------------------------------------- */
 
@@ -149,7 +151,7 @@ struct cc_power_step {
 struct cc_power_plan {
 	int n;
 	struct cc_power_step *steps;  /* in write order */
-	struct cc_power_state next;   /* records once the steps are written (pending set on new writes) */
+	struct cc_noderecs next;      /* records once the steps are written (`pending` on each write) */
 	struct cc_power_msgs msgs;
 };
 
@@ -157,10 +159,10 @@ struct cc_power_plan {
  * `id` as owner; recorded with another value, it is left and a warning
  * says who holds it; not recorded, it is recorded (orig = its value now)
  * and written when it differs.  Messages of t->msgs are carried over. */
-int cc_power_plan(const struct cc_power_state *st, const struct cc_power_targets *t, const char *id,
+int cc_power_plan(const struct cc_noderecs *st, const struct cc_power_targets *t, const char *id,
 		  struct cc_power_plan *plan, struct cc_err *err);
 
-/* Current value of every recorded file, in the order of st->recs; NULL
+/* Current value of every recorded file, in the order of st->r; NULL
  * entries for files that are gone. */
 struct cc_power_now {
 	int n;
@@ -169,10 +171,11 @@ struct cc_power_now {
 
 /* The owners left are those in `live` (NULL-terminated carve ids); a
  * record with none is restored (orig written) when the file holds what
- * corecarve set or the write was pending, dropped without a write when it
- * already holds orig, and dropped with a warning when someone else changed
- * it.  Steps go in reverse order of the first writes. */
-int cc_power_release_plan(const struct cc_power_state *st, const struct cc_power_now *now,
+ * corecarve set or the value of the write in flight (cc_power_rec_ours),
+ * dropped without a write when it already holds orig, and dropped with a
+ * warning when someone else changed it.  Steps go in reverse order of the
+ * first writes. */
+int cc_power_release_plan(const struct cc_noderecs *st, const struct cc_power_now *now,
 			  const char *const *live, struct cc_power_plan *plan, struct cc_err *err);
 void cc_power_plan_fini(struct cc_power_plan *plan);
 
@@ -205,7 +208,7 @@ int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char
 
 /* Current values of every record (cc_power_now), for the release and the
  * audit. */
-int cc_power_read_now(const struct cc_root *root, const struct cc_power_state *st, struct cc_power_now *now,
+int cc_power_read_now(const struct cc_root *root, const struct cc_noderecs *st, struct cc_power_now *now,
 		      struct cc_err *err);
 void cc_power_now_fini(struct cc_power_now *now);
 

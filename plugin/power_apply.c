@@ -32,7 +32,7 @@ static int read_now(const struct cc_root *root, const char *path, char **out, st
 	return -1;
 }
 
-int cc_power_read_now(const struct cc_root *root, const struct cc_power_state *st, struct cc_power_now *now,
+int cc_power_read_now(const struct cc_root *root, const struct cc_noderecs *st, struct cc_power_now *now,
 		      struct cc_err *err)
 {
 	memset(now, 0, sizeof(*now));
@@ -41,7 +41,7 @@ int cc_power_read_now(const struct cc_root *root, const struct cc_power_state *s
 		return cc_err_sys(err, ENOMEM, "power");
 	now->n = st->n;
 	for (int i = 0; i < st->n; i++)
-		if (read_now(root, st->recs[i].path, &now->value[i], err) < 0) {
+		if (read_now(root, st->r[i].path, &now->value[i], err) < 0) {
 			cc_power_now_fini(now);
 			return -1;
 		}
@@ -70,18 +70,18 @@ int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct
 {
 	_cleanup_bitmap_ hwloc_bitmap_t cores = hwloc_bitmap_dup(cpus);
 	struct cc_power_targets t = { 0 };
-	struct cc_power_state st;
+	struct cc_noderecs st;
 	struct cc_power_plan plan = { 0 };
 	struct cc_err e = CC_ERR_INIT;
 	int rc = -1;
 
 	memset(rep, 0, sizeof(*rep));
-	cc_power_state_init(&st);
+	cc_noderecs_init(&st);
 	if (!cores)
 		return cc_err_sys(err, ENOMEM, "power");
 	if (parked)
 		hwloc_bitmap_or(cores, cores, parked);
-	if (cc_power_state_load(l, &st, err) < 0)
+	if (cc_power_recs_load(l, &st, err) < 0)
 		return -1;
 	/* A host whose sysfs cannot be read as expected keeps its settings:
 	 * the carve itself is sound. */
@@ -93,7 +93,7 @@ int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct
 	if (cc_power_plan(&st, &t, id, &plan, err) < 0)
 		goto out;
 	cc_power_msgs_add(&rep->msgs, &plan.msgs);
-	if (cc_power_state_store(l, &plan.next, err) < 0)
+	if (cc_power_recs_store(l, &plan.next, err) < 0)
 		goto out;
 	if (plan.n) {
 		/* Write-ahead: the originals are on disk before the first
@@ -104,7 +104,7 @@ int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct
 	}
 	for (int i = 0; i < plan.n; i++) {
 		const struct cc_power_step *s = &plan.steps[i];
-		struct cc_power_rec *r = cc_power_state_find(&plan.next, s->path);
+		struct cc_noderec *r = cc_noderecs_find(&plan.next, s->path);
 		char back[CC_POWER_VALUE_MAX];
 
 		e = (struct cc_err)CC_ERR_INIT;
@@ -112,14 +112,16 @@ int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct
 			cc_power_warn(&rep->msgs, "power.%s: %s; left as it is", cc_power_kind_name(s->kind), e.msg);
 			if (!r)
 				continue;
-			cc_power_rec_del_owner(r, id);
+			/* Refused: the write did not happen. */
+			cc_noderec_del_owner(r, id);
+			cc_noderec_put(&r->pending, NULL);
 			if (!r->nowners && !strcmp(back, r->orig)) {
-				cc_power_state_del(&plan.next, s->path);
+				cc_noderecs_del(&plan.next, s->path);
 			} else if (!r->nowners) {
 				/* Neither ours nor the original: kept, without an
 				 * owner, for the audit to report and put back. */
-				snprintf(r->set, sizeof(r->set), "%s", back);
-				r->pending = false;
+				if (cc_noderec_put(&r->set, back) < 0)
+					goto nomem;
 			}
 			continue;
 		}
@@ -131,17 +133,22 @@ int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct
 		if (back[0] && strcmp(back, s->to) != 0)
 			cc_power_warn(&rep->msgs, "power.%s: %s reads back \"%s\" after writing \"%s\"",
 				    cc_power_kind_name(s->kind), s->path, back, s->to);
-		if (back[0])
-			snprintf(r->set, sizeof(r->set), "%s", back);
-		r->pending = false;
+		/* Written: `set` as read back (what was written when it
+		 * cannot be read), nothing in flight. */
+		if (cc_noderec_put(&r->set, back[0] ? back : s->to) < 0)
+			goto nomem;
+		cc_noderec_put(&r->pending, NULL);
 	}
-	if (cc_power_state_store(l, &plan.next, err) < 0)
+	if (cc_power_recs_store(l, &plan.next, err) < 0)
 		goto out;
 	rc = 0;
+	goto out;
+nomem:
+	cc_err_sys(err, ENOMEM, "power");
 out:
 	cc_power_plan_fini(&plan);
 	cc_power_targets_fini(&t);
-	cc_power_state_fini(&st);
+	cc_noderecs_fini(&st);
 	return rc;
 }
 
@@ -149,7 +156,7 @@ int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char
 		     struct cc_power_report *rep, struct cc_err *err)
 {
 	_cleanup_free_ const char **live = NULL;
-	struct cc_power_state st;
+	struct cc_noderecs st;
 	struct cc_power_now now = { 0 };
 	struct cc_power_plan plan = { 0 };
 	int n = 0, rc = -1;
@@ -157,10 +164,10 @@ int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char
 	memset(rep, 0, sizeof(*rep));
 	if (!json_object_get(l->sections, CC_POWER_SECTION))
 		return 0;
-	cc_power_state_init(&st);
+	cc_noderecs_init(&st);
 	if (cc_ledger_refs(l, except, &live, NULL, &n) < 0)
 		return cc_err_sys(err, errno ? errno : ENOMEM, "power: the carves of the ledger");
-	if (cc_power_state_load(l, &st, err) < 0 || cc_power_read_now(root, &st, &now, err) < 0 ||
+	if (cc_power_recs_load(l, &st, err) < 0 || cc_power_read_now(root, &st, &now, err) < 0 ||
 	    cc_power_release_plan(&st, &now, live, &plan, err) < 0)
 		goto out;
 	cc_power_msgs_add(&rep->msgs, &plan.msgs);
@@ -177,16 +184,10 @@ int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char
 		}
 		/* Kept without owners: the audit reports it and --fix tries
 		 * again. */
-		{
-			struct cc_power_rec r = *cc_power_state_find(&st, s->path);
-
-			r.owners = NULL;
-			r.nowners = 0;
-			if (cc_power_state_put(&plan.next, &r) < 0) {
-				cc_err_sys(err, ENOMEM, "power");
-				rc = -1;
-				goto out;
-			}
+		if (cc_power_recs_put(&plan.next, cc_noderecs_find(&st, s->path), false) < 0) {
+			cc_err_sys(err, ENOMEM, "power");
+			rc = -1;
+			goto out;
 		}
 		if (rc == 0) {
 			*err = e;
@@ -194,11 +195,11 @@ int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char
 			rc = -1;
 		}
 	}
-	if (cc_power_state_store(l, &plan.next, rc < 0 ? &(struct cc_err)CC_ERR_INIT : err) < 0 && rc == 0)
+	if (cc_power_recs_store(l, &plan.next, rc < 0 ? &(struct cc_err)CC_ERR_INIT : err) < 0 && rc == 0)
 		rc = -1;
 out:
 	cc_power_plan_fini(&plan);
 	cc_power_now_fini(&now);
-	cc_power_state_fini(&st);
+	cc_noderecs_fini(&st);
 	return rc;
 }

@@ -11,7 +11,7 @@
 void cc_power_plan_fini(struct cc_power_plan *plan)
 {
 	free(plan->steps);
-	cc_power_state_fini(&plan->next);
+	cc_noderecs_fini(&plan->next);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -32,72 +32,44 @@ static int add_step(struct cc_power_plan *plan, const char *path, enum cc_power_
 	return 0;
 }
 
-static int copy_state(struct cc_power_state *dst, const struct cc_power_state *src)
-{
-	cc_power_state_init(dst);
-	for (int i = 0; i < src->n; i++)
-		if (cc_power_state_put(dst, &src->recs[i]) < 0) {
-			cc_power_state_fini(dst);
-			return -1;
-		}
-	dst->next_seq = src->next_seq;
-	return 0;
-}
-
-int cc_power_plan(const struct cc_power_state *st, const struct cc_power_targets *t, const char *id,
+int cc_power_plan(const struct cc_noderecs *st, const struct cc_power_targets *t, const char *id,
 		  struct cc_power_plan *plan, struct cc_err *err)
 {
 	memset(plan, 0, sizeof(*plan));
-	if (copy_state(&plan->next, st) < 0)
+	if (cc_power_recs_copy(&plan->next, st) < 0)
 		return cc_err_sys(err, ENOMEM, "power plan");
 	plan->msgs = t->msgs;
 	for (int i = 0; i < t->n; i++) {
 		const struct cc_power_target *tg = &t->t[i];
-		struct cc_power_rec *r = cc_power_state_find(&plan->next, tg->path);
+		struct cc_noderec *r = cc_noderecs_find(&plan->next, tg->path);
 
-		if (r && r->nowners && strcmp(r->set, tg->want) != 0) {
+		if (r && r->nowners && strcmp(cc_power_rec_value(r), tg->want) != 0) {
 			/* Shared with a carve whose class wants another
 			 * value: the first one keeps it (a write now would
 			 * change a running neighbour). */
 			cc_power_warn(&plan->msgs, "power.%s: %s is held at \"%s\" for %s%s; \"%s\" not applied",
-				      cc_power_kind_name(tg->kind), tg->path, r->set, r->owners[0],
+				      cc_power_kind_name(tg->kind), tg->path, cc_power_rec_value(r), r->owners[0].id,
 				      r->nowners > 1 ? " and others" : "", tg->want);
 			continue;
 		}
-		if (r) {
-			/* Same value, or a record no carve owns any more (its
-			 * restore failed): this carve takes it, the original
-			 * stays what it was before corecarve's first write. */
-			if (strcmp(r->set, tg->want) != 0 || strcmp(tg->cur, tg->want) != 0) {
-				if (add_step(plan, tg->path, tg->kind, tg->cur, tg->want) < 0)
-					goto nomem;
-				snprintf(r->set, sizeof(r->set), "%s", tg->want);
-				r->pending = true;
-			}
-			if (cc_power_rec_add_owner(r, id) < 0)
-				goto nomem;
-			continue;
-		}
-		{
-			struct cc_power_rec n = { 0 };
-			int rc;
-
-			snprintf(n.path, sizeof(n.path), "%s", tg->path);
-			n.kind = tg->kind;
-			snprintf(n.orig, sizeof(n.orig), "%s", tg->cur);
-			snprintf(n.set, sizeof(n.set), "%s", tg->want);
-			n.seq = plan->next.next_seq;
-			n.pending = strcmp(tg->cur, tg->want) != 0;
-			if (n.pending && add_step(plan, tg->path, tg->kind, tg->cur, tg->want) < 0)
-				goto nomem;
-			if (cc_power_rec_add_owner(&n, id) < 0)
-				goto nomem;
-			rc = cc_power_state_put(&plan->next, &n);
-			free(n.owners[0]);
-			free(n.owners);
-			if (rc < 0)
+		if (!r) {
+			/* Not recorded: the original is its value now, and a
+			 * file that holds the value wanted already is recorded
+			 * (for the count of owners) but not written. */
+			r = cc_noderecs_add(&plan->next, tg->path, cc_power_kind_name(tg->kind), tg->cur);
+			if (!r)
 				goto nomem;
 		}
+		/* Same value, or a record no carve owns any more (its restore
+		 * failed): this carve takes it, the original stays what it was
+		 * before corecarve's first write. */
+		if (strcmp(cc_power_rec_value(r), tg->want) != 0 || strcmp(tg->cur, tg->want) != 0) {
+			if (add_step(plan, tg->path, tg->kind, tg->cur, tg->want) < 0 ||
+			    cc_noderec_put(&r->pending, tg->want) < 0)
+				goto nomem;
+		}
+		if (cc_power_rec_add_owner(r, id) < 0)
+			goto nomem;
 	}
 	return 0;
 nomem:
@@ -115,59 +87,61 @@ static bool is_live(const char *const *live, const char *id)
 
 static int by_seq_desc(const void *a, const void *b)
 {
-	const struct cc_power_rec *const *x = a, *const *y = b;
+	const struct cc_noderec *const *x = a, *const *y = b;
 
 	return (*x)->seq < (*y)->seq ? 1 : (*x)->seq > (*y)->seq ? -1 : 0;
 }
 
-int cc_power_release_plan(const struct cc_power_state *st, const struct cc_power_now *now,
+int cc_power_release_plan(const struct cc_noderecs *st, const struct cc_power_now *now,
 			  const char *const *live, struct cc_power_plan *plan, struct cc_err *err)
 {
-	const struct cc_power_rec **orphans = NULL;
+	const struct cc_noderec **orphans = NULL;
 	int norphans = 0;
 
 	memset(plan, 0, sizeof(*plan));
 	if (now->n != st->n)
 		return cc_err_set(err, EINVAL, "power release: %d values for %d records", now->n, st->n);
-	if (copy_state(&plan->next, st) < 0)
+	if (cc_power_recs_copy(&plan->next, st) < 0)
 		return cc_err_sys(err, ENOMEM, "power release");
 	orphans = calloc((size_t)st->n + 1, sizeof(*orphans));
 	if (!orphans)
 		goto nomem;
 	for (int i = 0; i < plan->next.n; i++) {
-		struct cc_power_rec *r = &plan->next.recs[i];
+		struct cc_noderec *r = &plan->next.r[i];
 
 		for (int k = r->nowners - 1; k >= 0; k--)
-			if (!is_live(live, r->owners[k]))
-				cc_power_rec_del_owner(r, r->owners[k]);
+			if (!is_live(live, r->owners[k].id))
+				cc_noderec_del_owner(r, r->owners[k].id);
 		if (!r->nowners)
-			orphans[norphans++] = &st->recs[i];
+			orphans[norphans++] = &st->r[i];
 	}
 	qsort(orphans, (size_t)norphans, sizeof(*orphans), by_seq_desc);
 	for (int i = 0; i < norphans; i++) {
-		const struct cc_power_rec *r = orphans[i];
-		const char *cur = now->value[r - st->recs];
+		const struct cc_noderec *r = orphans[i];
+		const char *cur = now->value[r - st->r];
+		enum cc_power_kind kind = cc_power_rec_kind(r);
 
 		if (!cur) {
-			cc_power_warn(&plan->msgs, "power.%s: %s is gone; nothing to restore", cc_power_kind_name(r->kind),
-				      r->path);
+			cc_power_warn(&plan->msgs, "power.%s: %s is gone; nothing to restore", r->kind, r->path);
 		} else if (!strcmp(cur, r->orig)) {
 			/* Back already (a crash after the write, before the
 			 * commit; or never written). */
-		} else if (r->pending || !strcmp(cur, r->set)) {
-			if (add_step(plan, r->path, r->kind, cur, r->orig) < 0)
+		} else if (cc_power_rec_ours(r, cur)) {
+			/* What corecarve wrote, or the write a crash left in
+			 * flight. */
+			if (add_step(plan, r->path, kind, cur, r->orig) < 0)
 				goto nomem;
 		} else {
 			cc_power_warn(&plan->msgs,
 				      "power.%s: %s was changed to \"%s\" since corecarve set \"%s\"; left as it is "
 				      "(it was \"%s\" before)",
-				      cc_power_kind_name(r->kind), r->path, cur, r->set, r->orig);
+				      r->kind, r->path, cur, cc_power_rec_value(r), r->orig);
 		}
 	}
 	/* What remains once the steps are written: the records still owned. */
 	for (int i = plan->next.n - 1; i >= 0; i--)
-		if (!plan->next.recs[i].nowners)
-			cc_power_state_del(&plan->next, plan->next.recs[i].path);
+		if (!plan->next.r[i].nowners)
+			cc_noderecs_del(&plan->next, plan->next.r[i].path);
 	free(orphans);
 	return 0;
 nomem:

@@ -1,20 +1,20 @@
 /* The ledger section "power": what the power settings must remember to
- * undo.
+ * undo, as node records (noderec.h):
  *
  *   "power": {
- *     "next": 4,
  *     "files": [
  *       { "path": "/sys/devices/system/cpu/cpufreq/policy2/scaling_governor",
- *         "setting": "governor", "orig": "schedutil", "set": "performance",
- *         "seq": 1, "owners": [ "ctr-a" ] },
+ *         "kind": "governor", "orig": "schedutil", "set": "performance",
+ *         "seq": 1, "owners": { "ctr-a": "" } },
  *       { "path": "/sys/devices/system/cpu/cpu2/cpuidle/state3/disable",
- *         "setting": "cstate", "orig": "0", "set": "1", "seq": 2,
- *         "owners": [ "ctr-a" ], "pending": true }
+ *         "kind": "cstate", "orig": "0", "pending": "1", "seq": 2,
+ *         "owners": { "ctr-a": "" } }
  *     ]
  *   }
  *
- * Absent when nothing is recorded.  Parsed strictly: a restore from a
- * record corecarve cannot read would write a wrong value into sysfs. */
+ * Absent when nothing is recorded.  Parsed strictly, by the node records'
+ * parser and then power's own checks: a restore from a record corecarve
+ * cannot read would write a wrong value into sysfs. */
 #define _GNU_SOURCE
 #include "power.h"
 
@@ -28,22 +28,23 @@
 
 #define W "sections." CC_POWER_SECTION
 
-static const char *const kind_names[] = {
+/* The kinds of the section's records, in the order of enum cc_power_kind. */
+const char *const cc_power_kinds[] = {
 	[CC_POWER_GOVERNOR] = "governor",     [CC_POWER_EPP] = "epp",
 	[CC_POWER_MIN_FREQ] = "min-freq",     [CC_POWER_MAX_FREQ] = "max-freq",
 	[CC_POWER_CSTATE] = "cstate",         [CC_POWER_UNCORE_MIN] = "uncore-min",
-	[CC_POWER_UNCORE_MAX] = "uncore-max",
+	[CC_POWER_UNCORE_MAX] = "uncore-max", [CC_POWER_NKINDS] = NULL,
 };
 
 const char *cc_power_kind_name(enum cc_power_kind k)
 {
-	return (unsigned)k < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[k] : "?";
+	return (unsigned)k < CC_POWER_NKINDS ? cc_power_kinds[k] : "?";
 }
 
 int cc_power_kind_parse(const char *s, enum cc_power_kind *out)
 {
-	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
-		if (!strcmp(s, kind_names[i])) {
+	for (int i = 0; i < CC_POWER_NKINDS; i++)
+		if (!strcmp(s, cc_power_kinds[i])) {
 			*out = (enum cc_power_kind)i;
 			return 0;
 		}
@@ -98,271 +99,130 @@ void cc_power_msgs_add(struct cc_power_msgs *dst, const struct cc_power_msgs *sr
 
 /* ---- records ---- */
 
-void cc_power_state_init(struct cc_power_state *st)
+enum cc_power_kind cc_power_rec_kind(const struct cc_noderec *r)
 {
-	memset(st, 0, sizeof(*st));
-	st->next_seq = 1;
+	enum cc_power_kind k;
+
+	/* Parsed records are checked against cc_power_kinds, made ones
+	 * take cc_power_kind_name(): always one of them. */
+	return cc_power_kind_parse(r->kind, &k) == 0 ? k : CC_POWER_NKINDS;
 }
 
-static void rec_fini(struct cc_power_rec *r)
+const char *cc_power_rec_value(const struct cc_noderec *r)
 {
-	for (int i = 0; i < r->nowners; i++)
-		free(r->owners[i]);
-	free(r->owners);
-	r->owners = NULL;
-	r->nowners = 0;
+	return r->pending ? r->pending : r->set ? r->set : r->orig;
 }
 
-void cc_power_state_fini(struct cc_power_state *st)
+bool cc_power_rec_ours(const struct cc_noderec *r, const char *cur)
 {
-	for (int i = 0; i < st->n; i++)
-		rec_fini(&st->recs[i]);
-	free(st->recs);
-	cc_power_state_init(st);
+	return cur && ((r->set && !strcmp(cur, r->set)) || (r->pending && !strcmp(cur, r->pending)));
 }
 
-struct cc_power_rec *cc_power_state_find(struct cc_power_state *st, const char *path)
+bool cc_power_rec_owned_by(const struct cc_noderec *r, const char *id)
 {
-	for (int i = 0; i < st->n; i++)
-		if (!strcmp(st->recs[i].path, path))
-			return &st->recs[i];
-	return NULL;
+	return cc_noderec_share(r, id) != NULL;
 }
 
-bool cc_power_rec_owned_by(const struct cc_power_rec *r, const char *id)
+int cc_power_rec_add_owner(struct cc_noderec *r, const char *id)
 {
-	for (int i = 0; i < r->nowners; i++)
-		if (!strcmp(r->owners[i], id))
-			return true;
-	return false;
+	/* Power's values do not depend on who asks: no share. */
+	return cc_noderec_set_owner(r, id, "");
 }
 
-int cc_power_rec_add_owner(struct cc_power_rec *r, const char *id)
+int cc_power_recs_put(struct cc_noderecs *dst, const struct cc_noderec *r, bool owners)
 {
-	char **grown, *dup;
+	long long next = dst->next;
+	struct cc_noderec *n = cc_noderecs_add(dst, r->path, r->kind, r->orig);
 
-	if (cc_power_rec_owned_by(r, id))
-		return 0;
-	dup = strdup(id);
-	grown = dup ? realloc(r->owners, (size_t)(r->nowners + 1) * sizeof(*grown)) : NULL;
-	if (!grown) {
-		free(dup);
+	if (!n)
 		return -1;
-	}
-	grown[r->nowners++] = dup;
-	r->owners = grown;
+	/* The copy keeps its place in the order of the first writes. */
+	n->seq = r->seq;
+	dst->next = next > r->seq ? next : r->seq + 1;
+	if (cc_noderec_put(&n->set, r->set) < 0 || cc_noderec_put(&n->pending, r->pending) < 0)
+		goto nomem;
+	for (int i = 0; owners && i < r->nowners; i++)
+		if (cc_noderec_set_owner(n, r->owners[i].id, r->owners[i].share) < 0)
+			goto nomem;
 	return 0;
+nomem:
+	cc_noderecs_del(dst, r->path);
+	return -1;
 }
 
-void cc_power_rec_del_owner(struct cc_power_rec *r, const char *id)
+int cc_power_recs_copy(struct cc_noderecs *dst, const struct cc_noderecs *src)
 {
-	for (int i = 0; i < r->nowners; i++)
-		if (!strcmp(r->owners[i], id)) {
-			free(r->owners[i]);
-			memmove(&r->owners[i], &r->owners[i + 1], (size_t)(r->nowners - i - 1) * sizeof(*r->owners));
-			r->nowners--;
-			return;
-		}
-}
-
-int cc_power_state_put(struct cc_power_state *st, const struct cc_power_rec *r)
-{
-	struct cc_power_rec n = *r, *grown;
-
-	n.owners = NULL;
-	n.nowners = 0;
-	for (int i = 0; i < r->nowners; i++)
-		if (cc_power_rec_add_owner(&n, r->owners[i]) < 0) {
-			rec_fini(&n);
+	cc_noderecs_init(dst);
+	for (int i = 0; i < src->n; i++)
+		if (cc_power_recs_put(dst, &src->r[i], true) < 0) {
+			cc_noderecs_fini(dst);
 			return -1;
 		}
-	grown = realloc(st->recs, (size_t)(st->n + 1) * sizeof(*grown));
-	if (!grown) {
-		rec_fini(&n);
+	dst->next = src->next;
+	return 0;
+}
+
+/* ---- JSON: node records (noderec.h), and what sysfs needs on top ---- */
+
+static int check_value(const char *v, const char *where, int i, const char *field, struct cc_err *err)
+{
+	if (v && strlen(v) >= CC_POWER_VALUE_MAX)
+		return cc_err_set(err, EINVAL, "%s.files.%d.%s: longer than %d bytes (a sysfs value)", where, i, field,
+				  CC_POWER_VALUE_MAX - 1);
+	return 0;
+}
+
+/* A record power may act on: a sysfs file (the values go into it as they
+ * are), an original to restore (corecarve never creates a power file), no
+ * shares (the value is the class's, whoever asks). */
+static int check_rec(const struct cc_noderec *r, const char *where, int i, struct cc_err *err)
+{
+	size_t n = strlen(r->path);
+
+	if (strncmp(r->path, "/sys/", 5) != 0 || (n >= 3 && !strcmp(r->path + n - 3, "/..")) ||
+	    (n >= 2 && !strcmp(r->path + n - 2, "/.")))
+		return cc_err_set(err, EINVAL, "%s.files.%d.path: expected an absolute path under /sys, got \"%.200s\"",
+				  where, i, r->path);
+	if (n >= CC_POWER_PATH_MAX)
+		return cc_err_set(err, EINVAL, "%s.files.%d.path: longer than %d bytes", where, i,
+				  CC_POWER_PATH_MAX - 1);
+	if (!r->orig)
+		return cc_err_set(err, EINVAL,
+				  "%s.files.%d.orig: expected a string (corecarve never creates a power file)", where, i);
+	if (check_value(r->orig, where, i, "orig", err) < 0 || check_value(r->set, where, i, "set", err) < 0 ||
+	    check_value(r->pending, where, i, "pending", err) < 0)
 		return -1;
-	}
-	st->recs = grown;
-	st->recs[st->n++] = n;
-	if (n.seq >= st->next_seq)
-		st->next_seq = n.seq + 1;
+	for (int k = 0; k < r->nowners; k++)
+		if (r->owners[k].share[0])
+			return cc_err_set(err, EINVAL, "%s.files.%d.owners.%.64s: expected \"\" (power settings have no "
+					  "shares)", where, i, r->owners[k].id);
 	return 0;
 }
 
-void cc_power_state_del(struct cc_power_state *st, const char *path)
+int cc_power_recs_parse(const json_t *section, struct cc_noderecs *s, struct cc_err *err)
 {
-	for (int i = 0; i < st->n; i++)
-		if (!strcmp(st->recs[i].path, path)) {
-			rec_fini(&st->recs[i]);
-			memmove(&st->recs[i], &st->recs[i + 1], (size_t)(st->n - i - 1) * sizeof(*st->recs));
-			st->n--;
-			return;
-		}
-}
-
-/* ---- JSON ---- */
-
-static int get_str(const json_t *o, const char *key, char *buf, size_t size, const char *where, bool path,
-		   struct cc_err *err)
-{
-	const json_t *v = json_object_get(o, key);
-	const char *s;
-
-	if (!json_is_string(v))
-		return cc_err_set(err, EINVAL, "%s.%s: expected a string", where, key);
-	s = json_string_value(v);
-	if (strlen(s) >= size)
-		return cc_err_set(err, EINVAL, "%s.%s: longer than %zu bytes", where, key, size - 1);
-	/* Values go into sysfs as they are: no control characters; paths are
-	 * absolute sysfs paths without "..". */
-	for (const char *p = s; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return cc_err_set(err, EINVAL, "%s.%s: control character in value", where, key);
-	if (path && (strncmp(s, "/sys/", 5) != 0 || strstr(s, "/../") || strstr(s, "/./")))
-		return cc_err_set(err, EINVAL, "%s.%s: expected an absolute path under /sys, got \"%s\"", where,
-				  key, s);
-	snprintf(buf, size, "%s", s);
-	return 0;
-}
-
-static int parse_rec(const json_t *o, const char *where, struct cc_power_rec *r, struct cc_err *err)
-{
-	static const char *const keys[] = { "path", "setting", "orig", "set", "seq", "owners", "pending", NULL };
-	char setting[32];
-	const char *key;
-	const json_t *v, *owners;
-	size_t i;
-
-	if (!json_is_object(o))
-		return cc_err_set(err, EINVAL, "%s: expected an object", where);
-	json_object_foreach((json_t *)o, key, v) {
-		size_t k;
-
-		for (k = 0; keys[k] && strcmp(keys[k], key); k++)
-			;
-		if (!keys[k])
-			return cc_err_set(err, EINVAL, "%s: unknown field \"%s\"", where, key);
-	}
-	if (get_str(o, "path", r->path, sizeof(r->path), where, true, err) < 0 ||
-	    get_str(o, "setting", setting, sizeof(setting), where, false, err) < 0 ||
-	    get_str(o, "orig", r->orig, sizeof(r->orig), where, false, err) < 0 ||
-	    get_str(o, "set", r->set, sizeof(r->set), where, false, err) < 0)
+	if (cc_noderecs_parse(section, W, cc_power_kinds, s, err) < 0)
 		return -1;
-	if (cc_power_kind_parse(setting, &r->kind) < 0)
-		return cc_err_set(err, EINVAL, "%s.setting: unknown setting \"%s\"", where, setting);
-	v = json_object_get(o, "seq");
-	if (!json_is_integer(v) || json_integer_value(v) < 1)
-		return cc_err_set(err, EINVAL, "%s.seq: expected an integer >= 1", where);
-	r->seq = json_integer_value(v);
-	v = json_object_get(o, "pending");
-	if (v && !json_is_boolean(v))
-		return cc_err_set(err, EINVAL, "%s.pending: expected true or false", where);
-	r->pending = v && json_is_true(v);
-	owners = json_object_get(o, "owners");
-	if (!json_is_array(owners))
-		return cc_err_set(err, EINVAL, "%s.owners: expected an array of carve ids", where);
-	json_array_foreach(owners, i, v) {
-		if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) >= 256)
-			return cc_err_set(err, EINVAL, "%s.owners.%zu: expected a carve id", where, i);
-		if (cc_power_rec_add_owner(r, json_string_value(v)) < 0)
-			return cc_err_sys(err, ENOMEM, "%s.owners", where);
-	}
-	return 0;
-}
-
-int cc_power_state_parse(const json_t *section, struct cc_power_state *st, struct cc_err *err)
-{
-	const json_t *files, *next, *f;
-	size_t i;
-
-	cc_power_state_init(st);
-	if (!section)
-		return 0;
-	if (!json_is_object(section))
-		return cc_err_set(err, EINVAL, W ": expected an object");
-	next = json_object_get(section, "next");
-	files = json_object_get(section, "files");
-	if (!json_is_integer(next) || json_integer_value(next) < 1)
-		return cc_err_set(err, EINVAL, W ".next: expected an integer >= 1");
-	if (!json_is_array(files))
-		return cc_err_set(err, EINVAL, W ".files: expected an array");
-	if (json_object_size(section) != 2)
-		return cc_err_set(err, EINVAL, W ": expected only \"next\" and \"files\"");
-	json_array_foreach(files, i, f) {
-		struct cc_power_rec r = { 0 };
-		char where[64];
-
-		snprintf(where, sizeof(where), W ".files.%zu", i);
-		if (parse_rec(f, where, &r, err) < 0) {
-			rec_fini(&r);
-			cc_power_state_fini(st);
+	for (int i = 0; i < s->n; i++)
+		if (check_rec(&s->r[i], W, i, err) < 0) {
+			cc_noderecs_fini(s);
 			return -1;
 		}
-		if (cc_power_state_find(st, r.path)) {
-			rec_fini(&r);
-			cc_power_state_fini(st);
-			return cc_err_set(err, EINVAL, "%s.path: \"%s\" recorded twice", where, r.path);
-		}
-		if (cc_power_state_put(st, &r) < 0) {
-			rec_fini(&r);
-			cc_power_state_fini(st);
-			return cc_err_sys(err, ENOMEM, W);
-		}
-		rec_fini(&r);
-	}
-	if (json_integer_value(next) > st->next_seq)
-		st->next_seq = json_integer_value(next);
 	return 0;
 }
 
-int cc_power_state_load(const struct cc_ledger *l, struct cc_power_state *st, struct cc_err *err)
+int cc_power_recs_load(const struct cc_ledger *l, struct cc_noderecs *s, struct cc_err *err)
 {
-	return cc_power_state_parse(json_object_get(l->sections, CC_POWER_SECTION), st, err);
+	return cc_power_recs_parse(json_object_get(l->sections, CC_POWER_SECTION), s, err);
 }
 
-static json_t *rec_json(const struct cc_power_rec *r)
+int cc_power_recs_store(struct cc_ledger *l, const struct cc_noderecs *s, struct cc_err *err)
 {
-	json_t *o = json_object(), *owners = json_array();
-	int bad = !o || !owners;
+	/* Nothing recorded: no section (NULL), so an idle node's ledger is
+	 * empty. */
+	json_t *j = cc_noderecs_json(s, err);
 
-	for (int i = 0; !bad && i < r->nowners; i++)
-		bad |= json_array_append_new(owners, json_string(r->owners[i]));
-	if (!bad)
-		bad |= json_object_set_new(o, "path", json_string(r->path)) |
-		       json_object_set_new(o, "setting", json_string(cc_power_kind_name(r->kind))) |
-		       json_object_set_new(o, "orig", json_string(r->orig)) |
-		       json_object_set_new(o, "set", json_string(r->set)) |
-		       json_object_set_new(o, "seq", json_integer(r->seq)) |
-		       json_object_set(o, "owners", owners);
-	if (!bad && r->pending)
-		bad |= json_object_set_new(o, "pending", json_true());
-	json_decref(owners);
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-int cc_power_state_store(struct cc_ledger *l, const struct cc_power_state *st, struct cc_err *err)
-{
-	_cleanup_json_ json_t *o = NULL;
-	json_t *files;
-
-	if (!st->n) {
-		/* Nothing recorded: no section, so an idle node's ledger is empty. */
-		if (json_object_get(l->sections, CC_POWER_SECTION))
-			json_object_del(l->sections, CC_POWER_SECTION);
-		return 0;
-	}
-	o = json_object();
-	files = json_array();
-	if (!o || !files || json_object_set_new(o, "files", files) < 0 ||
-	    json_object_set_new(o, "next", json_integer(st->next_seq)) < 0)
-		return cc_err_sys(err, ENOMEM, W);
-	for (int i = 0; i < st->n; i++)
-		if (json_array_append_new(files, rec_json(&st->recs[i])) < 0)
-			return cc_err_sys(err, ENOMEM, W);
-	if (json_object_set(l->sections, CC_POWER_SECTION, o) < 0)
-		return cc_err_sys(err, ENOMEM, W);
-	return 0;
+	if (!j && s->n)
+		return -1;
+	return cc_ledger_set_section(l, CC_POWER_SECTION, j, err);
 }

@@ -45,6 +45,12 @@ static const struct {
 	{ "fchmod", ANY },       /* ledger files 0600, the directory 0700 */
 	{ "fchown", ANY },       /* the replaced irqbalance environment file keeps its owner */
 	{ "flock", ANY },        /* the ledger lock: one hook decides at a time */
+	/* The lock's holder writes its line at offset 0 and cuts the file to
+	 * it, and empties it as it lets go; a waiter that gives up reads it
+	 * (plugin/ledger_lock.c). */
+	{ "pwrite64", ANY },
+	{ "pread64", ANY },
+	{ "ftruncate", ANY },
 	{ "fsync", ANY },        /* ledger temp file and directory around the rename */
 	{ "renameat", ANY },     /* the atomic ledger replace */
 	{ "unlinkat", ANY },     /* temp files a killed writer left */
@@ -63,7 +69,13 @@ static const struct {
 	 * CPUID (core kinds of hybrid CPUs): without it the hook would see
 	 * other core classes than `corecarve plan`.  Only its own affinity. */
 	{ "sched_setaffinity", SELF },
-	{ "clock_gettime", ANY }, /* time() where the clocksource has no vDSO mode */
+	{ "clock_gettime", ANY }, /* time() where the clocksource has no vDSO mode; the lock's deadline */
+	/* The ledger lock is waited for in naps between tries, never in a
+	 * blocking flock (plugin/ledger_lock.c says why). */
+	{ "clock_nanosleep", ANY },
+	/* A nap interrupted by a stop (SIGSTOP, then SIGCONT) is resumed by
+	 * the kernel through restart_syscall: refused, it would fail the wait. */
+	{ "restart_syscall", ANY },
 	{ "gettimeofday", ANY },
 	{ "time", ANY },
 	{ "kill", SELF_SIGKILL }, /* fault injection: SIGKILL to itself, nobody else */

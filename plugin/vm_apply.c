@@ -98,7 +98,7 @@ static int load(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, bool lo
 		return -1;
 	/* Locked before the processes are read: what is found and what the
 	 * ledger says are one moment's view. */
-	*lp = lock ? cc_ledger_open(ctx->state_dir, err) : cc_ledger_read(ctx->state_dir, err);
+	*lp = cc_ledger_open_as(ctx->state_dir, lock ? CC_LEDGER_WRITE : CC_LEDGER_READ, ctx->lock, err);
 	if (!*lp)
 		return -1;
 	(*lp)->fault = ctx->fault;

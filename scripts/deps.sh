@@ -20,28 +20,31 @@ TEST_PKGS="libxml2-utils librsvg2-bin groff-base podman conmon"
 # memcheck over the CLI, util-linux's flock copied into the e2e guest.
 HARDEN_PKGS="clang libclang-rt-14-dev valgrind util-linux"
 # QEMU 10 comes from bookworm-backports: bookworm's 7.2 crashes 6.12 under TCG.
+# It is installed through a private apt configuration (scripts/apt-private.sh):
+# the host's own sources plus a bookworm-backports entry, in a temporary
+# directory with its own lists and cache, so /etc/apt, /var/lib/apt/lists and
+# /var/cache/apt are as they were afterwards. Only the installed packages stay
+# (dpkg's own record of them).
 BPO_PKGS="qemu-system-x86"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "deps: must run as root to install packages" >&2
 	exit 1
 fi
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=apt-private.sh
+. "$here/apt-private.sh"
+
+# Earlier versions of this script added bookworm-backports to the host's apt
+# sources for good, under this name; nothing needs it there any more.
+old_bpo=/etc/apt/sources.list.d/corecarve-backports.sources
+if [ -f "$old_bpo" ] && grep -qx 'Suites: bookworm-backports' "$old_bpo"; then
+	rm -f "$old_bpo"
+	echo "deps: removed $old_bpo (bookworm-backports is now reached through a private apt configuration)"
+fi
 
 . /etc/os-release
 codename=${VERSION_CODENAME:-bookworm}
-bpo_list=/etc/apt/sources.list.d/corecarve-backports.sources
-if [ "$codename" = bookworm ] && ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
-	cat > "$bpo_list" <<SRC
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-	updated=
-else
-	updated=1
-fi
 
 missing() {
 	for p in "$@"; do
@@ -56,17 +59,33 @@ if command -v qemu-system-x86_64 >/dev/null 2>&1; then
 	[ "${v:-0}" -ge 10 ] && qemu_ok=1
 fi
 
-if [ -z "$need" ] && [ -n "$qemu_ok" ] && [ -z "${updated:-}" ] ; then
-	:
-fi
-if [ -n "$need" ] || [ -z "$qemu_ok" ]; then
-	export DEBIAN_FRONTEND=noninteractive
+export DEBIAN_FRONTEND=noninteractive
+if [ -n "$need" ]; then
 	apt-get update -qq
-	if [ -n "$need" ]; then
-		apt-get install -y -qq --no-install-recommends $need
-	fi
-	if [ -z "$qemu_ok" ]; then
-		apt-get install -y -qq --no-install-recommends -t bookworm-backports $BPO_PKGS
+	apt-get install -y -qq --no-install-recommends $need
+fi
+if [ -z "$qemu_ok" ]; then
+	if [ "$codename" != bookworm ]; then
+		# Later releases carry QEMU 10 or newer themselves.
+		[ -n "$need" ] || apt-get update -qq
+		apt-get install -y -qq --no-install-recommends $BPO_PKGS
+	else
+		priv=$(mktemp -d "${TMPDIR:-/tmp}/corecarve-apt.XXXXXX")
+		trap 'rm -rf "$priv"' EXIT
+		trap 'exit 130' INT TERM
+		# apt downloads as _apt into lists/partial and cache/archives/partial.
+		chmod 0755 "$priv"
+		apt_private_init "$priv"
+		apt_private_host_lists "$priv"
+		# shellcheck disable=SC2086,SC2016 # APT_PRIV is a list of options; apt's $(FIELD)s
+		if ! apt-get $APT_PRIV indextargets --no-release-info --format '$(TARGET_OF) $(RELEASE)' 'Identifier: Packages' |
+			grep -qx 'deb bookworm-backports'; then
+			apt_private_entry bookworm-backports >"$priv/parts/corecarve-backports.sources"
+		fi
+		# shellcheck disable=SC2086
+		apt-get $APT_PRIV update -qq
+		# shellcheck disable=SC2086
+		apt-get $APT_PRIV install -y -qq --no-install-recommends -t bookworm-backports $BPO_PKGS
 	fi
 fi
 echo "deps: all packages present"

@@ -1,13 +1,13 @@
-# End-to-end tests: boot Debian's 6.1 and 6.12 cloud kernels under QEMU (TCG)
-# and run tests/e2e/scenarios/*.sh against the freshly built corecarve.
-# Included by the top-level Makefile (`-include tests/e2e/e2e.mk`), which
-# defines the binary target ($(BIN), normally `corecarve`).
+# End-to-end tests: boot Debian's 6.1, 6.12 and newest 7.x cloud kernels under
+# QEMU (TCG) and run tests/e2e/scenarios/*.sh against the freshly built
+# corecarve. Included by the top-level Makefile (`-include tests/e2e/e2e.mk`),
+# which defines the binary target ($(BIN), normally `corecarve`).
 #
-#   make e2e                      both kernels, each booted once (~25 s each)
-#   make e2e E2E_KERNEL=6.12      one kernel
+#   make e2e                      the three kernels, each booted once
+#   make e2e E2E_KERNEL=6.12      one kernel: 6.1, 6.12 or 7 (the newest 7.x)
 #   make e2e E2E_SCENARIOS='01-*' some scenarios (pattern on file names)
 #   make e2e E2E_FLAGS=--demo     stream the guest console
-#   make e2e-fetch                only download and unpack the kernels
+#   make e2e-fetch                only download and unpack the kernels (E2E_CACHE)
 
 E2E_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 E2E_BIN ?= $(if $(BIN),$(BIN),corecarve)
@@ -21,4 +21,4 @@ e2e: $(E2E_BIN)
 	CORECARVE_BIN=$(abspath $(E2E_BIN)) $(E2E_DIR)/run.sh --kernel $(E2E_KERNEL) --scenarios '$(E2E_SCENARIOS)' $(E2E_FLAGS)
 
 e2e-fetch:
-	$(E2E_DIR)/fetch-kernels.sh
+	$(E2E_DIR)/fetch-kernels.sh $(E2E_CACHE)

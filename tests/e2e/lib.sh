@@ -11,7 +11,8 @@
 #
 # Environment set by /init: CC_SCENARIO (file name without .sh), CC_RESULTS
 # (file the runner checks for "reported something"), CC_KERNEL ("6.1",
-# "6.12": from cc.kernel= on the kernel command line), CC_DEMO (1 with
+# "6.12", "7" for the newest 7.x: from cc.kernel= on the kernel command
+# line; probe a feature rather than test the label where one can), CC_DEMO (1 with
 # run.sh --demo).
 
 CC_SCENARIO=${CC_SCENARIO:-$(basename "$0" .sh)}
@@ -125,6 +126,36 @@ cg_has_exclusive() {
 	[ -e "$_probe/cpuset.cpus.exclusive" ]
 	_r=$?
 	rmdir "$_probe" 2>/dev/null
+	return $_r
+}
+
+# cg_conflict_strips [CPUS [CPU]]: how this kernel meets a member cgroup whose
+# cpuset.cpus claims a CPU of a valid sibling partition, probed with two
+# scratch first-level cgroups (a partition on CPUS, default 14-15; a sibling
+# then claiming CPU, default 14): status 0 when the partition stays valid
+# (the claimed CPUs are stripped from the sibling instead: Linux 7.0's
+# "cgroup/cpuset: Don't invalidate sibling partitions on cpuset.cpus
+# conflict"), 1 when it turns "root invalid" (6.1, 6.12), 2 when the probe
+# could not tell (no partition to start from). Run it with CPUS uncarved.
+cg_conflict_strips() {
+	_a=$CGROOT/.e2e-conflict-a-$$
+	_b=$CGROOT/.e2e-conflict-b-$$
+	mkdir "$_a" "$_b" 2>/dev/null || {
+		rmdir "$_a" "$_b" 2>/dev/null
+		return 2
+	}
+	_r=2
+	if printf '%s\n' "${1:-14-15}" >"$_a/cpuset.cpus" 2>/dev/null &&
+		echo root >"$_a/cpuset.cpus.partition" 2>/dev/null &&
+		[ "$(cat "$_a/cpuset.cpus.partition")" = root ] &&
+		printf '%s\n' "${2:-14}" >"$_b/cpuset.cpus" 2>/dev/null; then
+		case $(cat "$_a/cpuset.cpus.partition") in
+		root) _r=0 ;;
+		"root invalid"*) _r=1 ;;
+		esac
+	fi
+	echo member >"$_a/cpuset.cpus.partition" 2>/dev/null
+	rmdir "$_b" "$_a" 2>/dev/null
 	return $_r
 }
 

@@ -2,7 +2,8 @@
 # Build the e2e initramfs for one unpacked Debian kernel.
 #
 # Usage: mkinitramfs.sh KERNEL_DIR OUT.cpio.gz
-#   KERNEL_DIR  a directory fetch-kernels.sh unpacked (boot/, lib/modules/<ver>/)
+#   KERNEL_DIR  a directory fetch-kernels.sh unpacked (boot/ + lib/modules/<ver>/,
+#               or usr/lib/modules/<ver>/ with vmlinuz in it: kdir.sh)
 # Environment:
 #   CORECARVE_BIN   the corecarve binary to install as /usr/bin/corecarve
 #                   (default: <repo>/corecarve)
@@ -43,11 +44,17 @@ file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
 	ldd "$busybox" 2>&1 | grep -q 'not a dynamic executable' ||
 	die "$busybox is not static (install busybox-static)"
 crun=$(command -v crun) || die "crun not found (scripts/deps.sh)"
-kver=
-for d in "$kdir"/lib/modules/*; do
-	[ -d "$d" ] && kver=$(basename "$d") && break
-done
-[ -n "$kver" ] || die "no lib/modules/<version> in $kdir"
+# shellcheck source=kdir.sh
+. "$here/kdir.sh"
+kdir_find "$kdir" ||
+	die "no kernel in $kdir: want boot/vmlinuz-<ver> with lib/modules/<ver>/ (6.x) or usr/lib/modules/<ver>/vmlinuz (7.x); run fetch-kernels.sh"
+kver=$KVER
+modbase=$KMODBASE
+moddir=$modbase/lib/modules/$kver
+# Without modules.builtin modprobe reports a built-in module (virtio_pci is
+# one from 6.12 on) as not found; 7.x ships it in linux-base-<abi>.
+[ -s "$moddir/modules.builtin" ] ||
+	die "$moddir/modules.builtin is missing: modprobe cannot tell a built-in module from a missing one (7.x: unpack linux-base-<abi> too; fetch-kernels.sh does)"
 for t in depmod modprobe xz; do
 	command -v "$t" >/dev/null || die "$t not found (scripts/deps.sh installs kmod and xz-utils)"
 done
@@ -91,13 +98,14 @@ copy_with_libs "$ccbin" /usr/bin/corecarve
 
 # Kernel modules. The Debian packages ship no modules.dep (depmod runs at
 # install time), so run depmod on the unpacked tree, then let modprobe print
-# the load order. 6.12's modules are .ko.xz: decompress here, so busybox
-# insmod needs no xz support. Built-in ones (6.12 has virtio_pci=y) print
-# "builtin".
-[ -s "$kdir/lib/modules/$kver/modules.dep" ] || depmod -b "$kdir" "$kver"
+# the load order. The modules of 6.12 and 7.x are .ko.xz: decompress here, so
+# busybox insmod needs no xz support. Built-in ones (6.12 and 7.x have
+# virtio_pci=y) print "builtin" and are skipped. The 7.x tree is under usr/
+# (kdir.sh): $modbase is the base depmod and modprobe take.
+[ -s "$moddir/modules.dep" ] || depmod -b "$modbase" "$kver"
 : >"$stage/e2e/modules.order"
 for m in virtio_pci virtio_net virtio_blk; do
-	modprobe -d "$kdir" -S "$kver" --show-depends "$m" >"$stage/deps" ||
+	modprobe -d "$modbase" -S "$kver" --show-depends "$m" >"$stage/deps" ||
 		die "modprobe cannot resolve $m for $kver"
 	awk '$1 == "insmod" { print $2 }' "$stage/deps"
 done >"$stage/kos"

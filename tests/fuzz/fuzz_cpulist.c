@@ -1,6 +1,7 @@
 /* cpu-lists ("0-3,8") and hex cpumasks ("ff,00000001"): kernel files,
  * policy values and ledger fields.  Whatever parses must print back to a
- * list that parses to the same set. */
+ * list that parses to the same set, the very bytes hwloc's own printer
+ * writes (files already written compare equal). */
 #include <hwloc.h>
 
 #include "cpulist.h"
@@ -10,10 +11,13 @@ static void roundtrip(hwloc_const_bitmap_t set)
 {
 	struct cc_err err = CC_ERR_INIT;
 	hwloc_bitmap_t again = hwloc_bitmap_alloc();
-	char *s = cc_cpulist_format(set);
+	char *s = cc_cpulist_format(set), *h = NULL;
 
 	if (!again || !s)
 		abort();
+	if (!hwloc_bitmap_iszero(set) && (hwloc_bitmap_list_asprintf(&h, set) < 0 || strcmp(h, s)))
+		abort();
+	free(h);
 	if (hwloc_bitmap_last(set) >= CC_CPU_LIMIT || hwloc_bitmap_weight(set) < 0)
 		abort(); /* beyond the limit or infinite: must have been refused */
 	if (cc_cpulist_parse(s, again, "roundtrip", &err) < 0 || !hwloc_bitmap_isequal(set, again))

@@ -23,6 +23,7 @@ struct node {
 	long long part_seq;              /* when it asked to be a partition */
 	char cpumax[64];
 	char *files[16]; /* what flush last wrote, per file (only changes are written) */
+	hwloc_bitmap_t withheld; /* fakecg_withhold: CPUs its effective set never gets */
 	/* derived */
 	hwloc_bitmap_t eff, meff, pcpus; /* pcpus: a valid partition's CPUs */
 	bool valid, remote;
@@ -123,6 +124,12 @@ static void validate(struct fakecg *f)
 			} else {
 				snprintf(n->reason, sizeof(n->reason), "Parent is not a partition root");
 			}
+			/* 7.0: a later partition gets what is left, stripped of the
+			 * CPUs an earlier one holds; before, it is invalid. */
+			if (!n->reason[0] && f->k == FAKECG_7)
+				hwloc_bitmap_andnot(want, want, claimed);
+			if (!n->reason[0] && f->k == FAKECG_7 && hwloc_bitmap_iszero(want))
+				snprintf(n->reason, sizeof(n->reason), "Cpu list in cpuset.cpus not exclusive");
 			if (!n->reason[0] && hwloc_bitmap_intersects(want, claimed))
 				snprintf(n->reason, sizeof(n->reason), "Cpu list in cpuset.cpus not exclusive");
 			/* 6.12: a member sibling that asks for its CPUs spoils it. */
@@ -181,6 +188,8 @@ static void effective(struct fakecg *f)
 				if (f->nodes[j].alive && f->nodes[j].valid && f->nodes[j].remote && !ancestor_of(f, j, i) &&
 				    j != i)
 					hwloc_bitmap_andnot(n->eff, n->eff, f->nodes[j].pcpus);
+			if (n->withheld)
+				hwloc_bitmap_andnot(n->eff, n->eff, n->withheld);
 			if (hwloc_bitmap_iszero(n->mems))
 				hwloc_bitmap_copy(n->meff, p->meff);
 			else
@@ -336,6 +345,9 @@ static int write_file(struct fakecg *f, const char *cgroup, const char *file, co
 			hwloc_bitmap_copy(n->cpus, set);
 	} else if (!strcmp(file, "cpuset.mems")) {
 		rc = parse_set(f, value, set, f->allmems);
+		if (!rc && f->k == FAKECG_6_1 && hwloc_bitmap_iszero(set) && !hwloc_bitmap_iszero(n->mems) &&
+		    n->populated)
+			rc = ENOSPC;
 		if (!rc)
 			hwloc_bitmap_copy(n->mems, set);
 	} else if (!strcmp(file, "cpuset.cpus.exclusive")) {
@@ -410,7 +422,7 @@ static void node_init(struct node *n, const char *path, int parent)
 
 static void node_fini(struct node *n)
 {
-	hwloc_bitmap_t *b[] = { &n->cpus, &n->mems, &n->excl, &n->eff, &n->meff, &n->pcpus };
+	hwloc_bitmap_t *b[] = { &n->cpus, &n->mems, &n->excl, &n->eff, &n->meff, &n->pcpus, &n->withheld };
 
 	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
 		if (*b[i]) {
@@ -476,6 +488,21 @@ int fakecg_rmdir(struct fakecg *f, const char *cgroup)
 		return errno;
 	f->nodes[i].alive = false;
 	node_fini(&f->nodes[i]);
+	flush(f);
+	return 0;
+}
+
+int fakecg_withhold(struct fakecg *f, const char *cgroup, const char *cpus)
+{
+	int i = find(f, cgroup);
+	struct cc_err e = CC_ERR_INIT;
+
+	if (i < 0)
+		return ENOENT;
+	if (!f->nodes[i].withheld && !(f->nodes[i].withheld = hwloc_bitmap_alloc()))
+		return ENOMEM;
+	if (cc_cpulist_parse(cpus, f->nodes[i].withheld, "withhold", &e) < 0)
+		return EINVAL;
 	flush(f);
 	return 0;
 }

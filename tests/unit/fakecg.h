@@ -12,13 +12,14 @@
  *     when every ancestor's exclusive set covers its own (remote); its CPUs
  *     leave the parent's effective set (the root's, for a remote one), and
  *     a later partition that claims CPUs of an earlier one is invalid;
- *   - 6.1: no cpuset.cpus.exclusive; an empty cpuset.cpus on a populated
- *     cgroup is refused with ENOSPC; a cpuset.cpus overlapping a sibling
+ *   - 6.1: no cpuset.cpus.exclusive; an empty cpuset.cpus or cpuset.mems
+ *     on a populated cgroup is refused with ENOSPC; a cpuset.cpus overlapping a sibling
  *     partition is refused with EINVAL;
  *   - 6.12: a sibling's cpuset.cpus overlapping a partition makes it
  *     "root invalid";
  *   - 7.x: that sibling loses the conflicting CPUs instead, the partition
- *     stays valid;
+ *     stays valid; a later partition claiming an earlier one's CPUs gets
+ *     what is left;
  *   - cpu.max is per cgroup, normalised to "<quota|max> <period>".
  *
  * The kernel half of corecarve writes through fakecg_ops (cc_cg_use);
@@ -47,6 +48,9 @@ int fakecg_mkdir(struct fakecg *f, const char *cgroup, bool populated);
 int fakecg_write(struct fakecg *f, const char *cgroup, const char *file, const char *value);
 int fakecg_rmdir(struct fakecg *f, const char *cgroup);
 bool fakecg_exists(const struct fakecg *f, const char *cgroup);
+/* A kernel that grants less than it is asked: `cgroup`'s effective set
+ * never holds `cpus` (whatever made it so: the read-back is what counts). */
+int fakecg_withhold(struct fakecg *f, const char *cgroup, const char *cpus);
 /* The cgroup's tasks exit (it reads "populated 0"). */
 void fakecg_exit(struct fakecg *f, const char *cgroup);
 

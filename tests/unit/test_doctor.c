@@ -3,13 +3,17 @@
  * parses), the pure parsers table-driven, the report's exit code. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "cpulist.h"
 #include "doctor.h"
+#include "ledger.h"
 #include "testlib.h"
 
 /* ---- trees ----------------------------------------------------------------- */
@@ -356,6 +360,25 @@ START_TEST(test_ledger)
 	it = run("/", (struct cc_doctor_ctx){ .state_dir = state }, "ledger");
 	snprintf(want, sizeof(want), "%s/ledger.json", state);
 	expect(&it, CC_DOCTOR_FAIL, want);
+
+	/* Its lock held past the wait: the line names the holder, the fix
+	 * is the lock's, not the damaged file's. */
+	{
+		struct cc_ledger_lock lk = { .wait_ms = 100 };
+		char lockp[400];
+		int fd;
+
+		snprintf(lockp, sizeof(lockp), "%s/lock", state);
+		fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+		it = run("/", (struct cc_doctor_ctx){ .state_dir = state, .lock = &lk }, "ledger");
+		close(fd);
+		snprintf(want, sizeof(want), "%s: held by pid %ld (", lockp, (long)getpid());
+		expect(&it, CC_DOCTOR_FAIL, want);
+		expect(&it, CC_DOCTOR_FAIL, "; gave up after 0.1 s");
+		ck_assert_msg(strstr(it.fix, "holds the ledger lock"), "%s", it.fix);
+	}
 	cc_test_sh(NULL, "rm -rf '%s'", state);
 }
 END_TEST

@@ -51,6 +51,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #include "../fuzz/fuzz_interrupts.c"
 #undef LLVMFuzzerTestOneInput
 
+#define LLVMFuzzerTestOneInput cc_fuzz_noderec
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "../fuzz/fuzz_noderec.c"
+#undef LLVMFuzzerTestOneInput
+
 #define LLVMFuzzerTestOneInput cc_fuzz_vmconfig
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #include "../fuzz/fuzz_vmconfig.c"
@@ -76,6 +81,7 @@ static const struct {
 	{ "fuzz_oci_state", cc_fuzz_oci_state },     { "fuzz_oci_config", cc_fuzz_oci_config },
 	{ "fuzz_cpulist", cc_fuzz_cpulist },         { "fuzz_proc_cgroup", cc_fuzz_proc_cgroup },
 	{ "fuzz_interrupts", cc_fuzz_interrupts },   { "fuzz_vmconfig", cc_fuzz_vmconfig },
+	{ "fuzz_noderec", cc_fuzz_noderec },
 	{ "fuzz_ledger", cc_fuzz_ledger },
 };
 #define NTARGETS ((int)(sizeof(targets) / sizeof(targets[0])))

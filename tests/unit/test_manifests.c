@@ -13,6 +13,7 @@
 
 #include "audit.h"
 #include "cleanup.h"
+#include "ledger.h"
 #include "policy.h"
 #include "testlib.h"
 #include "yaml_tree.h"
@@ -442,6 +443,11 @@ static void check_hook(const json_t *h, const char *stage, const char *file)
 	ck_assert_str_eq(json_string_value(json_array_get(args, 1)), "hook");
 	ck_assert_str_eq(json_string_value(json_array_get(args, 2)), stage);
 	ck_assert_msg(t >= 5 && t <= 60, "%s: timeout %lld", file, (long long)t);
+	/* A hook stuck behind the ledger lock gives up and says who holds it
+	 * before the runtime kills it: the wait leaves half the timeout to
+	 * the rest of the hook. */
+	ck_assert_msg(CC_LEDGER_WAIT_MS <= (unsigned)t * 1000 / 2, "%s: timeout %lld s, lock wait %u ms", file,
+		      (long long)t, CC_LEDGER_WAIT_MS);
 }
 
 START_TEST(test_hooks_d)

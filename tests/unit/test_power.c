@@ -30,6 +30,10 @@
 #define F03_DIR "F03-intel-alderlake-p-4P8E"
 #define F03_TAR "test-data-sample1.tar.xz"
 #define CPU "/sys/devices/system/cpu"
+#define GOV2 CPU "/cpufreq/policy2/scaling_governor"
+#define IDLE2 CPU "/cpu2/cpuidle/state2/disable"
+#define UMIN CPU "/intel_uncore_frequency/package_00_die_00/min_freq_khz"
+#define UMAX CPU "/intel_uncore_frequency/package_00_die_00/max_freq_khz"
 
 /* ---- policy ---- */
 
@@ -126,41 +130,50 @@ END_TEST
 START_TEST(test_state_roundtrip)
 {
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_power_state st, back;
-	struct cc_power_rec r = { .kind = CC_POWER_UNCORE_MIN, .seq = 3, .pending = true };
+	struct cc_noderecs st, back;
+	struct cc_noderec *r;
 	struct cc_ledger l = { 0 };
 
-	cc_power_state_init(&st);
-	snprintf(r.path, sizeof(r.path), CPU "/intel_uncore_frequency/package_00_die_00/min_freq_khz");
-	snprintf(r.orig, sizeof(r.orig), "400000");
-	snprintf(r.set, sizeof(r.set), "4000000");
-	ck_assert_int_eq(cc_power_rec_add_owner(&r, "a"), 0);
-	ck_assert_int_eq(cc_power_rec_add_owner(&r, "b"), 0);
-	ck_assert_int_eq(cc_power_rec_add_owner(&r, "a"), 0); /* counted once */
-	ck_assert_int_eq(r.nowners, 2);
-	ck_assert_int_eq(cc_power_state_put(&st, &r), 0);
-	ck_assert_int_eq(st.next_seq, 4);
+	cc_noderecs_init(&st);
+	r = cc_noderecs_add(&st, UMIN, "uncore-min", "400000");
+	ck_assert_ptr_nonnull(r);
+	r->seq = 3;
+	ck_assert_int_eq(cc_noderec_put(&r->set, "3000000"), 0);
+	ck_assert_int_eq(cc_noderec_put(&r->pending, "4000000"), 0);
+	ck_assert_int_eq(cc_power_rec_add_owner(r, "a"), 0);
+	ck_assert_int_eq(cc_power_rec_add_owner(r, "b"), 0);
+	ck_assert_int_eq(cc_power_rec_add_owner(r, "a"), 0); /* counted once */
+	ck_assert_int_eq(r->nowners, 2);
 	l.sections = json_object();
-	ck_assert_int_eq(cc_power_state_store(&l, &st, &err), 0);
-	ck_assert_int_eq(cc_power_state_load(&l, &back, &err), 0);
+	ck_assert_int_eq(cc_power_recs_store(&l, &st, &err), 0);
+	/* One record format: the node records' (noderec.h). */
+	{
+		_cleanup_free_ char *text = json_dumps(json_object_get(l.sections, CC_POWER_SECTION), JSON_SORT_KEYS);
+
+		ck_assert_str_eq(text, "{\"files\": [{\"kind\": \"uncore-min\", \"orig\": \"400000\", \"owners\": {\"a\": \"\", "
+				       "\"b\": \"\"}, \"path\": \"" UMIN "\", \"pending\": \"4000000\", \"seq\": 3, "
+				       "\"set\": \"3000000\"}]}");
+	}
+	ck_assert_int_eq(cc_power_recs_load(&l, &back, &err), 0);
 	ck_assert_int_eq(back.n, 1);
-	ck_assert_str_eq(back.recs[0].path, r.path);
-	ck_assert_int_eq(back.recs[0].kind, CC_POWER_UNCORE_MIN);
-	ck_assert_str_eq(back.recs[0].orig, "400000");
-	ck_assert_str_eq(back.recs[0].set, "4000000");
-	ck_assert(back.recs[0].pending);
-	ck_assert_int_eq(back.recs[0].nowners, 2);
-	ck_assert_str_eq(back.recs[0].owners[1], "b");
-	ck_assert_int_eq(back.next_seq, 4);
+	ck_assert_str_eq(back.r[0].path, UMIN);
+	ck_assert_int_eq(cc_power_rec_kind(&back.r[0]), CC_POWER_UNCORE_MIN);
+	ck_assert_str_eq(back.r[0].orig, "400000");
+	ck_assert_str_eq(back.r[0].set, "3000000");
+	ck_assert_str_eq(back.r[0].pending, "4000000");
+	ck_assert_str_eq(cc_power_rec_value(&back.r[0]), "4000000");
+	ck_assert_int_eq(back.r[0].nowners, 2);
+	ck_assert_str_eq(back.r[0].owners[1].id, "b");
+	ck_assert(cc_power_rec_owned_by(&back.r[0], "a"));
+	ck_assert(!cc_power_rec_owned_by(&back.r[0], "c"));
+	ck_assert_int_eq(back.r[0].seq, 3);
+	ck_assert_int_eq(back.next, 4);
 	/* Emptied: the section goes, so an idle ledger stays empty. */
-	cc_power_state_fini(&back);
-	cc_power_state_fini(&st);
-	ck_assert_int_eq(cc_power_state_store(&l, &st, &err), 0);
+	cc_noderecs_fini(&back);
+	cc_noderecs_fini(&st);
+	ck_assert_int_eq(cc_power_recs_store(&l, &st, &err), 0);
 	ck_assert_ptr_null(json_object_get(l.sections, CC_POWER_SECTION));
 	json_decref(l.sections);
-	for (int i = 0; i < r.nowners; i++)
-		free(r.owners[i]);
-	free(r.owners);
 }
 END_TEST
 
@@ -169,48 +182,76 @@ static const struct {
 	const char *want;
 } bad_state[] = {
 	{ "[]", "sections.power: expected an object" },
-	{ "{\"files\": []}", "sections.power.next: expected an integer >= 1" },
+	{ "{\"next\": 1, \"files\": []}", "sections.power: expected only \"files\"" },
 	{ "{\"next\": 1}", "sections.power.files: expected an array" },
-	{ "{\"next\": 1, \"files\": [], \"x\": 1}", "sections.power: expected only" },
-	{ "{\"next\": 2, \"files\": [{\"path\": \"/etc/shadow\", \"setting\": \"governor\", \"orig\": \"a\", \"set\": \"b\","
-	  " \"seq\": 1, \"owners\": []}]}",
+	{ "{\"files\": [], \"x\": 1}", "sections.power: expected only" },
+	{ "{\"files\": [{\"path\": \"/etc/shadow\", \"kind\": \"governor\", \"orig\": \"a\", \"set\": \"b\","
+	  " \"seq\": 1, \"owners\": {}}]}",
 	  "sections.power.files.0.path: expected an absolute path under /sys" },
-	{ "{\"next\": 2, \"files\": [{\"path\": \"/sys/../etc/x\", \"setting\": \"governor\", \"orig\": \"a\", \"set\": \"b\","
-	  " \"seq\": 1, \"owners\": []}]}",
+	{ "{\"files\": [{\"path\": \"/sys/../etc/x\", \"kind\": \"governor\", \"orig\": \"a\", \"set\": \"b\","
+	  " \"seq\": 1, \"owners\": {}}]}",
+	  "sections.power.files.0.path: expected an absolute path without \".\" or \"..\"" },
+	{ "{\"files\": [{\"path\": \"/sys/x/..\", \"kind\": \"governor\", \"orig\": \"a\", \"set\": \"b\","
+	  " \"seq\": 1, \"owners\": {}}]}",
 	  "sections.power.files.0.path: expected an absolute path under /sys" },
-	{ "{\"next\": 2, \"files\": [{\"path\": \"/sys/x\", \"setting\": \"turbo\", \"orig\": \"a\", \"set\": \"b\","
-	  " \"seq\": 1, \"owners\": []}]}",
-	  "sections.power.files.0.setting: unknown setting \"turbo\"" },
-	{ "{\"next\": 2, \"files\": [{\"path\": \"/sys/x\", \"setting\": \"cstate\", \"orig\": \"0\\n1\", \"set\": \"1\","
-	  " \"seq\": 1, \"owners\": []}]}",
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"turbo\", \"orig\": \"a\", \"set\": \"b\","
+	  " \"seq\": 1, \"owners\": {}}]}",
+	  "sections.power.files.0.kind: unknown kind \"turbo\"" },
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"peer\", \"orig\": \"a\", \"set\": \"b\","
+	  " \"seq\": 1, \"owners\": {}}]}",
+	  "sections.power.files.0.kind: unknown kind \"peer\"" },
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"setting\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
+	  " \"seq\": 1, \"owners\": {}}]}",
+	  "sections.power.files.0: unknown field \"setting\"" },
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\\n1\", \"set\": \"1\","
+	  " \"seq\": 1, \"owners\": {}}]}",
 	  "sections.power.files.0.orig: control character" },
-	{ "{\"next\": 2, \"files\": [{\"path\": \"/sys/x\", \"setting\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
-	  " \"seq\": 0, \"owners\": []}]}",
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\", \"pending\": \"1\\u007f\","
+	  " \"seq\": 1, \"owners\": {}}]}",
+	  "sections.power.files.0.pending: control character" },
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": null, \"set\": \"1\","
+	  " \"seq\": 1, \"owners\": {}}]}",
+	  "sections.power.files.0.orig: expected a string (corecarve never creates a power file)" },
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\", \"set\": "
+	  "\"0123456789012345678901234567890123456789012345678901234567890123\", \"seq\": 1, \"owners\": {}}]}",
+	  "sections.power.files.0.set: longer than 63 bytes" },
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
+	  " \"seq\": 0, \"owners\": {}}]}",
 	  "sections.power.files.0.seq: expected an integer >= 1" },
-	{ "{\"next\": 2, \"files\": [{\"path\": \"/sys/x\", \"setting\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
-	  " \"seq\": 1, \"owners\": [7]}]}",
-	  "sections.power.files.0.owners.0: expected a carve id" },
-	{ "{\"next\": 2, \"files\": [{\"path\": \"/sys/x\", \"setting\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
-	  " \"seq\": 1, \"owners\": [], \"pending\": 1}]}",
-	  "sections.power.files.0.pending: expected true or false" },
-	{ "{\"next\": 2, \"files\": [{\"path\": \"/sys/x\", \"setting\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
-	  " \"seq\": 1, \"owners\": [], \"extra\": 1}]}",
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
+	  " \"seq\": 1, \"owners\": [\"a\"]}]}",
+	  "sections.power.files.0.owners: expected an object of carve ids" },
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
+	  " \"seq\": 1, \"owners\": {\"a\": 7}}]}",
+	  "sections.power.files.0.owners.a: expected a string" },
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
+	  " \"seq\": 1, \"owners\": {\"a\": \"2-3\"}}]}",
+	  "sections.power.files.0.owners.a: expected \"\" (power settings have no shares)" },
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
+	  " \"seq\": 1, \"owners\": {}, \"pending\": true}]}",
+	  "sections.power.files.0.pending: expected a string" },
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
+	  " \"seq\": 1, \"owners\": {}, \"extra\": 1}]}",
 	  "sections.power.files.0: unknown field \"extra\"" },
-	{ "{\"next\": 3, \"files\": [{\"path\": \"/sys/x\", \"setting\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
-	  " \"seq\": 1, \"owners\": []}, {\"path\": \"/sys/x\", \"setting\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
-	  " \"seq\": 2, \"owners\": []}]}",
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
+	  " \"seq\": 1, \"owners\": {}}, {\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\", \"set\": \"1\","
+	  " \"seq\": 2, \"owners\": {}}]}",
 	  "sections.power.files.1.path: \"/sys/x\" recorded twice" },
+	/* Power's checks name the record they refuse, after a good one. */
+	{ "{\"files\": [{\"path\": \"/sys/x\", \"kind\": \"cstate\", \"orig\": \"0\", \"seq\": 1, \"owners\": {}},"
+	  " {\"path\": \"/proc/y\", \"kind\": \"epp\", \"orig\": \"0\", \"seq\": 2, \"owners\": {}}]}",
+	  "sections.power.files.1.path: expected an absolute path under /sys, got \"/proc/y\"" },
 };
 
 START_TEST(test_state_bad)
 {
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_power_state st;
+	struct cc_noderecs st;
 	json_error_t je;
 	_cleanup_json_ json_t *j = json_loads(bad_state[_i].json, 0, &je);
 
 	ck_assert_msg(j != NULL, "%s", je.text);
-	ck_assert_int_eq(cc_power_state_parse(j, &st, &err), -1);
+	ck_assert_int_eq(cc_power_recs_parse(j, &st, &err), -1);
 	ck_assert_msg(strstr(err.msg, bad_state[_i].want), "got \"%s\", want \"%s\"", err.msg, bad_state[_i].want);
 	ck_assert_int_eq(st.n, 0);
 }
@@ -231,19 +272,14 @@ static void target(struct cc_power_targets *t, enum cc_power_kind k, const char 
 	t->n++;
 }
 
-#define GOV2 CPU "/cpufreq/policy2/scaling_governor"
-#define IDLE2 CPU "/cpu2/cpuidle/state2/disable"
-#define UMIN CPU "/intel_uncore_frequency/package_00_die_00/min_freq_khz"
-#define UMAX CPU "/intel_uncore_frequency/package_00_die_00/max_freq_khz"
-
 START_TEST(test_plan_new_shared_conflict)
 {
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_power_state st;
+	struct cc_noderecs st;
 	struct cc_power_targets ta = { 0 }, tb = { 0 }, tc = { 0 };
 	struct cc_power_plan pa, pb, pc;
 
-	cc_power_state_init(&st);
+	cc_noderecs_init(&st);
 	target(&ta, CC_POWER_GOVERNOR, GOV2, "performance", "powersave");
 	target(&ta, CC_POWER_CSTATE, IDLE2, "1", "1"); /* already so: recorded, not written */
 	target(&ta, CC_POWER_UNCORE_MIN, UMIN, "4000000", "400000");
@@ -254,11 +290,16 @@ START_TEST(test_plan_new_shared_conflict)
 	ck_assert_str_eq(pa.steps[0].to, "performance");
 	ck_assert_str_eq(pa.steps[1].path, UMIN);
 	ck_assert_int_eq(pa.next.n, 4);
-	ck_assert(pa.next.recs[0].pending);
-	ck_assert(!pa.next.recs[1].pending);
-	ck_assert_str_eq(pa.next.recs[1].orig, "1");
-	ck_assert_int_eq(pa.next.recs[0].seq, 1);
-	ck_assert_int_eq(pa.next.recs[3].seq, 4);
+	ck_assert_str_eq(pa.next.r[0].pending, "performance"); /* journaled: the write to come */
+	ck_assert_ptr_null(pa.next.r[0].set);
+	ck_assert_ptr_null(pa.next.r[1].pending);
+	ck_assert_ptr_null(pa.next.r[1].set); /* recorded, never written */
+	ck_assert_str_eq(pa.next.r[1].orig, "1");
+	ck_assert_str_eq(cc_power_rec_value(&pa.next.r[1]), "1");
+	ck_assert_str_eq(pa.next.r[0].kind, "governor");
+	ck_assert_str_eq(pa.next.r[0].owners[0].share, "");
+	ck_assert_int_eq(pa.next.r[0].seq, 1);
+	ck_assert_int_eq(pa.next.r[3].seq, 4);
 
 	/* b on the same package: the uncore is shared, counted, not written. */
 	target(&tb, CC_POWER_UNCORE_MIN, UMIN, "4000000", "4000000");
@@ -266,7 +307,7 @@ START_TEST(test_plan_new_shared_conflict)
 	ck_assert_int_eq(cc_power_plan(&pa.next, &tb, "b", &pb, &err), 0);
 	ck_assert_int_eq(pb.n, 0);
 	ck_assert_int_eq(pb.msgs.nwarnings, 0);
-	ck_assert_int_eq(cc_power_state_find(&pb.next, UMIN)->nowners, 2);
+	ck_assert_int_eq(cc_noderecs_find(&pb.next, UMIN)->nowners, 2);
 
 	/* c wants another uncore frequency: a's stays, c is told. */
 	target(&tc, CC_POWER_UNCORE_MIN, UMIN, "2000000", "4000000");
@@ -276,7 +317,7 @@ START_TEST(test_plan_new_shared_conflict)
 	ck_assert_msg(strstr(pc.msgs.warnings[0], "power.uncore-min: " UMIN " is held at \"4000000\" for a and others; "
 						    "\"2000000\" not applied"),
 		      "%s", pc.msgs.warnings[0]);
-	ck_assert(!cc_power_rec_owned_by(cc_power_state_find(&pc.next, UMIN), "c"));
+	ck_assert(!cc_power_rec_owned_by(cc_noderecs_find(&pc.next, UMIN), "c"));
 	cc_power_plan_fini(&pa);
 	cc_power_plan_fini(&pb);
 	cc_power_plan_fini(&pc);
@@ -286,7 +327,7 @@ START_TEST(test_plan_new_shared_conflict)
 }
 END_TEST
 
-static struct cc_power_now now_of(const struct cc_power_state *st, const char *const *values)
+static struct cc_power_now now_of(const struct cc_noderecs *st, const char *const *values)
 {
 	struct cc_power_now now = { .n = st->n, .value = calloc((size_t)st->n + 1, sizeof(char *)) };
 
@@ -295,17 +336,28 @@ static struct cc_power_now now_of(const struct cc_power_state *st, const char *c
 	return now;
 }
 
+/* What apply does once each write is done: `set` as read back, nothing in
+ * flight. */
+static void written(struct cc_noderecs *st)
+{
+	for (int i = 0; i < st->n; i++)
+		if (st->r[i].pending) {
+			ck_assert_int_eq(cc_noderec_put(&st->r[i].set, st->r[i].pending), 0);
+			ck_assert_int_eq(cc_noderec_put(&st->r[i].pending, NULL), 0);
+		}
+}
+
 START_TEST(test_release_plan)
 {
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_power_state st;
+	struct cc_noderecs st;
 	struct cc_power_targets ta = { 0 }, tb = { 0 };
 	struct cc_power_plan pa, pb, rel;
 	struct cc_power_now now;
 	const char *live_b[] = { "b", NULL };
 	const char *none[] = { NULL };
 
-	cc_power_state_init(&st);
+	cc_noderecs_init(&st);
 	target(&ta, CC_POWER_GOVERNOR, GOV2, "performance", "powersave");
 	target(&ta, CC_POWER_MIN_FREQ, CPU "/cpufreq/policy2/scaling_min_freq", "2000000", "400000");
 	target(&ta, CC_POWER_UNCORE_MAX, UMAX, "4000000", "3000000");
@@ -314,8 +366,7 @@ START_TEST(test_release_plan)
 	target(&tb, CC_POWER_UNCORE_MAX, UMAX, "4000000", "4000000");
 	target(&tb, CC_POWER_UNCORE_MIN, UMIN, "4000000", "4000000");
 	ck_assert_int_eq(cc_power_plan(&pa.next, &tb, "b", &pb, &err), 0);
-	for (int i = 0; i < pb.next.n; i++)
-		pb.next.recs[i].pending = false;
+	written(&pb.next);
 
 	/* a goes, b stays: the governor comes back; the min frequency was
 	 * changed by someone since and stays theirs; the uncore stays (b). */
@@ -329,8 +380,8 @@ START_TEST(test_release_plan)
 						     "\"2000000\"; left as it is (it was \"400000\" before)"),
 		      "%s", rel.msgs.warnings[0]);
 	ck_assert_int_eq(rel.next.n, 2);
-	ck_assert_int_eq(cc_power_state_find(&rel.next, UMIN)->nowners, 1);
-	ck_assert_str_eq(cc_power_state_find(&rel.next, UMIN)->owners[0], "b");
+	ck_assert_int_eq(cc_noderecs_find(&rel.next, UMIN)->nowners, 1);
+	ck_assert_str_eq(cc_noderecs_find(&rel.next, UMIN)->owners[0].id, "b");
 	cc_power_now_fini(&now);
 
 	/* Nobody left: the uncore goes back in reverse order of the first
@@ -355,7 +406,7 @@ START_TEST(test_release_plan)
 	{
 		struct cc_power_plan p2;
 
-		pa.next.recs[0].pending = true;
+		ck_assert_str_eq(pa.next.r[0].pending, "performance");
 		now = now_of(&pa.next, (const char *const[]){ "powersave", NULL, "3000000", "400000" });
 		ck_assert_int_eq(cc_power_release_plan(&pa.next, &now, none, &p2, &err), 0);
 		ck_assert_int_eq(p2.n, 0);
@@ -375,6 +426,22 @@ START_TEST(test_release_plan)
 		ck_assert_int_eq(p3.n, 1);
 		ck_assert_str_eq(p3.steps[0].to, "powersave");
 		cc_power_plan_fini(&p3);
+		cc_power_now_fini(&now);
+	}
+	/* Pending, and the file reads neither the write in flight nor the
+	 * original: someone else's value, left with a warning. */
+	{
+		struct cc_power_plan p4;
+
+		now = now_of(&pa.next, (const char *const[]){ "schedutil", "400000", "3000000", "400000" });
+		ck_assert_int_eq(cc_power_release_plan(&pa.next, &now, none, &p4, &err), 0);
+		ck_assert_int_eq(p4.n, 0);
+		ck_assert_int_eq(p4.next.n, 0);
+		ck_assert_int_eq(p4.msgs.nwarnings, 1);
+		ck_assert_msg(strstr(p4.msgs.warnings[0], "power.governor: " GOV2 " was changed to \"schedutil\" since "
+							   "corecarve set \"performance\""),
+			      "%s", p4.msgs.warnings[0]);
+		cc_power_plan_fini(&p4);
 		cc_power_now_fini(&now);
 	}
 	cc_power_plan_fini(&rel);
@@ -680,12 +747,13 @@ START_TEST(test_apply_release_f03)
 	ck_assert_int_eq(rep.written, 2); /* its min frequencies */
 	ck_assert_msg(cc_ledger_commit(l, &err) == 0, "%s", err.msg);
 	{
-		struct cc_power_state st;
+		struct cc_noderecs st;
 
-		ck_assert_int_eq(cc_power_state_load(l, &st, &err), 0);
-		ck_assert_int_eq(cc_power_state_find(&st, UMIN)->nowners, 2);
-		ck_assert(!cc_power_state_find(&st, GOV2)->pending);
-		cc_power_state_fini(&st);
+		ck_assert_int_eq(cc_power_recs_load(l, &st, &err), 0);
+		ck_assert_int_eq(cc_noderecs_find(&st, UMIN)->nowners, 2);
+		ck_assert_ptr_null(cc_noderecs_find(&st, GOV2)->pending);
+		ck_assert_str_eq(cc_noderecs_find(&st, GOV2)->set, "performance");
+		cc_noderecs_fini(&st);
 	}
 
 	/* `corecarve status` shows what is held, for whom (the ledger lock is
@@ -749,7 +817,7 @@ START_TEST(test_apply_refused_write)
 	_cleanup_ledger_ struct cc_ledger *l = NULL;
 	struct cc_power_spec s = { .governor = "performance", .epp = "performance" };
 	struct cc_power_report rep;
-	struct cc_power_state st;
+	struct cc_noderecs st;
 	_cleanup_bitmap_ hwloc_bitmap_t c2 = bm("2"), c3 = bm("3");
 
 	if (!dir)
@@ -785,10 +853,10 @@ START_TEST(test_apply_refused_write)
 	ck_assert_msg(strstr(rep.msgs.warnings[0], "power.epp: write \"performance\" to " CPU
 						    "/cpufreq/policy2/energy_performance_preference"),
 		      "%s", rep.msgs.warnings[0]);
-	ck_assert_int_eq(cc_power_state_load(l, &st, &err), 0);
+	ck_assert_int_eq(cc_power_recs_load(l, &st, &err), 0);
 	ck_assert_int_eq(st.n, 3);
-	ck_assert_ptr_null(cc_power_state_find(&st, CPU "/cpufreq/policy2/energy_performance_preference"));
-	cc_power_state_fini(&st);
+	ck_assert_ptr_null(cc_noderecs_find(&st, CPU "/cpufreq/policy2/energy_performance_preference"));
+	cc_noderecs_fini(&st);
 }
 END_TEST
 
@@ -832,13 +900,14 @@ START_TEST(test_crash_then_release)
 		_cleanup_root_ struct cc_root *root = cc_root_open(dir, &err);
 		_cleanup_ledger_ struct cc_ledger *l = cc_ledger_open(state, &err);
 		struct cc_power_report rep;
-		struct cc_power_state st;
+		struct cc_noderecs st;
 
 		ck_assert_ptr_nonnull(l);
-		ck_assert_int_eq(cc_power_state_load(l, &st, &err), 0);
+		ck_assert_int_eq(cc_power_recs_load(l, &st, &err), 0);
 		ck_assert_int_eq(st.n, 9); /* everything journaled before the first write */
-		ck_assert(st.recs[0].pending);
-		cc_power_state_fini(&st);
+		ck_assert_str_eq(st.r[0].path, GOV2);
+		ck_assert_str_eq(st.r[0].pending, "performance");
+		cc_noderecs_fini(&st);
 		if (!strcmp(power_faults[_i], "mid-power-write"))
 			ck_file(dir, GOV2, "performance");
 		/* gc: the container is gone. */
@@ -898,7 +967,7 @@ START_TEST(test_audit_power)
 	put(dir, GOV2, "powersave");
 
 	memset(&snap, 0, sizeof(snap));
-	ck_assert_int_eq(cc_power_state_load(l, &snap.power, &err), 0);
+	ck_assert_int_eq(cc_power_recs_load(l, &snap.power, &err), 0);
 	ck_assert_int_eq(cc_power_read_now(root, &snap.power, &snap.power_now, &err), 0);
 	in = (struct cc_audit_in){ .ledger = l, .snap = &snap };
 	ck_assert_msg(cc_audit_check_power(&in, &r, &err) == 0, "%s", err.msg);
@@ -933,7 +1002,7 @@ START_TEST(test_audit_power)
 	cc_audit_report_fini(&r);
 
 	memset(&snap, 0, sizeof(snap));
-	ck_assert_int_eq(cc_power_state_load(l, &snap.power, &err), 0);
+	ck_assert_int_eq(cc_power_recs_load(l, &snap.power, &err), 0);
 	ck_assert_int_eq(snap.power.n, 9); /* a's only */
 	ck_assert_int_eq(cc_power_read_now(root, &snap.power, &snap.power_now, &err), 0);
 	ck_assert_int_eq(cc_audit_check_power(&in, &r, &err), 0);
@@ -1002,8 +1071,8 @@ START_TEST(test_cli_status_whole_names)
 	const char *bin = cc_test_bin("status owner names");
 	char state[] = "/tmp/cc-power-status-XXXXXX";
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_power_state st;
-	struct cc_power_rec r = { .kind = CC_POWER_MIN_FREQ, .seq = 1 };
+	struct cc_noderecs st;
+	struct cc_noderec *r;
 	_cleanup_free_ char *out = NULL;
 	struct cc_ledger *l;
 
@@ -1014,24 +1083,19 @@ START_TEST(test_cli_status_whole_names)
 	ck_assert_msg(l != NULL, "%s", err.msg);
 	add_carve(l, "ab", "2", "3");
 	add_carve(l, "a", "4", "5");
-	cc_power_state_init(&st);
-	snprintf(r.orig, sizeof(r.orig), "400000");
-	snprintf(r.path, sizeof(r.path), CPU "/cpufreq/policy2/scaling_min_freq");
-	snprintf(r.set, sizeof(r.set), "10000000");
-	ck_assert_int_eq(cc_power_rec_add_owner(&r, "ab"), 0);
-	ck_assert_int_eq(cc_power_state_put(&st, &r), 0);
-	r.seq = 2;
-	snprintf(r.path, sizeof(r.path), CPU "/cpufreq/policy4/scaling_min_freq");
-	snprintf(r.set, sizeof(r.set), "1000000");
-	free(r.owners[0]);
-	r.owners[0] = strdup("a");
-	ck_assert_int_eq(cc_power_state_put(&st, &r), 0);
-	ck_assert_int_eq(cc_power_state_store(l, &st, &err), 0);
+	cc_noderecs_init(&st);
+	r = cc_noderecs_add(&st, CPU "/cpufreq/policy2/scaling_min_freq", "min-freq", "400000");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(cc_noderec_put(&r->set, "10000000"), 0);
+	ck_assert_int_eq(cc_power_rec_add_owner(r, "ab"), 0);
+	r = cc_noderecs_add(&st, CPU "/cpufreq/policy4/scaling_min_freq", "min-freq", "400000");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(cc_noderec_put(&r->set, "1000000"), 0);
+	ck_assert_int_eq(cc_power_rec_add_owner(r, "a"), 0);
+	ck_assert_int_eq(cc_power_recs_store(l, &st, &err), 0);
 	ck_assert_msg(cc_ledger_commit(l, &err) == 0, "%s", err.msg);
 	cc_ledger_close(l);
-	cc_power_state_fini(&st);
-	free(r.owners[0]);
-	free(r.owners);
+	cc_noderecs_fini(&st);
 	ck_assert_int_eq(cc_test_sh(&out, "'%s' status --state '%s' --synthetic 'pack:2 core:8 pu:2'", bin, state), 0);
 	ck_assert_msg(strstr(out, "  min-freq   10000000,1000000 on 2 files, for ab,a\n"), "%s", out);
 }

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -284,22 +285,50 @@ START_TEST(test_forbidden_control)
 }
 END_TEST
 
+/* The holder's line in the lock file: "cmd=<want>\n" at its end, or the
+ * file empty (want NULL).  1 when it is so. */
+static int lock_line_is(const char *dir, const char *want)
+{
+	char path[96], buf[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return 0;
+	buf[n] = '\0';
+	if (!want)
+		return n == 0;
+	return strncmp(buf, "pid=", 4) == 0 && strstr(buf, want) && strlen(strstr(buf, want)) == strlen(want);
+}
+
 /* What the hook does after confining itself: parse a policy, and a whole
- * ledger cycle (mkdir 0700, lock, temp file, fsync, rename, readdir). */
+ * ledger cycle (mkdir 0700, lock and its holder's line, temp file, fsync,
+ * rename, readdir, the line emptied as the lock is let go). */
 static int run_hook_work(void *arg)
 {
 	const char *dir = arg;
 	struct cc_err err = CC_ERR_INIT;
 	_cleanup_policy_ struct cc_policy *p = cc_policy_default(&err);
+	struct cc_ledger_lock lk = { .wait_ms = 0, .holder = "corecarve confined" };
 	struct cc_ledger *l;
 	struct cc_carve c;
 	int r;
 
 	if (!p)
 		return 10;
-	l = cc_ledger_open(dir, &err);
+	l = cc_ledger_open_as(dir, CC_LEDGER_WRITE, &lk, &err);
 	if (!l)
 		return 11;
+	if (!lock_line_is(dir, " cmd=corecarve confined\n")) {
+		cc_ledger_close(l);
+		return 16;
+	}
 	cc_carve_init(&c);
 	snprintf(c.id, sizeof(c.id), "confined");
 	snprintf(c.kind, sizeof(c.kind), "container");
@@ -310,6 +339,8 @@ static int run_hook_work(void *arg)
 	cc_ledger_close(l);
 	if (r)
 		return r;
+	if (!lock_line_is(dir, NULL))
+		return 17;
 	l = cc_ledger_open(dir, &err);
 	if (!l)
 		return 14;
@@ -347,6 +378,129 @@ START_TEST(test_hook_work_allowed)
 	r = confined(run_hook_work, dir, &st);
 	nftw(base, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	ck_assert_msg(r == 0, "step %d of the confined ledger cycle failed", r);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+}
+END_TEST
+
+/* The bounded wait for the ledger lock under the filter: the naps
+ * (clock_nanosleep), the deadline, and naming the holder from the lock
+ * file and /proc/locks.  The holder is this process (the test), the waiter
+ * the confined child, on a descriptor of its own. */
+struct lock_case {
+	const char *dir;
+	const char *want[2]; /* in the waiter's message */
+};
+
+static int run_lock_wait(void *arg)
+{
+	const struct lock_case *lc = arg;
+	struct cc_ledger_lock lk = { .wait_ms = 200, .holder = "corecarve confined" };
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_ledger *l = cc_ledger_open_as(lc->dir, CC_LEDGER_WRITE, &lk, &err);
+
+	if (l)
+		return 1;
+	if (err.code != ETIMEDOUT || !strstr(err.msg, "; gave up after 0.2 s")) {
+		fprintf(stderr, "confined waiter: %s\n", err.msg);
+		return 2;
+	}
+	for (int i = 0; i < 2; i++)
+		if (lc->want[i] && !strstr(err.msg, lc->want[i])) {
+			fprintf(stderr, "confined waiter: \"%s\" not in \"%s\"\n", lc->want[i], err.msg);
+			return 3 + i;
+		}
+	return 0;
+}
+
+START_TEST(test_lock_wait_confined)
+{
+	char base[] = "/tmp/cc-seccomp-XXXXXX", dir[64], lockp[80], want[96];
+	struct cc_ledger_lock lk = { .wait_ms = 0, .holder = "corecarve holder" };
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_ledger *l;
+	int st, r, fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/state", base);
+	snprintf(lockp, sizeof(lockp), "%s/lock", dir);
+	/* A holder that recorded itself. */
+	l = cc_ledger_open_as(dir, CC_LEDGER_WRITE, &lk, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	snprintf(want, sizeof(want), "held by pid %ld (corecarve holder) for ", (long)getpid());
+	r = confined(run_lock_wait, &(struct lock_case){ dir, { want, NULL } }, &st);
+	cc_ledger_close(l);
+	ck_assert_msg(r == 0, "recorded holder: confined waiter step %d", r);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+	/* One that did not: named from /proc/locks and /proc/<pid>/cmdline. */
+	fd = open(lockp, O_RDWR | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	snprintf(want, sizeof(want), "held by pid %ld (", (long)getpid());
+	r = confined(run_lock_wait, &(struct lock_case){ dir, { want, "test_seccomp), which did not record itself" } },
+		     &st);
+	close(fd);
+	nftw(base, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	ck_assert_msg(r == 0, "unrecorded holder: confined waiter step %d", r);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+}
+END_TEST
+
+/* A confined waiter stopped and continued in the middle of its naps (the
+ * kernel resumes a nap through restart_syscall) takes the lock once it is
+ * let go.  Stopped outside a nap, the test passes as well: the nap is
+ * where a waiter spends nearly all its time. */
+START_TEST(test_lock_stop_cont_confined)
+{
+	char base[] = "/tmp/cc-seccomp-XXXXXX", dir[64], lockp[80];
+	struct timespec ms100 = { 0, 100000000L };
+	struct cc_err err = CC_ERR_INIT;
+	int fds[2], fd, st, result = -1000;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/state", base);
+	snprintf(lockp, sizeof(lockp), "%s/lock", dir);
+	cc_ledger_close(cc_ledger_open(dir, &err));
+	fd = open(lockp, O_RDWR | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct cc_ledger_lock lk = { .wait_ms = 60000, .holder = "corecarve confined" };
+		struct cc_ledger *l;
+		int r = 0;
+
+		close(fds[0]);
+		close(fd);
+		if (cc_sandbox_hook(&err) < 0)
+			r = -2000;
+		else if (!(l = cc_ledger_open_as(dir, CC_LEDGER_WRITE, &lk, &err))) {
+			fprintf(stderr, "confined waiter: %s\n", err.msg);
+			r = 1;
+		} else {
+			cc_ledger_close(l);
+		}
+		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+		_exit(0);
+	}
+	close(fds[1]);
+	nanosleep(&ms100, NULL);
+	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+	ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
+	ck_assert(WIFSTOPPED(st));
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	nanosleep(&ms100, NULL);
+	flock(fd, LOCK_UN);
+	close(fd);
+	if (read(fds[0], &result, sizeof(result)) != sizeof(result))
+		result = -1000;
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	nftw(base, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	ck_assert_msg(result == 0, "confined waiter: %d", result);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
 }
 END_TEST
@@ -400,6 +554,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_forbidden_control, 0, (int)(sizeof(forbidden) / sizeof(forbidden[0])));
 	tcase_add_test(tc, test_hook_work_allowed);
 	tcase_add_test(tc, test_fault_switch_still_kills);
+	tcase_add_test(tc, test_lock_wait_confined);
+	tcase_add_test(tc, test_lock_stop_cont_confined);
 	tcase_add_test(tc, test_list_sane);
 	suite_add_tcase(s, tc);
 	return s;

@@ -35,9 +35,16 @@ busybox=$(command -v busybox) || die "busybox not found (busybox-static)"
 py=/usr/bin/python3
 [ -x "$py" ] || die "$py not found: the image tarballs are made with Debian's python3"
 command -v gcc >/dev/null || die "gcc not found (build-essential)"
-kver=
-for d in "$kdir"/lib/modules/*; do [ -d "$d" ] && kver=$(basename "$d") && break; done
-[ -n "$kver" ] || die "no lib/modules/<version> in $kdir"
+# shellcheck source-path=SCRIPTDIR/.. source=kdir.sh
+. "$e2e/kdir.sh"
+kdir_find "$kdir" ||
+	die "no kernel in $kdir: want boot/vmlinuz-<ver> with lib/modules/<ver>/ (6.x) or usr/lib/modules/<ver>/vmlinuz (7.x); run fetch-kernels.sh"
+kver=$KVER
+modbase=$KMODBASE
+moddir=$modbase/lib/modules/$kver
+# Without modules.builtin modprobe reports a built-in module as not found.
+[ -s "$moddir/modules.builtin" ] ||
+	die "$moddir/modules.builtin is missing: modprobe cannot tell a built-in module from a missing one (7.x: unpack linux-base-<abi> too; fetch-kernels.sh does)"
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/cc-k8sinit.XXXXXX")
 trap 'rm -rf "$stage"' EXIT INT TERM
@@ -55,10 +62,12 @@ done
 cp "$ccbin" "$stage/e2e/bin/corecarve"
 
 # Modules: the disk, the NIC (its IRQs), overlay (containerd's snapshotter).
-[ -s "$kdir/lib/modules/$kver/modules.dep" ] || depmod -b "$kdir" "$kver"
+# The 7.x tree is under usr/ (kdir.sh): $modbase is the base depmod and
+# modprobe take.
+[ -s "$moddir/modules.dep" ] || depmod -b "$modbase" "$kver"
 : >"$stage/e2e/modules.order"
 for m in virtio_pci virtio_net virtio_blk overlay; do
-	modprobe -d "$kdir" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+	modprobe -d "$modbase" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
 done >"$stage/kos" || die "modprobe cannot resolve the modules for $kver"
 while read -r ko; do
 	base=$(basename "$ko")

@@ -51,7 +51,8 @@ q1set="$(carve_field q1 cpus),$(carve_field q1 parked)"
 check q0-excludes-q1 disjoint "$(cg_read /kubepods/podq/q0 cpuset.cpus.effective)" "$q1set"
 check q0-task-excludes-q1 disjoint "$(ctr_cpus q0)" "$q1set"
 if [ "$(carve_field q1 mode)" = cpuset-only ]; then
-	check_match q1-peer-recorded '*peer-cpuset*' "$(cat "$CC_LEDGER")"
+	check_match q1-peer-recorded '*"/kubepods/podq/q0/cpuset.cpus" {"owners": {"q1": "*"}, "kind": "peer", "orig": ""*' \
+		"$(cat "$CC_LEDGER")"
 fi
 check q1-deleted ctr_kill_delete q1
 check_eq q1-poststop-quiet "" "$(cat $B/q1/hooks.err $B/q1/delete.err 2>/dev/null)"
@@ -65,11 +66,16 @@ mk_bundle $B/z1 z1 '{class: latency, cpus: 2}' /kubepods/podz/z1 30000
 if ctr_run_detached z1 $B/z1; then pass z1-started; else fail z1-started "$CRUN_ERR"; fi
 check_eq z1-cpu-max "max 100000" "$(cg_read /kubepods/podz/z1 cpu.max)"
 check_eq podz-lifted "max 100000" "$(cg_read /kubepods/podz cpu.max)"
-# A node record in the ledger's "cgroup" section: the original, what was
-# written, and the carve that needs it (docs/design.md).
-check_match podz-recorded '*"path": "/kubepods/podz/cpu.max", "kind": "quota", "orig": "50000 100000", "set": "max 100000"*' \
+# A node record of the ledger's "cgroup" section, its line keyed by the
+# file: the carve that needs it, the original, what was written
+# (docs/design.md, docs/reference.md).
+check_match podz-recorded '*"/kubepods/podz/cpu.max" {"owners": {"z1": "2"}, "kind": "quota", "orig": "50000 100000", "set": "max 100000"*' \
 	"$(cat "$CC_LEDGER")"
-check_match podz-owner '*"owners": {"z1": "2"}, "path": "/kubepods/podz/cpu.max"*' "$(cat "$CC_LEDGER")"
+# The ancestors' exclusive sets hold the remote carves' CPUs, not a list of them.
+if [ "$(carve_field z1 mode)" = remote-partition ]; then
+	check_match podz-held "*\"/kubepods/podz/cpuset.cpus.exclusive\" {\"owners\": {}, \"kind\": \"exclusive\", *\"held\": \"$(carve_field z1 cpus)\"*" \
+		"$(cat "$CC_LEDGER")"
+fi
 check z1-deleted ctr_kill_delete z1
 check_eq podz-restored "50000 100000" "$(cg_read /kubepods/podz cpu.max)"
 check_eq ledger-empty-at-end "" "$(carve_field z1 cpus)$(carve_field q1 cpus)$(carve_field l1 cpus)"

@@ -7,11 +7,14 @@
 # the audit must report exactly the expected codes and exit 1, `--fix` must
 # repair what is corecarve's, and the next audit must be clean (exit 0).
 #
-# Kernel modes: 6.12 carves remote partitions, so the sibling tamper breaks
-# the partition (PARTITION_INVALID); 6.1 has no cpuset.cpus.exclusive and
-# carves cpuset-only, where the same tamper (the peer takes the carved CPUs
-# back) is SOFT_EXCLUSIVITY_LEAK plus SPLIT_CORE (it also covers the parked
-# siblings).
+# Kernel modes: 6.12 and 7.x carve remote partitions. On 6.12 the sibling
+# tamper breaks the partition (PARTITION_INVALID); from 7.0 the kernel keeps
+# the partition and strips the claimed CPUs from the sibling instead (probed
+# with cg_conflict_strips, not by version), so the carve keeps its CPUs, the
+# sibling's tasks stay off them, and the audit rightly finds nothing. 6.1 has
+# no cpuset.cpus.exclusive and carves cpuset-only, where the same tamper (the
+# peer takes the carved CPUs back) is SOFT_EXCLUSIVITY_LEAK plus SPLIT_CORE
+# (it also covers the parked siblings).
 set -eu
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . /e2e/lib.sh
@@ -28,7 +31,10 @@ write_policy "$CC_HOOK_POLICY"
 B=/run/b30
 t_start=$(cut -d. -f1 /proc/uptime)
 if cg_has_exclusive; then mode=remote-partition; else mode=cpuset-only; fi
-info "kernel $CC_KERNEL: carves are $mode"
+# Before anything is carved (the probe makes a scratch partition on 14-15).
+if cg_conflict_strips 14-15 14; then conflict=strips; else conflict=$?; fi
+case $conflict in strips) ;; 1) conflict=invalidates ;; *) conflict=unknown ;; esac
+info "kernel $CC_KERNEL: carves are $mode; a sibling's conflicting cpuset.cpus $conflict"
 
 # audit_codes [ARGS...]: run `corecarve audit --json`, leave the exit status in
 # $AUDIT_RC and "CODE object" lines (sorted) in $AUDIT_CODES.
@@ -103,7 +109,28 @@ expect wide-after-fix 0 ""
 
 # --- 2. a sibling takes carved CPUs ------------------------------------------
 p1eff=$(cg_read audit/pod1/p1 cpuset.cpus.effective)
-if [ "$mode" = remote-partition ]; then
+if [ "$mode" = remote-partition ] && [ "$conflict" = unknown ]; then
+	fail sibling-probe "cg_conflict_strips could not make its scratch partition on 14-15"
+elif [ "$mode" = remote-partition ] && [ "$conflict" = strips ]; then
+	# 7.x: the write succeeds, the partition stays valid with all its CPUs,
+	# and the claimed CPU is stripped from the sibling (whose effective set
+	# falls back to its parent's when nothing of its own is left).
+	cg_write audit/pod1/p1 cpuset.cpus "$first" || fail sibling-write "$CG_ERR"
+	info "sibling claims $first: c1 partition '$(cg_read audit/pod1/c1 cpuset.cpus.partition)', p1 effective $(cg_read audit/pod1/p1 cpuset.cpus.effective)"
+	check_eq sibling-partition-kept root "$(cg_read audit/pod1/c1 cpuset.cpus.partition)"
+	check_eq sibling-carve-kept "$cpus" "$(cg_read audit/pod1/c1 cpuset.cpus.effective)"
+	check sibling-stripped disjoint "$(cg_read audit/pod1/p1 cpuset.cpus.effective)" "$cpus,$parked"
+	check sibling-task-off-carve disjoint "$(ctr_cpus p1)" "$cpus,$parked"
+	expect sibling 0 ""
+	# A claim of every CPU: the carved and parked ones are stripped too.
+	cg_write audit/pod1/p1 cpuset.cpus 0-15 || fail sibling-wide-write "$CG_ERR"
+	info "sibling claims 0-15: p1 effective $(cg_read audit/pod1/p1 cpuset.cpus.effective)"
+	check sibling-wide-stripped disjoint "$(cg_read audit/pod1/p1 cpuset.cpus.effective)" "$cpus,$parked"
+	expect sibling-wide 0 ""
+	cg_write audit/pod1/p1 cpuset.cpus "$p1eff" || fail sibling-revert "$CG_ERR"
+	expect sibling-reverted 0 ""
+	check_eq sibling-partition root "$(cg_read audit/pod1/c1 cpuset.cpus.partition)"
+elif [ "$mode" = remote-partition ]; then
 	cg_write audit/pod1/p1 cpuset.cpus "$first" || fail sibling-write "$CG_ERR"
 	info "sibling claims $first: c1 partition '$(cg_read audit/pod1/c1 cpuset.cpus.partition)'"
 	expect sibling 1 "PARTITION_INVALID cgroup /audit/pod1/c1"
@@ -121,7 +148,10 @@ if [ "$mode" = remote-partition ]; then
 else
 	cg_write audit/pod1/p1 cpuset.cpus 0-15 || fail sibling-write "$CG_ERR"
 	info "peer widened: p1 effective $(cg_read audit/pod1/p1 cpuset.cpus.effective)"
-	expect sibling 1 "SOFT_EXCLUSIVITY_LEAK cgroup /audit/pod1/p1
+	# The peer's node record no longer holds what corecarve wrote: its
+	# owner's value wins, and becomes the one restored at the release.
+	expect sibling 1 "RECORD_DRIFT /audit/pod1/p1/cpuset.cpus
+SOFT_EXCLUSIVITY_LEAK cgroup /audit/pod1/p1
 SPLIT_CORE cgroup /audit/pod1/p1"
 	repair sibling
 	check disjoint-again disjoint "$(cg_read audit/pod1/p1 cpuset.cpus.effective)" "$cpus,$parked"

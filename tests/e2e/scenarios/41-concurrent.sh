@@ -18,6 +18,16 @@ B=/run/b41 S=/run/s41
 . /e2e/faultlib.sh
 POD=/kubepods/podc
 N=32
+# The 32 hooks queue for the ledger lock.  Under this emulation the last
+# of them waited 2.5 to 3.8 s (3.1 to 3.8 s at a host load of 3 to 4; a
+# hook held it 3 ms to 0.9 s, once 3.3 s): within the default bound of 5 s
+# (plugin/ledger.h), but by too little for a 2-core host shared with other
+# work, where this emulation is up to four times slower from run to run
+# (docs/reference.md, the hooks.d timeout).  The harness gives hooks 60 s
+# (lib.sh, against 10 s on hardware): the bound scales with it, half of
+# the timeout as the default is half of 10 s.  44-sandbox checks the
+# default bound itself.
+CC_HOOK_ENV=CORECARVE_LOCK_TIMEOUT=30
 trap ctr_cleanup_all EXIT
 write_policy "$CC_HOOK_POLICY"
 

@@ -27,7 +27,7 @@ printf '%s\n' "$out" | grep -v '^ ' | while read -r l; do info "  $l"; done
 line() { printf '%s\n' "$out" | grep -E "^[a-z]+ +$1 " | head -n 1 | sed -E 's/ +/ /g'; }
 
 case $CC_KERNEL in
-6.12) check_match partition-remote 'ok partition remote: cpuset.cpus.exclusive present*' "$(line partition)" ;;
+6.12 | 7) check_match partition-remote 'ok partition remote: cpuset.cpus.exclusive present*' "$(line partition)" ;;
 6.1) check_match partition-local 'warn partition local: *' "$(line partition)" ;;
 *) skip partition "no expectation for kernel $CC_KERNEL: $(line partition)" ;;
 esac
