@@ -7,8 +7,11 @@ configured with manifests/containerd for that driver.
 
   example   manifests/kubernetes/pod-example.yaml: per-container
             annotations; engine and feed carved, logs and the sandbox not
+            (cpuset-only on 6.1: logs, started after the carves, runs on
+            them until the scheduled audit --fix narrows it)
   podwide   examples/kubernetes-pod.yaml: a pod-wide annotation and a
-            per-container one that wins
+            per-container one that wins (metrics gets the pod-wide
+            background, a shared class: narrowed to its pool, not recorded)
   plain     an unannotated pod beside a carve: left alone; a neighbour
             started after the carve (cpuset-only on 6.1: it runs on the
             carve until the scheduled audit --fix takes the CPUs back)
@@ -75,20 +78,39 @@ class Run:
 
     # -- checks shared by the cases ------------------------------------------
 
-    def holds(self, step, pod, want):
+    def holds(self, step, pod, want, shared=()):
         """`want`: {container name: class or None}.  The ledger's carves of
         this pod are exactly those containers (never the sandbox), each
-        container runs on exactly its carve, with no CFS quota of its own."""
+        container runs on exactly its carve, with no CFS quota of its own.
+        A container named in `shared` asked for a class with `exclusive:
+        false` (the policy's background): nothing is recorded for it (it
+        owns no CPU), its own cpuset is narrowed to the class's shared pool,
+        off every exclusive carve."""
         cv = N.carves()
         mine = {cid: c for cid, c in cv.items() if c.get("cgroup", "").startswith(pod.cgroup + "/")}
-        ids = {pod.containers[n].id: n for n in want if want[n]}
+        ids = {pod.containers[n].id: n for n in want if want[n] and n not in shared}
         e2e.check_eq(self.t("%s-ledger" % step), sorted(ids), sorted(mine))
         e2e.check(self.t("%s-sandbox-not-carved" % step), pod.sandbox not in cv, "the sandbox %s is carved" % pod.sandbox)
+        taken = set()
+        for c in cv.values():
+            taken |= N.expand(c["cpus"]) | N.expand(c.get("parked", ""))
         for n, cls in want.items():
             c = pod.containers[n]
             pid = self.kl.pid_of(c)
             if not cls:
                 e2e.check(self.t("%s-%s-not-carved" % (step, n)), c.id not in cv, "carved: %s" % cv.get(c.id))
+                continue
+            if n in shared:
+                cg = N.cgroup_of(pid) if pid else ""
+                pool = K.cg_read(cg, "cpuset.cpus") if cg else ""
+                eff = N.expand(K.cg_read(cg, "cpuset.cpus.effective")) if cg else set()
+                e2e.check(self.t("%s-%s-shared-not-recorded" % (step, n)), c.id not in cv, "recorded: %s" % cv.get(c.id))
+                e2e.check(self.t("%s-%s-shared-pool" % (step, n)), pool != "", "its cpuset.cpus is empty")
+                e2e.check_eq(self.t("%s-%s-shared-runs-on-pool" % (step, n)), N.fmt(N.expand(pool)),
+                             N.fmt(N.expand(N.affinity(pid))) if pid else "")
+                e2e.check(self.t("%s-%s-shared-off-carves" % (step, n)), eff and not (eff & taken),
+                          "runs on %s, carves %s" % (N.fmt(eff), N.fmt(taken)))
+                e2e.info("%s %s: %s (class %s, shared) runs on %s" % (DRIVER, step, n, cls, N.fmt(eff)))
                 continue
             carve = cv.get(c.id, {})
             e2e.check_eq(self.t("%s-%s-class" % (step, n)), cls, carve.get("class"))
@@ -125,21 +147,32 @@ class Run:
         e2e.check_eq(self.t("example-feed-cpus"), 1, len(N.expand(mine.get(pod.containers["feed"].id, {}).get("cpus"))))
         logs = pod.containers["logs"]
         lcg = N.cgroup_of(self.kl.pid_of(logs))
-        if self.remote:
-            e2e.check_eq(self.t("example-logs-cpuset-untouched"), "", K.cg_read(lcg, "cpuset.cpus"))
-        else:
-            # cpuset-only: a peer of the carves in their pod is narrowed.
-            e2e.check(self.t("example-logs-narrowed"), K.cg_read(lcg, "cpuset.cpus") != "", "cpuset.cpus empty")
         taken = set()
         for c in mine.values():
             taken |= N.expand(c["cpus"]) | N.expand(c.get("parked", ""))
-        e2e.check(self.t("example-logs-off-carves"), not (N.expand(K.cg_read(lcg, "cpuset.cpus.effective")) & taken),
-                  "logs runs on %s, carves %s" % (K.cg_read(lcg, "cpuset.cpus.effective"), N.fmt(taken)))
+        leff = N.expand(K.cg_read(lcg, "cpuset.cpus.effective"))
+        if self.remote:
+            e2e.check_eq(self.t("example-logs-cpuset-untouched"), "", K.cg_read(lcg, "cpuset.cpus"))
+            e2e.check(self.t("example-logs-off-carves"), not (leff & taken),
+                      "logs runs on %s, carves %s" % (N.fmt(leff), N.fmt(taken)))
+        else:
+            # cpuset-only: the kubelet starts a pod's containers in order,
+            # so logs' cgroup is made after engine and feed were carved:
+            # like a neighbour pod it inherits every CPU (a carve narrows
+            # the peers it meets) until the schedule's repair.
+            e2e.check(self.t("example-logs-on-carves-cpuset-only"), bool(leff & taken),
+                      "logs runs on %s, carves %s" % (N.fmt(leff), N.fmt(taken)))
         e2e.info("%s example: pod %s; engine %s feed %s; logs effective %s; mode %s" % (
             DRIVER, pod.cgroup, mine.get(pod.containers["engine"].id, {}).get("cpus"),
-            mine.get(pod.containers["feed"].id, {}).get("cpus"), K.cg_read(lcg, "cpuset.cpus.effective"),
+            mine.get(pod.containers["feed"].id, {}).get("cpus"), N.fmt(leff),
             ",".join(sorted({c["mode"] for c in mine.values()}))))
         self.audit_clean("example")
+        if not self.remote:
+            leff = N.expand(K.cg_read(lcg, "cpuset.cpus.effective"))
+            e2e.check(self.t("example-logs-narrowed-after-fix"), K.cg_read(lcg, "cpuset.cpus") != "",
+                      "cpuset.cpus empty")
+            e2e.check(self.t("example-logs-off-carves-after-fix"), leff and not (leff & taken),
+                      "logs runs on %s, carves %s" % (N.fmt(leff), N.fmt(taken)))
         return pod
 
     def podwide(self):
@@ -147,7 +180,7 @@ class Run:
         errs = self.kl.run_pod(pod)
         e2e.check_eq(self.t("podwide-started"), {"engine": None, "metrics": None}, errs)
         self.pods.append(pod)
-        self.holds("podwide", pod, {"engine": "latency", "metrics": "background"})
+        self.holds("podwide", pod, {"engine": "latency", "metrics": "background"}, shared=("metrics",))
         self.audit_clean("podwide")
         return pod
 
