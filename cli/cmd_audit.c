@@ -36,7 +36,7 @@ static const struct cc_table_col cols[] = {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: corecarve audit [--json] [--prometheus FILE.prom] [--fix] [--sample-ms N]\n"
+		"usage: corecarve audit [--json] [--prometheus FILE.prom] [--fix[=CODE,...]] [--sample-ms N]\n"
 		"                       [--state DIR] [--root DIR] [--policy FILE] [table options]\n"
 		"       corecarve audit --set-aside-ledger [--state DIR]\n\n"
 		"Compare the carves in the ledger with the kernel: cpusets, partitions, memory\n"
@@ -46,6 +46,8 @@ static void usage(FILE *out)
 		"  --prometheus FILE  also write a node_exporter textfile (a *.prom name), atomically:\n"
 		"                     findings per code and each class's CPUs by state\n"
 		"  --fix              repair what is safe, print every change, audit again\n"
+		"  --fix=CODE,...     repair only findings with these codes (QUOTA_ON_CARVE, ...);\n"
+		"                     the others are reported as usual; --fix=none repairs nothing\n"
 		"  --sample-ms N      count interrupts on carved CPUs for N ms (default %d, 0: no sample)\n"
 		"  --root DIR         audit a captured tree (/sys, /proc and cgroupfs under DIR)\n"
 		"  --state DIR        the ledger (else $CORECARVE_STATE_DIR, else " CC_LEDGER_DIR ")\n"
@@ -63,6 +65,9 @@ struct opts {
 	const char *state;
 	const char *prom;
 	bool fix, set_aside;
+	/* --fix=CODE,...: only these codes are repaired; all of them with --fix. */
+	bool fix_some;
+	bool fix_code[CC_AUDIT_NCODES];
 	int sample_ms;
 	char state_buf[PATH_MAX];
 	struct cc_cli_lock lock;
@@ -81,6 +86,71 @@ static int parse_int(const char *opt, const char *s, int max, int *out, struct c
 	return 0;
 }
 
+/* --fix=CODE,...: finding codes as docs/audit.md names them.  Repeating
+ * the option adds to the list. */
+static int parse_codes(const char *list, struct opts *o, struct cc_err *err)
+{
+	_cleanup_free_ char *copy = strdup(list);
+	char *save = NULL;
+	int n = 0;
+
+	if (!copy)
+		return cc_err_sys(err, ENOMEM, "audit");
+	/* A schedule's switch set to report only (AUTOFIX=none). */
+	if (!strcmp(list, "none")) {
+		o->fix = o->fix_some = false;
+		memset(o->fix_code, 0, sizeof(o->fix_code));
+		return 0;
+	}
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int c = cc_audit_code_parse(tok);
+
+		if (c < 0)
+			return cc_err_set(err, EINVAL,
+					  "--fix: unknown finding code \"%.64s\" (the codes are in docs/audit.md, e.g. QUOTA_ON_CARVE)",
+					  tok);
+		o->fix_code[c] = true;
+		n++;
+	}
+	if (!n)
+		return cc_err_set(err, EINVAL, "--fix=: expected finding codes, e.g. --fix=QUOTA_ON_CARVE");
+	o->fix = o->fix_some = true;
+	return 0;
+}
+
+static bool fixes(const struct opts *o, enum cc_audit_code c)
+{
+	return o->fix && (!o->fix_some || o->fix_code[c]);
+}
+
+/* The findings --fix=CODE,... repairs, copied out of `r`. */
+static int selected(const struct opts *o, const struct cc_audit_report *r, struct cc_audit_report *out,
+		    struct cc_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!r->n)
+		return 0;
+	out->f = calloc((size_t)r->n, sizeof(*out->f));
+	if (!out->f)
+		return cc_err_sys(err, ENOMEM, "audit");
+	out->cap = r->n;
+	for (int i = 0; i < r->n; i++)
+		if (fixes(o, r->f[i].code))
+			out->f[out->n++] = r->f[i];
+	return 0;
+}
+
+static bool fixes_vms(const struct opts *o)
+{
+	static const enum cc_audit_code vm[] = { CC_AUDIT_VM_MIXED_CLASSES, CC_AUDIT_VM_SHARED_CPU, CC_AUDIT_VM_DRIFT,
+						 CC_AUDIT_VM_GONE };
+
+	for (size_t i = 0; i < sizeof(vm) / sizeof(vm[0]); i++)
+		if (fixes(o, vm[i]))
+			return true;
+	return false;
+}
+
 /* 1: help printed; 0: parsed; -1: err set. */
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 {
@@ -95,6 +165,11 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 		}
 		if (!strcmp(a, "--fix")) {
 			o->fix = true;
+			continue;
+		}
+		if (!strncmp(a, "--fix=", 6)) {
+			if (parse_codes(a + 6, o, err) < 0)
+				return -1;
 			continue;
 		}
 		if (!strcmp(a, "--set-aside-ledger")) {
@@ -248,7 +323,8 @@ static void summary(FILE *out, const struct cc_audit_report *r, const struct cc_
 }
 
 static int print_json(const struct cc_audit_report *found, const struct cc_audit_report *left,
-		      const struct cc_audit_stats *st, const struct cc_audit_fix_result *fixed, struct cc_err *err)
+		      const struct cc_audit_stats *st, const struct cc_audit_fix_result *fixed, int skipped,
+		      struct cc_err *err)
 {
 	_cleanup_json_ json_t *doc = json_pack("{s:i, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "schema_version", 1,
 					       "clean", left->n == 0,
@@ -267,7 +343,8 @@ static int print_json(const struct cc_audit_report *found, const struct cc_audit
 		if (!arr || json_object_set_new(doc, "found", arr) < 0 ||
 		    json_object_set_new(doc, "repaired", json_integer(fixed->repaired)) < 0 ||
 		    json_object_set_new(doc, "repairs_failed", json_integer(fixed->failed)) < 0 ||
-		    json_object_set_new(doc, "manual", json_integer(fixed->manual)) < 0)
+		    json_object_set_new(doc, "manual", json_integer(fixed->manual)) < 0 ||
+		    json_object_set_new(doc, "not_selected", json_integer(skipped)) < 0)
 			return cc_err_sys(err, ENOMEM, "audit");
 	}
 	if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
@@ -316,9 +393,9 @@ static int vm_part(const struct opts *o, const struct cc_root *root, struct cc_l
 		free(f);
 		return cc_err_prefix(err, "VMs");
 	}
-	rc = cc_audit_add_vm(o->fix && n ? found : left, f, n, err);
+	rc = cc_audit_add_vm(fixes_vms(o) && n ? found : left, f, n, err);
 	free(f);
-	if (rc < 0 || !o->fix || !n)
+	if (rc < 0 || !fixes_vms(o) || !n)
 		return rc;
 	f = NULL;
 	n = 0;
@@ -349,7 +426,7 @@ int cc_cmd_audit(int argc, char **argv)
 	struct cc_audit_fix_result fixed = { 0 };
 	struct cc_err fix_err = CC_ERR_INIT;
 	FILE *log = stdout;
-	int r, rc = CC_EXIT_ERROR;
+	int r, rc = CC_EXIT_ERROR, skipped = 0;
 
 	r = parse(argc, argv, &o, &err);
 	if (r > 0)
@@ -379,6 +456,7 @@ int cc_cmd_audit(int argc, char **argv)
 		goto out;
 	if (o.fix && found.n) {
 		struct cc_audit_fix_ctx fx = { .root = root, .ledger = ledger, .topo = topo, .policy = policy };
+		struct cc_audit_report sel = { 0 };
 
 		/* With --json the changes go to stderr, so stdout stays one document. */
 		log = o.common.json ? stderr : stdout;
@@ -389,7 +467,12 @@ int cc_cmd_audit(int argc, char **argv)
 				goto out;
 			fprintf(log, "\n");
 		}
-		cc_audit_fix(&fx, &found, &fixed, &fix_err);
+		if (selected(&o, &found, &sel, &err) < 0)
+			goto out;
+		if (sel.n)
+			cc_audit_fix(&fx, &sel, &fixed, &fix_err);
+		skipped = found.n - sel.n;
+		cc_audit_report_fini(&sel);
 		if (cc_ledger_commit(ledger, &err) < 0)
 			goto out;
 		if (audit(&o, root, &ledger, topo, policy, &left, &st, &err) < 0)
@@ -397,6 +480,9 @@ int cc_cmd_audit(int argc, char **argv)
 		if (!o.common.json)
 			fprintf(log, "\n%d repaired, %d failed, %d left to a person; after repair:\n", fixed.repaired,
 				fixed.failed, fixed.manual);
+		if (!o.common.json && skipped)
+			fprintf(log, "(%d finding%s not repaired: their codes are not in --fix=...)\n", skipped,
+				skipped == 1 ? "" : "s");
 	} else {
 		left = found;
 		memset(&found, 0, sizeof(found));
@@ -404,7 +490,7 @@ int cc_cmd_audit(int argc, char **argv)
 	if (vm_part(&o, root, &ledger, &found, &left, log, &err) < 0)
 		goto out;
 	if (o.common.json) {
-		if (print_json(&found, &left, &st, o.fix ? &fixed : NULL, &err) < 0)
+		if (print_json(&found, &left, &st, o.fix ? &fixed : NULL, skipped, &err) < 0)
 			goto out;
 	} else {
 		if (print_table(stdout, &left, &o.table, &err) < 0)

@@ -12,12 +12,13 @@
 #include "cleanup.h"
 #include "commands.h"
 #include "cpulist.h"
+#include "doctor.h"
 #include "oci.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: corecarve init-parent CGROUP [--cpus LIST] [--mems LIST] [--policy FILE] [--if-needed]\n"
-		     "                             [--dry-run]\n\n"
+		     "                             [--dry-run] [--force]\n\n"
 		     "Make CGROUP (e.g. /corecarve.slice) a cpuset partition root holding LIST\n"
 		     "(default: every online CPU that is not reserved by the policy), so containers\n"
 		     "started below it can be carved as local partitions on kernels that lack\n"
@@ -25,7 +26,12 @@ static void usage(FILE *out)
 		     "  --if-needed  first enable +cpuset +cpu below the root cgroup, then make CGROUP only\n"
 		     "               when the kernel has no remote partitions (cpuset.cpus.exclusive): what\n"
 		     "               corecarve-prepare.service runs at boot\n"
-		     "  --dry-run    print each write it would make; write nothing\n");
+		     "  --dry-run    print each write it would make; write nothing\n"
+		     "  --force      make it on a kubelet's node too\n\n"
+		     "Refused on a kubelet's node (its pod cgroups, or /var/lib/kubelet): the\n"
+		     "kubelet's pods live outside CGROUP and would run on the reserved CPUs only,\n"
+		     "and carves below the pods' cgroups cannot be local partitions anyway.\n"
+		     "--force makes it all the same.\n");
 }
 
 /* Remote partitions show as cpuset.cpus.exclusive on every cgroup with
@@ -63,8 +69,8 @@ int cc_cmd_init_parent(int argc, char **argv)
 	_cleanup_bitmap_ hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
 	_cleanup_bitmap_ hwloc_bitmap_t mems = hwloc_bitmap_alloc();
 	_cleanup_free_ char *list = NULL, *mlist = NULL;
-	const char *cgroup = NULL, *cpus_arg = NULL, *mems_arg = NULL;
-	bool dry = false, if_needed = false;
+	const char *cgroup = NULL, *cpus_arg = NULL, *mems_arg = NULL, *kubelet;
+	bool dry = false, if_needed = false, force = false;
 	struct cc_cg cg;
 	int remote;
 
@@ -85,6 +91,10 @@ int cc_cmd_init_parent(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
 			cpus_arg = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--force")) {
+			force = true;
 			continue;
 		}
 		if (!strcmp(argv[i], "--mems") && i + 1 < argc) {
@@ -118,6 +128,16 @@ int cc_cmd_init_parent(int argc, char **argv)
 	}
 	if (cc_cli_load(&common, &root, &policy, &topo, &err) < 0)
 		return cc_cli_fail(&err);
+	kubelet = cc_kubelet_evidence(root);
+	if (kubelet && !force && !if_needed) {
+		fprintf(stderr,
+			"corecarve: init-parent %s: refused on a kubelet node (%s): as a partition root it would take its "
+			"CPUs from the kubelet's pods, which live outside it and would run on the reserved CPUs only; "
+			"before Linux 6.7 carves under the pods' cgroups are cpuset-only (docs/guide.md, corecarve doctor); "
+			"--force makes it anyway\n",
+			cgroup, kubelet);
+		return CC_EXIT_REFUSED;
+	}
 	if (cpus_arg) {
 		if (cc_cpulist_parse(cpus_arg, cpus, "--cpus", &err) < 0)
 			return cc_cli_fail(&err);
@@ -155,6 +175,17 @@ int cc_cmd_init_parent(int argc, char **argv)
 		}
 		if (remote < 0)
 			printf("(no cgroup below the root has cpuset yet: a real run asks /corecarve.probe)\n");
+	}
+	/* After --if-needed: where the kernel has remote partitions nothing is
+	 * made, kubelet or not. */
+	if (kubelet && !force && if_needed) {
+		/* What corecarve-prepare.service runs at boot: a skip, not a
+		 * failure, on a Kubernetes node before 6.7. */
+		printf("%s: not made: a kubelet node (%s) on a kernel without cpuset.cpus.exclusive; a partition root "
+		       "would squeeze the pods onto the reserved CPUs, and carves under the pods are cpuset-only "
+		       "(docs/guide.md)\n",
+		       cgroup, kubelet);
+		return CC_EXIT_OK;
 	}
 	if (dry) {
 		/* The writes of cc_cg_init_parent (cgroup/partition.c), in its order. */

@@ -94,7 +94,7 @@ _corecarve()
 		COMPREPLY=($(compgen -W "--json --svg --state --table --kernel $topo_src $table --help" -- "$cur"))
 		;;
 	audit)
-		COMPREPLY=($(compgen -W "--json --prometheus --fix --sample-ms --state --root --policy --set-aside-ledger $table --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--json --prometheus --fix --fix= --sample-ms --state --root --policy --set-aside-ledger $table --help" -- "$cur"))
 		;;
 	exec)
 		COMPREPLY=($(compgen -W "--class --cpus --carve --cgroup-parent --lock-affinity --policy --state --verbose --help --" -- "$cur"))
@@ -103,7 +103,7 @@ _corecarve()
 		COMPREPLY=($(compgen -W "createRuntime prestart poststop --root --policy --state --verbose --help" -- "$cur"))
 		;;
 	init-parent)
-		COMPREPLY=($(compgen -W "--cpus --mems --policy --if-needed --dry-run --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--cpus --mems --policy --if-needed --dry-run --force --help" -- "$cur"))
 		;;
 	doctor)
 		COMPREPLY=($(compgen -W "--json --problems --root --policy --state $table --help" -- "$cur"))

@@ -249,3 +249,49 @@ int cc_request_lookup(const struct json_t *annotations, const char *container_na
 		*key = k;
 	return 1;
 }
+
+/* The container name's key per runtime: containerd's CRI plugin
+ * (pkg/cri/annotations in 1.6/1.7, internal/cri/annotations in 2.x) writes
+ * io.kubernetes.cri.container-name; CRI-O copies the kubelet's labels,
+ * io.kubernetes.container.name among them, into the annotations
+ * (internal/factory/container/container.go, SpecAddAnnotations).  Podman
+ * writes neither. */
+static const char *oci_container_name(const json_t *annotations)
+{
+	static const char *const keys[] = { "io.kubernetes.cri.container-name", "io.kubernetes.container.name", NULL };
+
+	for (int i = 0; keys[i]; i++) {
+		json_t *v = json_object_get(annotations, keys[i]);
+
+		if (json_is_string(v) && json_string_length(v))
+			return json_string_value(v);
+	}
+	return NULL;
+}
+
+bool cc_oci_is_sandbox(const struct json_t *annotations)
+{
+	/* containerd: io.kubernetes.cri.container-type (container|sandbox);
+	 * CRI-O and podman's infra containers up to 4.3:
+	 * io.kubernetes.cri-o.ContainerType. */
+	static const char *const keys[] = { "io.kubernetes.cri.container-type", "io.kubernetes.cri-o.ContainerType", NULL };
+
+	if (!json_is_object(annotations))
+		return false;
+	for (int i = 0; keys[i]; i++) {
+		const char *v = json_string_value(json_object_get(annotations, keys[i]));
+
+		if (v && !strcmp(v, "sandbox"))
+			return true;
+	}
+	return false;
+}
+
+int cc_request_lookup_oci(const struct json_t *annotations, struct cc_request *out, const char **key,
+			  struct cc_err *err)
+{
+	if (cc_oci_is_sandbox(annotations))
+		return 0;
+	return cc_request_lookup(annotations, json_is_object(annotations) ? oci_container_name(annotations) : NULL, out,
+				 key, err);
+}

@@ -78,6 +78,10 @@ enum cc_audit_code {
 	 * reads another state directory than the hook writes, or the ledger
 	 * was lost. */
 	CC_AUDIT_LEDGER_MISSING,
+	/* The audit runs where threads of the cgroups it checks read as PID 0
+	 * (another PID namespace: a pod without hostPID): their affinities
+	 * cannot be read, so the task checks cannot vouch for them. */
+	CC_AUDIT_TASKS_HIDDEN,
 	CC_AUDIT_NCODES
 };
 
@@ -178,6 +182,12 @@ struct cc_audit_snap {
 	struct cc_audit_cgroup *cgroups; /* [0] is the root */
 	int ntasks;
 	struct cc_audit_task *tasks;
+	/* Threads listed as 0 in cgroup.threads (outside the reader's PID
+	 * namespace), the cgroups they were in, how many threads the cgroups
+	 * read listed in all, and the first cgroup that had one (when
+	 * hidden_tasks > 0). */
+	int hidden_tasks, hidden_cgroups, listed_tasks;
+	int hidden_at;
 	bool has_irqs;                   /* irqs was read */
 	struct cc_irq_table irqs;
 	int sample_ms;                   /* 0: no /proc/interrupts sample */
@@ -252,7 +262,7 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
 /* QUOTA_ON_CARVE, QUOTA_WITH_PINNING */
 int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
-/* TASK_ESCAPED */
+/* TASK_ESCAPED, TASKS_HIDDEN */
 int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
 /* IRQ_ON_CARVE, IRQ_COUNTS_ON_CARVE */
 int cc_audit_check_irqs(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);

@@ -870,6 +870,20 @@ int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *o
 		CC_AUDIT_SET(f->actual, "affinity %s", fmt(b, sizeof(b), task->affinity));
 		CC_AUDIT_SET(f->fix, "--fix sets its affinity back to the carve");
 	}
+	/* Threads this reader cannot see (PID 0 in cgroup.threads: another
+	 * PID namespace) have affinities nobody checked: saying nothing would
+	 * read as clean.  Node-wide, once. */
+	if (s->hidden_tasks > 0) {
+		const struct cc_audit_cgroup *g = &s->cgroups[s->hidden_at];
+		struct cc_finding *f = ADD(CC_AUDIT_TASKS_HIDDEN, g->within >= 0 ? in->ledger->carves[g->within].id : "");
+
+		CC_AUDIT_SET(f->object, "tasks of %d cgroup%s (first: %s)", s->hidden_cgroups,
+			     s->hidden_cgroups == 1 ? "" : "s", g->path);
+		CC_AUDIT_SET(f->expected, "every task's affinity readable (the host's PID namespace)");
+		CC_AUDIT_SET(f->actual, "%d of %d threads read as PID 0: outside this PID namespace, not checked",
+			     s->hidden_tasks, s->listed_tasks);
+		CC_AUDIT_SET(f->fix, "run the audit in the host's PID namespace (Kubernetes: hostPID: true)");
+	}
 	return 0;
 }
 

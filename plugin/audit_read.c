@@ -176,6 +176,7 @@ static int read_tasks(struct walker *w, int i, const struct cc_root *root, struc
 	_cleanup_free_ char *list = read_opt(w, w->s->cgroups[i].path, "cgroup.threads", err);
 	_cleanup_bitmap_ hwloc_bitmap_t aff = hwloc_bitmap_alloc();
 	char *save = NULL;
+	int hidden = w->s->hidden_tasks;
 
 	if (!aff)
 		return cc_err_sys(err, ENOMEM, "audit");
@@ -191,9 +192,14 @@ static int read_tasks(struct walker *w, int i, const struct cc_root *root, struc
 					  w->s->cgroups[i].path, tok);
 		/* The kernel lists threads outside the reader's PID namespace
 		 * as 0 (an audit in a pod without the host's PIDs): there is
-		 * no /proc entry to read their affinity from. */
-		if (tid == 0)
+		 * no /proc entry to read their affinity from.  Counted, so
+		 * the checks say they could not look instead of passing. */
+		w->s->listed_tasks++;
+		if (tid == 0) {
+			if (!w->s->hidden_tasks++)
+				w->s->hidden_at = i;
 			continue;
+		}
 		snprintf(path, sizeof(path), "/proc/%ld/status", tid);
 		status = cc_root_read(root, path, 0, err);
 		if (!status) {
@@ -208,6 +214,7 @@ static int read_tasks(struct walker *w, int i, const struct cc_root *root, struc
 		if (cc_audit_snap_add_task(w->s, (int)tid, i, aff, err) < 0)
 			return -1;
 	}
+	w->s->hidden_cgroups += w->s->hidden_tasks > hidden;
 	return 0;
 }
 

@@ -18,25 +18,6 @@ void cc_fault_point(const struct cc_ctx *ctx, const char *step)
 	cc_fault(ctx->fault, step);
 }
 
-/* The container's name within its pod, for per-container annotations
- * (`corecarve.io/placement.<name>`).  Each runtime puts it in the OCI
- * spec under its own key (docs/hook.md): containerd's CRI under
- * io.kubernetes.cri.container-name, CRI-O under the kubelet's label
- * io.kubernetes.container.name (it copies the labels).  Podman writes
- * neither. */
-static const char *container_name(const json_t *annotations)
-{
-	static const char *const keys[] = { "io.kubernetes.cri.container-name", "io.kubernetes.container.name", NULL };
-
-	for (int i = 0; keys[i]; i++) {
-		json_t *v = json_object_get(annotations, keys[i]);
-
-		if (json_is_string(v) && json_string_length(v))
-			return json_string_value(v);
-	}
-	return NULL;
-}
-
 static struct cc_effect_run effect_run(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l,
 				       const char *id)
 {
@@ -142,7 +123,7 @@ static int load_request(const struct cc_oci_state *st, struct cc_oci_config *cfg
 			return -1;
 		ann = cfg->annotations;
 	}
-	r = cc_request_lookup(ann, container_name(ann), req, &key, err);
+	r = cc_request_lookup_oci(ann, req, &key, err);
 	if (r < 0)
 		return -1;
 	*found = r == 1;

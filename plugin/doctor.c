@@ -244,3 +244,14 @@ int cc_doctor_version(const char *s)
 		return -1;
 	return (int)(major * 1000 + minor);
 }
+
+const char *cc_kubelet_evidence(const struct cc_root *root)
+{
+	static const char *const paths[] = { "/sys/fs/cgroup/kubepods.slice", "/sys/fs/cgroup/kubepods",
+					     "/var/lib/kubelet", NULL };
+
+	for (int i = 0; paths[i]; i++)
+		if (cc_root_exists(root, paths[i]))
+			return paths[i];
+	return NULL;
+}

@@ -89,6 +89,12 @@ json_t *cc_doctor_json(const struct cc_doctor_report *r);
 void cc_doctor_set(struct cc_doctor_item *it, enum cc_doctor_status st, const char *why,
 		   const char *fix, const char *found_fmt, ...) __attribute__((format(printf, 5, 6)));
 
+/* What makes this a kubelet's node, through the root: the first of
+ * /sys/fs/cgroup/kubepods.slice (systemd driver), /sys/fs/cgroup/kubepods
+ * (cgroupfs) and /var/lib/kubelet (a node whose kubelet has not started
+ * yet, as at boot) that exists; NULL on other hosts. */
+const char *cc_kubelet_evidence(const struct cc_root *root);
+
 /* ---- pure parsers the checks use ----------------------------------------- */
 
 /* "always [madvise] never" -> "madvise"; NULL when no mode is bracketed. */

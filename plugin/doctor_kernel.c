@@ -203,7 +203,9 @@ void cc_doctor_check_partition(const struct cc_doctor_ctx *ctx, struct cc_doctor
 			  "partition; remote partitions (cpuset.cpus.exclusive, Linux >= 6.7) can sit deep in a "
 			  "hierarchy such as kubepods/pod/ctr, local ones only below a partition root";
 	bool remote = false, local = false, cpuset_child = false;
-	char probe[512] = "", rel[128];
+	char probe[512] = "", rel[128], squeezer[256] = "";
+	struct cc_err perr = CC_ERR_INIT;
+	const char *kubelet;
 	struct dirent *de;
 
 	/* Nothing to probe without cgroup v2's cpuset: the cgroup line says
@@ -232,20 +234,50 @@ void cc_doctor_check_partition(const struct cc_doctor_ctx *ctx, struct cc_doctor
 			local = true;
 			snprintf(probe, sizeof(probe), "%s", de->d_name);
 		}
+		/* A partition root that is not the kubelet's own (a parent
+		 * init-parent made, /corecarve.slice). */
+		if (!squeezer[0] && strncmp(de->d_name, "kubepods", 8)) {
+			_cleanup_free_ char *part = cc_root_read(ctx->root, path, 64, &perr);
+
+			if (part && !strncmp(part, "root", 4) && !strstr(part, "invalid"))
+				snprintf(squeezer, sizeof(squeezer), "%s", de->d_name);
+			cc_err_clear(&perr);
+		}
 	}
 	release(ctx->root, rel, sizeof(rel));
-	if (remote)
+	kubelet = cc_kubelet_evidence(ctx->root);
+	if (remote) {
 		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL,
 			      "remote: cpuset.cpus.exclusive present (seen on /%s): carves are partitions wherever the "
 			      "container's cgroup is", probe);
-	else if (local)
+	} else if (kubelet && squeezer[0]) {
+		/* A partition root beside the kubelet's pods takes its CPUs
+		 * from them: every ordinary pod runs on what it leaves. */
+		char fix[512];
+
+		snprintf(fix, sizeof(fix),
+			 "write member to /sys/fs/cgroup/%s/cpuset.cpus.partition and disable the partition parent "
+			 "(corecarve-prepare skips it on a kubelet node); on Kubernetes before Linux 6.7 carves are "
+			 "cpuset-only", squeezer);
+		cc_doctor_set(it, CC_DOCTOR_FAIL, why, fix,
+			      "a kubelet node (%s) with /%s a partition root: the kubelet's pods outside it run only on "
+			      "the CPUs it leaves (the reserved ones)", kubelet, squeezer);
+	} else if (kubelet) {
 		cc_doctor_set(it, CC_DOCTOR_WARN, why,
-			      "run `corecarve init-parent CGROUP` for the containers' parent (e.g. /kubepods) so carves "
-			      "below it are local partitions (corecarve-prepare.service does it at boot), or move to "
-			      "Linux >= 6.7",
+			      "keep the DaemonSet's AUTOFIX (or corecarve-audit.timer) repairing SOFT_EXCLUSIVITY_LEAK and "
+			      "SPLIT_CORE, or move to Linux >= 6.7 for carves the kernel enforces",
+			      "%s on a kubelet node (%s): carves below the kubelet's pod cgroups are cpuset-only (a local "
+			      "partition needs its parent, the pod's cgroup, to be a partition root, and the kubelet makes "
+			      "those); a pod started after a carve runs on its CPUs until the audit takes them back",
+			      local ? "local partitions only" : "no partitions", kubelet);
+	} else if (local) {
+		cc_doctor_set(it, CC_DOCTOR_WARN, why,
+			      "run `corecarve init-parent CGROUP` for the containers' parent (e.g. /corecarve.slice with "
+			      "podman --cgroup-parent) so carves below it are local partitions (corecarve-prepare.service "
+			      "does it at boot), or move to Linux >= 6.7",
 			      "local: cpuset.cpus.partition but no cpuset.cpus.exclusive (seen on /%s): a carve is a "
 			      "partition only when its parent is a partition root; elsewhere it is cpuset-only", probe);
-	else if (!cpuset_child) {
+	} else if (!cpuset_child) {
 		/* The files appear only on cgroups with the cpuset controller. */
 		sub = cc_root_read(ctx->root, "/sys/fs/cgroup/cgroup.subtree_control", 0, &err);
 		cc_doctor_set(it, CC_DOCTOR_UNKNOWN, why,
@@ -253,11 +285,12 @@ void cc_doctor_check_partition(const struct cc_doctor_ctx *ctx, struct cc_doctor
 			      "first carve do it), then run doctor again",
 			      "no child cgroup has the cpuset controller yet (root subtree_control \"%s\"), so the "
 			      "kernel's partition files cannot be seen", sub ? sub : "?");
-	} else
+	} else {
 		cc_doctor_set(it, CC_DOCTOR_WARN, why, "use a kernel with cpuset partitions (Linux 5.11 or later)",
 			      "none: child cgroups have cpuset.cpus but no cpuset.cpus.partition%s%s%s: carves are "
 			      "cpuset-only (peers are narrowed, the kernel does not enforce exclusivity)",
 			      rel[0] ? " (kernel " : "", rel, rel[0] ? ")" : "");
+	}
 }
 
 void cc_doctor_check_smt(const struct cc_doctor_ctx *ctx, struct cc_doctor_item *it)

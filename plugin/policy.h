@@ -157,6 +157,19 @@ int cc_request_select(const struct json_t *annotations, const char *container_na
 int cc_request_lookup(const struct json_t *annotations, const char *container_name,
 		      struct cc_request *out, const char **key, struct cc_err *err);
 
+/* cc_request_lookup on an OCI spec's annotations as the runtimes write
+ * them (docs/hook.md): the container's name within its pod from the key
+ * its runtime uses (containerd's CRI: io.kubernetes.cri.container-name;
+ * CRI-O: io.kubernetes.container.name, the kubelet's label it copies), and
+ * a pod's sandbox (pause) container never takes an annotation: the pod's
+ * annotations reach its spec too (containerd's pod_annotations, CRI-O's
+ * copy of all of them), but it holds the pod's namespaces and runs
+ * nothing.  Returns what cc_request_lookup returns. */
+int cc_request_lookup_oci(const struct json_t *annotations, struct cc_request *out, const char **key,
+			  struct cc_err *err);
+/* The pod-sandbox test of cc_request_lookup_oci. */
+bool cc_oci_is_sandbox(const struct json_t *annotations);
+
 /* Names of the enums, for output. */
 const char *cc_smt_name(enum cc_smt v);
 const char *cc_memory_name(enum cc_memory v);

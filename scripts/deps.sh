@@ -10,7 +10,11 @@ set -eu
 BUILD_PKGS="build-essential pkg-config libhwloc-dev hwloc-nox libcgroup-dev libyaml-dev \
 libnuma-dev libseccomp-dev check libjansson-dev libudev-dev libsmartcols-dev"
 # The e2e harness boots real Debian kernels under QEMU and runs real crun.
-E2E_PKGS="crun busybox-static cpio xz-utils zstd kmod"
+# The k8s guest (tests/e2e/k8s/) boots a Debian disk image made with
+# mmdebstrap and mkfs.ext4 -d (containerd, runc, systemd and Python's grpc
+# go into the image, not onto this host); its container images are made
+# with Debian's python3.
+E2E_PKGS="crun busybox-static cpio xz-utils zstd kmod mmdebstrap e2fsprogs python3"
 # Unit tests of the pictures (xmllint, rsvg-convert) and man pages (groff);
 # podman + conmon for the hooks.d scenario in the guest (tests/e2e/mkpodman.sh).
 TEST_PKGS="libxml2-utils librsvg2-bin groff-base podman conmon"

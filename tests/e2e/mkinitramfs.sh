@@ -160,6 +160,8 @@ for s in "$here"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.
 	$pattern | ${pattern}.sh) ;;
 	*) continue ;;
 	esac
+	# The k8s guest's scenarios boot a disk of their own (k8s/mkinit.sh).
+	grep -qs '^# e2e-guest: k8s' "$s" && continue
 	# Benchmarks are not tests: only the run that asks for them has them.
 	if [ "${CC_BENCH:-0}" != 1 ] && grep -qs '^# e2e-only: bench' "$s"; then
 		held="$held $b"

@@ -12,7 +12,8 @@
 #   CORECARVE_BIN  corecarve binary to test (default: <repo>/corecarve)
 #   E2E_CACHE      cache directory (default: <repo>/.cache/e2e)
 #   E2E_TIMEOUT    seconds per boot, host side (default: 1500: a whole boot runs every scenario; CI has 2 cores)
-#   E2E_SCENARIO_TIMEOUT  seconds per scenario in the guest (default: 400)
+#   E2E_SCENARIO_TIMEOUT  seconds per scenario in the guest (default: 400;
+#                  E2E_K8S_SCENARIO_TIMEOUT, 900, in the k8s guest)
 #   E2E_BOOT_TIMEOUT  seconds for the guest's /init to print E2E-BEGIN (default:
 #                  300); a boot that has not by then hung in the kernel or
 #                  firmware under TCG, before any test ran: it is killed.
@@ -28,6 +29,15 @@
 #   CI             when set (CI=true; anything but empty, 0 or false), a
 #                  SKIP fails the run: in CI every scenario must run
 #   QEMU           qemu-system-x86_64 to use
+#   K8S_SUITE, K8S_PACKAGES  the Debian suite and the packages of the k8s
+#                  guest's disk image (mkimage.sh; default bookworm with
+#                  containerd, runc, systemd, dbus and Python's grpc):
+#                  scenarios marked "# e2e-guest: k8s" boot it, each
+#                  kernel once more, as <kernel>-k8s
+#   E2E_K8S_KERNELS  the kernels that boot the k8s guest (default: every
+#                  selected one; e.g. "6.1 6.12" to leave 7 to the
+#                  initramfs guest, "none" for no k8s guest): about 8 to 9
+#                  minutes per kernel on a 2-core host
 #
 # Output: the console log of each boot in $E2E_CACHE/log-<kernel>.txt; every
 # FAIL and SKIP line; per-kernel tallies; and last a line exactly
@@ -41,9 +51,14 @@ repo=$(cd "$here/../.." && pwd)
 cache=${E2E_CACHE:-$repo/.cache/e2e}
 timeout_s=${E2E_TIMEOUT:-1500}
 scenario_timeout=${E2E_SCENARIO_TIMEOUT:-400}
+# A k8s-guest scenario drives dozens of pods through containerd under TCG.
+k8s_scenario_timeout=${E2E_K8S_SCENARIO_TIMEOUT:-900}
 boot_timeout=${E2E_BOOT_TIMEOUT:-300}
 boot_retries=${E2E_BOOT_RETRIES:-2}
 qemu=${QEMU:-qemu-system-x86_64}
+K8S_SUITE=${K8S_SUITE:-bookworm}
+K8S_PACKAGES=${K8S_PACKAGES:-systemd dbus containerd runc python3-grpcio python3-protobuf python3-yaml}
+k8s_kernels=${E2E_K8S_KERNELS:-all}
 
 kernels=all
 scenarios='*'
@@ -127,34 +142,20 @@ total_fail=0
 total_skip=0
 summary=
 retried=
-for k in $kernels; do
-	kdir=$cache/kernels/$k
-	vmlinuz=
-	if kdir_find "$kdir"; then vmlinuz=$KVMLINUZ; fi
-	initrd=$cache/initramfs-$k.cpio.gz
-	log=$cache/log-$k.txt
-	rm -f "$log" "$log".attempt*
-	if [ -z "$vmlinuz" ]; then
-		echo "[$k] FAIL $k/boot: no vmlinuz in $kdir"
-		total_fail=$((total_fail + 1))
-		continue
-	fi
-	if ! E2E_SCENARIOS=$scenarios "$here/mkinitramfs.sh" "$kdir" "$initrd" >&2; then
-		echo "[$k] FAIL $k/initramfs: mkinitramfs.sh failed (see above)"
-		total_fail=$((total_fail + 1))
-		continue
-	fi
-
+# boot_guest G: boot the guest G (the kernel $k with $initrd, the disk
+# $gdisk, $gappend on the command line), log to $log, add its tallies.
+boot_guest() {
+	g=$1
 	guest_budget=$((timeout_s - 60))
 	[ "$guest_budget" -ge 60 ] || guest_budget=60
-	append="console=ttyS0 quiet panic=-1 cc.kernel=$k cc.timeout=$guest_budget cc.scenario_timeout=$scenario_timeout"
+	append="console=ttyS0 quiet panic=-1 ${gappend}cc.kernel=$k cc.timeout=$guest_budget cc.scenario_timeout=${gstimeout:-$scenario_timeout}"
 	[ "$demo" = 0 ] || append="$append cc.demo=1"
 	[ "${CC_BENCH:-0}" != 1 ] || append="$append cc.bench=1${CC_BENCH_PAIRS:+ cc.bench_pairs=$CC_BENCH_PAIRS}"
 
-	echo "e2e: booting $k ($(basename "$vmlinuz")), timeout ${timeout_s}s, log $log" >&2
+	echo "e2e: booting $g ($(basename "$vmlinuz")), timeout ${timeout_s}s, log $log" >&2
 	start=$(date +%s)
-	rcfile=$cache/.qemu-rc-$k
-	pidfile=$cache/.qemu-pid-$k
+	rcfile=$cache/.qemu-rc-$g
+	pidfile=$cache/.qemu-pid-$g
 	attempt=1
 	while :; do
 		rm -f "$rcfile" "$pidfile" "$log"
@@ -173,7 +174,7 @@ for k in $kernels; do
 				-append "$append" \
 				-nographic -no-reboot -pidfile "$pidfile" \
 				-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
-				-drive file="$disk",if=none,id=d0,format=raw \
+				-drive file="$gdisk",if=none,id=d0,format=raw$gsnap \
 				-device virtio-blk-pci,drive=d0,num-queues=4 \
 				</dev/null 2>&1
 			echo $? >"$rcfile"
@@ -206,9 +207,9 @@ for k in $kernels; do
 		else
 			how="ended before /init: qemu exited with status $(cat "$rcfile" 2>/dev/null || echo '?')"
 		fi
-		echo "e2e: [$k] INFO boot attempt $attempt $how (last console line: $(strip_ctl <"$log" | tr -d '\r' | grep -v '^qemu-system-x86_64: warning\|^Killed\|^[[:space:]]*$' | tail -n 1 | cut -c1-160)); console kept in $log.attempt$attempt; booting again" >&2
+		echo "e2e: [$g] INFO boot attempt $attempt $how (last console line: $(strip_ctl <"$log" | tr -d '\r' | grep -v '^qemu-system-x86_64: warning\|^Killed\|^[[:space:]]*$' | tail -n 1 | cut -c1-160)); console kept in $log.attempt$attempt; booting again" >&2
 		mv "$log" "$log.attempt$attempt"
-		retried="$retried $k"
+		retried="$retried $g"
 		attempt=$((attempt + 1))
 	done
 	rc=$(cat "$rcfile" 2>/dev/null || echo '?')
@@ -224,8 +225,8 @@ for k in $kernels; do
 	p=$(grep -c '^PASS ' "$log" || true)
 	f=$(grep -c '^FAIL ' "$log" || true)
 	s=$(grep -c '^SKIP ' "$log" || true)
-	grep '^FAIL ' "$log" | sed "s/^/[$k] /" || true
-	grep '^SKIP ' "$log" | sed "s/^/[$k] /" || true
+	grep '^FAIL ' "$log" | sed "s/^/[$g] /" || true
+	grep '^SKIP ' "$log" | sed "s/^/[$g] /" || true
 	if ! grep -q '^E2E-DONE' "$log"; then
 		if [ "$hung" = 1 ]; then
 			why="the boot hung: no E2E-BEGIN after ${boot_timeout}s, $attempt attempts"
@@ -238,13 +239,13 @@ for k in $kernels; do
 		if grep -q 'Kernel panic' "$log"; then
 			why="$why; $(grep -m1 'Kernel panic' "$log")"
 		fi
-		echo "[$k] last console lines:"
-		grep -v '^qemu-system-x86_64: warning: TCG' "$log" | tail -n 25 | sed "s/^/[$k]   /"
+		echo "[$g] last console lines:"
+		grep -v '^qemu-system-x86_64: warning: TCG' "$log" | tail -n 25 | sed "s/^/[$g]   /"
 		# The guest watchdog's FAIL line already counts this boot.
 		if grep -q '^FAIL e2e/watchdog' "$log"; then
-			echo "[$k] ($k/boot: did not reach E2E-DONE: $why; counted by e2e/watchdog)"
+			echo "[$g] ($g/boot: did not reach E2E-DONE: $why; counted by e2e/watchdog)"
 		else
-			echo "[$k] FAIL $k/boot: did not reach E2E-DONE: $why"
+			echo "[$g] FAIL $g/boot: did not reach E2E-DONE: $why"
 			f=$((f + 1))
 		fi
 	fi
@@ -252,7 +253,80 @@ for k in $kernels; do
 	total_fail=$((total_fail + f))
 	total_skip=$((total_skip + s))
 	summary="$summary
-e2e[$k]: $p passed, $f failed, $s skipped in ${secs}s ($(sed -n 's/^E2E-BEGIN //p' "$log" | head -n 1))"
+e2e[$g]: $p passed, $f failed, $s skipped in ${secs}s ($(sed -n 's/^E2E-BEGIN //p' "$log" | head -n 1))"
+}
+
+# Which guests the selected scenarios need: "# e2e-guest: k8s" marks the
+# scenarios of the k8s guest (systemd, containerd and the kubelet stand-in
+# on a Debian disk image, tests/e2e/k8s/); the others run in the initramfs.
+want_initramfs=0
+want_k8s=0
+for s in "$here"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.sh}; do
+	[ -e "$s" ] || continue
+	b=$(basename "$s")
+	# shellcheck disable=SC2254 # a pattern
+	case $b in $scenarios | ${scenarios}.sh) ;; *) continue ;; esac
+	if grep -qs '^# e2e-guest: k8s' "$s"; then
+		want_k8s=1
+	elif [ "${CC_BENCH:-0}" = 1 ] || ! grep -qs '^# e2e-only: bench' "$s"; then
+		want_initramfs=1
+	fi
+done
+[ "$want_initramfs" = 1 ] || [ "$want_k8s" = 1 ] || want_initramfs=1 # mkinitramfs.sh says why nothing matches
+k8s_image=
+if [ "$want_k8s" = 1 ]; then
+	if "$here/mkimage.sh" --suite "$K8S_SUITE" --name "k8s-$K8S_SUITE" --packages "$K8S_PACKAGES" "$cache" >&2; then
+		k8s_image=$cache/images/k8s-$K8S_SUITE.raw
+	fi
+fi
+
+for k in $kernels; do
+	kdir=$cache/kernels/$k
+	vmlinuz=
+	if kdir_find "$kdir"; then vmlinuz=$KVMLINUZ; fi
+	if [ -z "$vmlinuz" ]; then
+		echo "[$k] FAIL $k/boot: no vmlinuz in $kdir"
+		total_fail=$((total_fail + 1))
+		continue
+	fi
+	# The initramfs guest: every selected scenario that needs no other.
+	if [ "$want_initramfs" = 1 ]; then
+		initrd=$cache/initramfs-$k.cpio.gz
+		log=$cache/log-$k.txt
+		rm -f "$log" "$log".attempt*
+		if ! E2E_SCENARIOS=$scenarios "$here/mkinitramfs.sh" "$kdir" "$initrd" >&2; then
+			echo "[$k] FAIL $k/initramfs: mkinitramfs.sh failed (see above)"
+			total_fail=$((total_fail + 1))
+		else
+			gdisk=$disk gsnap='' gappend='' gstimeout=''
+			boot_guest "$k"
+		fi
+	fi
+	# The k8s guest: systemd and containerd on a Debian disk image.
+	k8s_here=1
+	case " $k8s_kernels " in " all " | *" $k "*) ;; *) k8s_here=0 ;; esac
+	if [ "$want_k8s" = 1 ] && [ "$k8s_here" = 0 ]; then
+		echo "e2e: [$k-k8s] not booted: E2E_K8S_KERNELS=$k8s_kernels" >&2
+	fi
+	if [ "$want_k8s" = 1 ] && [ "$k8s_here" = 1 ]; then
+		initrd=$cache/initramfs-$k-k8s.cpio.gz
+		log=$cache/log-$k-k8s.txt
+		rm -f "$log" "$log".attempt*
+		if [ -z "$k8s_image" ]; then
+			echo "[$k-k8s] FAIL $k-k8s/image: mkimage.sh failed (see above)"
+			total_fail=$((total_fail + 1))
+		elif ! E2E_SCENARIOS=$scenarios "$here/k8s/mkinit.sh" "$kdir" "$initrd" >&2; then
+			echo "[$k-k8s] FAIL $k-k8s/initramfs: k8s/mkinit.sh failed (see above)"
+			total_fail=$((total_fail + 1))
+		else
+			# -snapshot: the guest writes to a temporary overlay, the
+			# cached image stays as mkimage.sh made it.
+			gdisk=$k8s_image gsnap=,snapshot=on gappend='systemd.show_status=0 rd.udev.log_level=3 '
+			gstimeout=$k8s_scenario_timeout
+			boot_guest "$k-k8s"
+			gstimeout=
+		fi
+	fi
 done
 
 printf '%s\n' "$summary" | sed '/^$/d'

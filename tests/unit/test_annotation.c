@@ -364,6 +364,70 @@ START_TEST(test_lookup)
 }
 END_TEST
 
+/* What each runtime writes into an OCI spec for a pod with a pod-wide and a
+ * per-container ("web") annotation (docs/hook.md has the table and where
+ * in each runtime's source it comes from): the container takes its own,
+ * another container the pod's, a sandbox none. */
+static const struct {
+	const char *name, *json, *want; /* want: the class chosen, "" for none */
+} oci_cases[] = {
+	{ "containerd-container",
+	  "{\"io.kubernetes.cri.container-type\": \"container\", \"io.kubernetes.cri.container-name\": \"web\","
+	  " \"io.kubernetes.cri.sandbox-name\": \"p\", \"corecarve.io/placement\": \"{class: batch, cpus: 1}\","
+	  " \"corecarve.io/placement.web\": \"{class: latency, cpus: 2}\"}",
+	  "latency" },
+	{ "containerd-other-container",
+	  "{\"io.kubernetes.cri.container-type\": \"container\", \"io.kubernetes.cri.container-name\": \"logs\","
+	  " \"corecarve.io/placement\": \"{class: batch, cpus: 1}\", \"corecarve.io/placement.web\": \"{class: latency, cpus: 2}\"}",
+	  "batch" },
+	{ "containerd-sandbox",
+	  "{\"io.kubernetes.cri.container-type\": \"sandbox\", \"io.kubernetes.cri.sandbox-id\": \"abc\","
+	  " \"corecarve.io/placement\": \"{class: batch, cpus: 1}\", \"corecarve.io/placement.web\": \"{class: latency, cpus: 2}\"}",
+	  "" },
+	{ "crio-container",
+	  "{\"io.kubernetes.cri-o.ContainerType\": \"container\", \"io.kubernetes.container.name\": \"web\","
+	  " \"io.kubernetes.pod.name\": \"p\", \"corecarve.io/placement\": \"{class: batch, cpus: 1}\","
+	  " \"corecarve.io/placement.web\": \"{class: latency, cpus: 2}\"}",
+	  "latency" },
+	{ "crio-sandbox",
+	  "{\"io.kubernetes.cri-o.ContainerType\": \"sandbox\", \"corecarve.io/placement\": \"{class: batch, cpus: 1}\"}", "" },
+	/* podman kube play / run --pod: no container name at all, so only the
+	 * pod-wide key applies. */
+	{ "podman-pod-container",
+	  "{\"io.kubernetes.cri-o.SandboxID\": \"abc\", \"corecarve.io/placement\": \"{class: batch, cpus: 1}\","
+	  " \"corecarve.io/placement.web\": \"{class: latency, cpus: 2}\"}",
+	  "batch" },
+	{ "podman-4-infra", "{\"io.kubernetes.cri-o.ContainerType\": \"sandbox\", \"corecarve.io/placement\": \"{class: batch, cpus: 1}\"}",
+	  "" },
+	/* containerd's key wins where both are present; an empty name is none. */
+	{ "both-keys",
+	  "{\"io.kubernetes.cri.container-name\": \"web\", \"io.kubernetes.container.name\": \"db\","
+	  " \"corecarve.io/placement.db\": \"{class: batch, cpus: 1}\", \"corecarve.io/placement.web\": \"{class: latency, cpus: 2}\"}",
+	  "latency" },
+	{ "empty-name",
+	  "{\"io.kubernetes.cri.container-name\": \"\", \"io.kubernetes.container.name\": \"web\","
+	  " \"corecarve.io/placement.web\": \"{class: latency, cpus: 2}\"}",
+	  "latency" },
+	{ "plain", "{\"corecarve.io/placement\": \"{class: batch, cpus: 1}\"}", "batch" },
+};
+
+START_TEST(test_lookup_oci)
+{
+	_cleanup_json_ json_t *a = ann(oci_cases[_i].json);
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_request r;
+	const char *key = NULL;
+	int got = cc_request_lookup_oci(a, &r, &key, &err);
+
+	ck_assert_msg(got >= 0, "%s: %s", oci_cases[_i].name, err.msg);
+	ck_assert_msg(got == (*oci_cases[_i].want != 0), "%s: lookup returned %d", oci_cases[_i].name, got);
+	if (got)
+		ck_assert_str_eq(r.class_name, oci_cases[_i].want);
+	ck_assert(cc_oci_is_sandbox(a) == (strstr(oci_cases[_i].json, "\"sandbox\"") != NULL));
+	ck_assert(!cc_oci_is_sandbox(NULL));
+}
+END_TEST
+
 static Suite *annotation_suite(void)
 {
 	Suite *s = suite_create("annotation");
@@ -378,6 +442,7 @@ static Suite *annotation_suite(void)
 	tcase_add_test(tc, test_permitted_default_policy);
 	tcase_add_test(tc, test_select);
 	tcase_add_test(tc, test_lookup);
+	tcase_add_loop_test(tc, test_lookup_oci, 0, sizeof(oci_cases) / sizeof(oci_cases[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -239,6 +239,7 @@ START_TEST(test_codes_stable)
 		"KUBELET_STATIC_CPU_MANAGER", "VM_MIXED_CLASSES", "VM_SHARED_CPU", "VM_DRIFT", "VM_GONE",
 		"POWER_DRIFT", "POWER_NOT_RESTORED", "RELEASE_PENDING", "RECORD_ORPHAN", "RECORD_DRIFT",
 		"LEDGER_MISSING",
+		"TASKS_HIDDEN",
 	};
 
 	ck_assert_int_eq(CC_AUDIT_NCODES, (int)(sizeof(names) / sizeof(names[0])));
@@ -661,6 +662,33 @@ START_TEST(test_task_escaped)
 }
 END_TEST
 
+/* Threads listed as PID 0 (an audit in another PID namespace) cannot be
+ * checked: the audit says so instead of reading clean. */
+START_TEST(test_tasks_hidden)
+{
+	struct world w;
+
+	world_soft(&w);
+	ck_assert_str_eq(run_check(&w, cc_audit_check_tasks), "");
+	w.snap.hidden_tasks = 3;
+	w.snap.listed_tasks = 3;
+	w.snap.hidden_cgroups = 2;
+	w.snap.hidden_at = cc_audit_snap_find(&w.snap, "/kubepods/pod1/c1");
+	ck_assert_str_eq(run_check(&w, cc_audit_check_tasks), "TASKS_HIDDEN tasks of 2 cgroups (first: /kubepods/pod1/c1)");
+	ck_assert_str_eq(w.rep.f[0].carve, "c1");
+	ck_assert_int_eq(w.rep.f[0].severity, CC_AUDIT_WARNING);
+	ck_assert_int_eq(w.rep.f[0].repair, CC_REPAIR_NONE);
+	ck_assert_str_eq(w.rep.f[0].actual, "3 of 3 threads read as PID 0: outside this PID namespace, not checked");
+	ck_assert_str_eq(w.rep.f[0].fix, "run the audit in the host's PID namespace (Kubernetes: hostPID: true)");
+	/* Under a quota, outside any carve: no carve to name. */
+	w.snap.hidden_cgroups = 1;
+	w.snap.hidden_at = cc_audit_snap_find(&w.snap, "/kubepods/pod1/p1");
+	ck_assert_str_eq(run_check(&w, cc_audit_check_tasks), "TASKS_HIDDEN tasks of 1 cgroup (first: /kubepods/pod1/p1)");
+	ck_assert_str_eq(w.rep.f[0].carve, "");
+	world_fini(&w);
+}
+END_TEST
+
 /* ---- IRQs ------------------------------------------------------------------ */
 
 static void irq_table(struct world *w)
@@ -1002,6 +1030,11 @@ START_TEST(test_read_captured_tree)
 	ck_assert(g->populated);
 	ck_assert_int_eq(s.ntasks, 1);
 	ck_assert_int_eq(s.tasks[0].tid, 4242);
+	/* The 0 is counted, not read. */
+	ck_assert_int_eq(s.listed_tasks, 2);
+	ck_assert_int_eq(s.hidden_tasks, 1);
+	ck_assert_int_eq(s.hidden_cgroups, 1);
+	ck_assert_int_eq(s.hidden_at, cc_audit_snap_find(&s, "/kubepods/pod1/c1"));
 	ck_assert_int_eq(hwloc_bitmap_first(s.tasks[0].affinity), 2);
 	ck_assert_str_eq(s.kubelet_policy, "static");
 	cc_audit_snap_fini(&s);
@@ -1064,14 +1097,17 @@ START_TEST(test_cli_captured_tree)
 	ck_assert_msg(doc != NULL, "%s", je.text);
 	ck_assert_int_eq(WEXITSTATUS(st), 1);
 	f = json_object_get(doc, "findings");
-	/* Drift, the quota, the escaped task, the kubelet; the default
-	 * policy's reserved 0-1 is not carved. */
-	ck_assert_int_eq(json_array_size(f), 4);
+	/* Drift, the quota, the escaped task, the kubelet, the thread this
+	 * reader cannot see; the default policy's reserved 0-1 is not carved. */
+	ck_assert_int_eq(json_array_size(f), 5);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f, 0), "code")), "CARVE_DRIFT");
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f, 1), "code")), "QUOTA_ON_CARVE");
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f, 2), "code")),
 			 "KUBELET_STATIC_CPU_MANAGER");
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f, 3), "code")), "TASK_ESCAPED");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f, 4), "code")), "TASKS_HIDDEN");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f, 4), "actual")),
+			 "1 of 2 threads read as PID 0: outside this PID namespace, not checked");
 	ck_assert_int_eq(json_integer_value(json_object_get(doc, "cgroups")), 4);
 	json_decref(doc);
 	/* --fix refuses a captured tree: nothing there to repair. */
@@ -1097,6 +1133,10 @@ static const struct {
 	{ "--synthetic 'pack:1 core:2 pu:1'", "corecarve: audit: --hwloc-xml and --synthetic describe no kernel to audit; use --root" },
 	{ "--root /tmp --fix", "corecarve: audit: --fix changes the running kernel; it cannot act on --root /tmp" },
 	{ "--bogus", "corecarve: audit: unexpected argument \"--bogus\" (see corecarve audit --help)" },
+	{ "--fix=QUOTA", "corecarve: --fix: unknown finding code \"QUOTA\" (the codes are in docs/audit.md, e.g. QUOTA_ON_CARVE)" },
+	{ "--fix=", "corecarve: --fix=: expected finding codes, e.g. --fix=QUOTA_ON_CARVE" },
+	{ "--fix=,", "corecarve: --fix=: expected finding codes, e.g. --fix=QUOTA_ON_CARVE" },
+	{ "--root /tmp --fix=QUOTA_ON_CARVE", "corecarve: audit: --fix changes the running kernel; it cannot act on --root /tmp" },
 };
 
 START_TEST(test_cli_bad_args)
@@ -1177,6 +1217,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_quota_on_carve);
 	tcase_add_test(tc, test_quota_with_pinning);
 	tcase_add_test(tc, test_task_escaped);
+	tcase_add_test(tc, test_tasks_hidden);
 	tcase_add_test(tc, test_irq_on_carve);
 	tcase_add_test(tc, test_irq_counts);
 	tcase_add_test(tc, test_kubelet);

@@ -164,6 +164,74 @@ START_TEST(test_file_cases)
 }
 END_TEST
 
+/* A kubelet node with a partition parent beside its pods (init-parent's
+ * /corecarve.slice on 6.1): every ordinary pod runs on the reserved CPUs. */
+START_TEST(test_partition_squeezes_pods)
+{
+	_cleanup_free_ char *tree = mktree();
+	struct cc_doctor_item it;
+
+	put(tree, "/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+	put(tree, "/sys/fs/cgroup/kubepods/cpuset.cpus", "\n");
+	put(tree, "/sys/fs/cgroup/kubepods/cpuset.cpus.partition", "member\n");
+	/* Kubernetes before 6.7 without a partition parent: cpuset-only under
+	 * the kubelet's pods, said so. */
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "partition");
+	expect(&it, CC_DOCTOR_WARN,
+	       "local partitions only on a kubelet node (/sys/fs/cgroup/kubepods): carves below the kubelet's pod "
+	       "cgroups are cpuset-only");
+	/* A partition parent beside them squeezes them. */
+	put(tree, "/sys/fs/cgroup/corecarve.slice/cpuset.cpus", "\n");
+	put(tree, "/sys/fs/cgroup/corecarve.slice/cpuset.cpus.partition", "root\n");
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "partition");
+	expect(&it, CC_DOCTOR_FAIL, "a kubelet node (/sys/fs/cgroup/kubepods) with /corecarve.slice a partition root");
+	ck_assert_ptr_nonnull(strstr(it.fix, "/sys/fs/cgroup/corecarve.slice/cpuset.cpus.partition"));
+	/* At boot, before the kubelet made its cgroups: its state directory. */
+	cc_test_sh(NULL, "rm -rf '%s/sys/fs/cgroup/kubepods'", tree);
+	put(tree, "/var/lib/kubelet/config.yaml", "");
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "partition");
+	expect(&it, CC_DOCTOR_FAIL, "a kubelet node (/var/lib/kubelet) with /corecarve.slice a partition root");
+	/* An invalid one takes nothing. */
+	put(tree, "/sys/fs/cgroup/corecarve.slice/cpuset.cpus.partition", "root invalid (Parent is not a partition root)\n");
+	it = run(tree, (struct cc_doctor_ctx){ 0 }, "partition");
+	expect(&it, CC_DOCTOR_WARN, "cpuset-only");
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
+/* init-parent refuses a kubelet's node: the pods would be squeezed. */
+START_TEST(test_init_parent_refuses_kubelet_node)
+{
+	const char *bin = cc_test_bin("init-parent CLI tests");
+	const char *sys = cc_test_fixture_tree("F03-intel-alderlake-p-4P8E", "test-data-sample1.tar.xz");
+	_cleanup_free_ char *tree = NULL;
+	char *out = NULL;
+	int rc;
+
+	if (!bin || !sys)
+		return;
+	tree = mktree();
+	ck_assert_int_eq(cc_test_sh(NULL, "cp -a '%s/sample1/.' '%s/' && mkdir -p '%s/var/lib/kubelet'", sys, tree, tree), 0);
+	rc = cc_test_sh(&out, "CORECARVE_POLICY= '%s' init-parent /corecarve.slice --root '%s' 2>&1", bin, tree);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strstr(out, "corecarve: init-parent /corecarve.slice: refused on a kubelet node (/var/lib/kubelet): "
+				  "as a partition root it would take its CPUs from the kubelet's pods"),
+		      "%s", out);
+	free(out);
+	/* What corecarve-prepare.service runs: a skip there, exit 0 (a
+	 * cgroup-v2 root for it to probe). */
+	ck_assert_int_eq(cc_test_sh(NULL, "mkdir -p '%s/sys/fs/cgroup' && echo 'cpuset cpu' >'%s/sys/fs/cgroup/cgroup.controllers' "
+				    "&& : >'%s/sys/fs/cgroup/cgroup.subtree_control'", tree, tree, tree), 0);
+	rc = cc_test_sh(&out, "CORECARVE_POLICY= '%s' init-parent --if-needed --dry-run /corecarve.slice --root '%s' 2>&1",
+			bin, tree);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(out, "/corecarve.slice: not made: a kubelet node (/var/lib/kubelet)"), "%s", out);
+	ck_assert_msg(!strstr(out, "cpuset.cpus.partition: root"), "%s", out);
+	free(out);
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
 /* One NUMA node: balancing has nothing to migrate. */
 START_TEST(test_numa_one_node)
 {
@@ -863,6 +931,8 @@ static Suite *doctor_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_file_cases, 0, (int)(sizeof(file_cases) / sizeof(file_cases[0])));
 	tcase_add_test(tc, test_numa_one_node);
+	tcase_add_test(tc, test_partition_squeezes_pods);
+	tcase_add_test(tc, test_init_parent_refuses_kubelet_node);
 	tcase_add_test(tc, test_irqbalance_old);
 	tcase_add_test(tc, test_irqbalance_no_file);
 	tcase_add_test(tc, test_hooks_installed);

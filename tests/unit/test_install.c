@@ -115,7 +115,15 @@ START_TEST(test_install_tree)
 	reset(&out);
 	ck_assert_int_eq(cc_test_sh(&out, "cd '%s'/usr/lib/systemd/system && sed -n 's/^ExecStart=//p' corecarve-audit.service && "
 				  "grep -h '^ExecStart=.*/corecarve ' *.service | grep -v '/usr/bin/corecarve ' | wc -l", d), 0);
-	ck_assert_str_eq(out, "/usr/bin/corecarve audit --prometheus /var/lib/prometheus/node-exporter/corecarve.prom\n0\n");
+	ck_assert_str_eq(out, "/usr/bin/corecarve audit --fix=${AUTOFIX} --prometheus /var/lib/prometheus/node-exporter/corecarve.prom\n0\n");
+	reset(&out);
+	/* The schedule's codes are the audit's, and its repairs are what the
+	 * unit may write. */
+	ck_assert_int_eq(cc_test_sh(&out, "cd '%s'/usr/lib/systemd/system && l=$(sed -n 's/^Environment=AUTOFIX=//p' corecarve-audit.service) && "
+				  "'%s/usr/bin/corecarve' audit --fix=\"$l\" --root /nonexistent 2>&1 | grep -c 'cannot act on --root'; "
+				  "echo \"$l\" | grep -c TASK_ESCAPED; grep -c '^ReadWritePaths=.*/run/corecarve' corecarve-audit.service",
+			    d, d), 0);
+	ck_assert_str_eq(out, "1\n0\n1\n");
 	reset(&out);
 	ck_assert_int_ne(cc_test_sh(&out, "grep -rlI '@[A-Z][A-Z_]*@' '%s'", d), 0);
 	reset(&out);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "audit.h"
 #include "cleanup.h"
 #include "ledger.h"
 #include "policy.h"
@@ -24,8 +25,8 @@ static const char *const host_paths[] = {
 	"/opt/corecarve",                          /* the installed binary and its libraries */
 	"/etc/containers/oci/hooks.d",             /* hooks.d for CRI-O and podman */
 	"/etc/corecarve",                          /* the node policy */
-	"/run/corecarve",                          /* the ledger, read by the audit */
-	"/sys/fs/cgroup",                          /* cgroupfs, read by the audit */
+	"/run/corecarve",                          /* the ledger, read and repaired by the audit */
+	"/sys/fs/cgroup",                          /* cgroupfs, read and repaired by the audit */
 	"/var/lib/node_exporter/textfile_collector", /* the audit's metrics */
 	NULL,
 };
@@ -126,6 +127,39 @@ static bool volume_mounted(const struct cc_ynode *spec, const char *vol)
 	return false;
 }
 
+/* The audit container's AUTOFIX (audit --fix=CODE,...): every code is one
+ * the audit knows, and none whose repair reaches beyond cgroupfs and the
+ * ledger, which is all the pod may write (docs/audit.md). */
+static int check_autofix(const struct cc_ynode *spec, struct cc_err *err)
+{
+	static const char *const beyond[] = { "TASK_ESCAPED", "IRQ_ON_CARVE", "POWER_DRIFT", "POWER_NOT_RESTORED",
+					      "VM_DRIFT", "VM_GONE", NULL };
+	const struct cc_ynode *ctrs = cc_ynode_get(spec, "containers");
+
+	for (const struct cc_ynode *c = ctrs ? ctrs->first : NULL; c; c = c->next) {
+		const struct cc_ynode *env = cc_ynode_get(c, "env");
+
+		for (const struct cc_ynode *e = env ? env->first : NULL; e; e = e->next) {
+			const struct cc_ynode *n = cc_ynode_get(e, "name"), *v = cc_ynode_get(e, "value");
+			char buf[1024], *save = NULL;
+
+			if (!n || n->type != CC_YSCALAR || strcmp(n->text, "AUTOFIX"))
+				continue;
+			if (!v || v->type != CC_YSCALAR)
+				return cc_ynode_err(e, err, EINVAL, "AUTOFIX: expected a value");
+			snprintf(buf, sizeof(buf), "%s", v->text);
+			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				if (cc_audit_code_parse(t) < 0)
+					return cc_ynode_err(v, err, EINVAL, "AUTOFIX: %s is no finding code", t);
+				if (in_list(beyond, t))
+					return cc_ynode_err(v, err, EPERM, "AUTOFIX: %s repairs what a pod cannot write", t);
+			}
+			return 0;
+		}
+	}
+	return 0;
+}
+
 static int check_daemonset(const struct cc_ynode *root, struct cc_err *err)
 {
 	const struct cc_ynode *match = NULL, *labels = NULL, *spec = NULL, *volumes = NULL, *hn, *hp;
@@ -144,11 +178,15 @@ static int check_daemonset(const struct cc_ynode *root, struct cc_err *err)
 	}
 	hn = cc_ynode_get(spec, "hostNetwork");
 	hp = cc_ynode_get(spec, "hostPID");
-	if ((hn && !strcmp(hn->text ? hn->text : "", "true")) || (hp && !strcmp(hp->text ? hp->text : "", "true")))
-		return cc_err_set(err, EPERM, "%s: the DaemonSet needs neither the host network nor its PID namespace",
-				  root->doc->source);
+	if (hn && !strcmp(hn->text ? hn->text : "", "true"))
+		return cc_ynode_err(hn, err, EPERM, "the DaemonSet needs no host network");
+	/* The audit reads the tasks of carved cgroups: in a PID namespace of
+	 * its own they all read as 0 (TASKS_HIDDEN). */
+	if (!hp || hp->type != CC_YSCALAR || strcmp(hp->text, "true"))
+		return cc_err_set(err, EINVAL, "%s: spec.template.spec.hostPID: must be true: the audit reads the tasks of "
+				  "carved cgroups, which another PID namespace lists as 0", root->doc->source);
 	if (check_containers(spec, "initContainers", volumes, err) < 0 ||
-	    check_containers(spec, "containers", volumes, err) < 0)
+	    check_containers(spec, "containers", volumes, err) < 0 || check_autofix(spec, err) < 0)
 		return -1;
 	for (const struct cc_ynode *v = volumes->first; v; v = v->next) {
 		const char *name, *host;
@@ -324,7 +362,7 @@ static const struct {
 	  "t: data.policy.yaml:2:30: classes.a.smt: expected isolate or full, got \"half\"" },
 	{ "kind: DaemonSet\napiVersion: apps/v1\nmetadata: {name: x, namespace: corecarve-system}\n"
 	  "spec:\n  selector: {matchLabels: {app: a}}\n  template:\n    metadata: {labels: {app: a}}\n"
-	  "    spec:\n      containers: [{name: c, image: i, volumeMounts: [{name: root, mountPath: /h}]}]\n"
+	  "    spec:\n      hostPID: true\n      containers: [{name: c, image: i, volumeMounts: [{name: root, mountPath: /h}]}]\n"
 	  "      volumes: [{name: root, hostPath: {path: /}}]\n",
 	  "hostPath / is not one corecarve needs" },
 	{ "kind: DaemonSet\napiVersion: apps/v1\nmetadata: {name: x, namespace: corecarve-system}\n"
@@ -333,13 +371,22 @@ static const struct {
 	  "selector label app is not on the pod template" },
 	{ "kind: DaemonSet\napiVersion: apps/v1\nmetadata: {name: x, namespace: corecarve-system}\n"
 	  "spec:\n  selector: {matchLabels: {app: a}}\n  template:\n    metadata: {labels: {app: a}}\n"
-	  "    spec:\n      containers: [{name: c, image: i, securityContext: {privileged: true}}]\n"
+	  "    spec:\n      hostPID: true\n      containers: [{name: c, image: i, securityContext: {privileged: true}}]\n"
 	  "      volumes: [{name: v, emptyDir: {}}]\n",
 	  "container c: no container needs to be privileged" },
 	{ "kind: DaemonSet\napiVersion: apps/v1\nmetadata: {name: x, namespace: corecarve-system}\n"
 	  "spec:\n  selector: {matchLabels: {app: a}}\n  template:\n    metadata: {labels: {app: a}}\n"
-	  "    spec:\n      containers: [{name: c, image: i}]\n      volumes: [{name: v, emptyDir: {}}]\n",
+	  "    spec:\n      hostPID: true\n      containers: [{name: c, image: i}]\n      volumes: [{name: v, emptyDir: {}}]\n",
 	  "volume v is mounted by no container" },
+	{ "kind: DaemonSet\napiVersion: apps/v1\nmetadata: {name: x, namespace: corecarve-system}\n"
+	  "spec:\n  selector: {matchLabels: {app: a}}\n  template:\n    metadata: {labels: {app: a}}\n"
+	  "    spec:\n      containers: [{name: c, image: i}]\n      volumes: [{name: v, emptyDir: {}}]\n",
+	  "t: spec.template.spec.hostPID: must be true" },
+	{ "kind: DaemonSet\napiVersion: apps/v1\nmetadata: {name: x, namespace: corecarve-system}\n"
+	  "spec:\n  selector: {matchLabels: {app: a}}\n  template:\n    metadata: {labels: {app: a}}\n"
+	  "    spec:\n      hostPID: true\n      hostNetwork: true\n      containers: [{name: c, image: i}]\n"
+	  "      volumes: [{name: v, emptyDir: {}}]\n",
+	  "the DaemonSet needs no host network" },
 	{ "kind: Pod\napiVersion: v1\nmetadata:\n  name: p\n  annotations:\n    corecarve.io/placement.web: \"{class: latency, cpus: 0}\"\n"
 	  "spec:\n  containers: [{name: web, image: i}]\n",
 	  "annotation corecarve.io/placement.web: cpus: expected an integer >= 1, got \"0\"" },
@@ -457,6 +504,21 @@ START_TEST(test_containerd_crio)
 	ck_assert_ptr_nonnull(strstr(toml, "\n  pod_annotations = [\"corecarve.io/*\"]\n"));
 	ck_assert_ptr_nonnull(strstr(toml, "\n  container_annotations = [\"corecarve.io/*\"]\n"));
 	ck_assert_ptr_nonnull(strstr(toml, "\n  base_runtime_spec = \"/etc/containerd/corecarve-base-spec.json\"\n"));
+	/* One file per kubelet cgroup driver, the same but for SystemdCgroup. */
+	{
+		_cleanup_free_ char *cgfs = cc_test_slurp(SRC "manifests/containerd/config-cgroupfs.toml");
+		const char *a = strstr(toml, "\nversion = 2\n"), *b = strstr(cgfs, "\nversion = 2\n");
+		const char *sa = strstr(toml, "SystemdCgroup = true\n"), *sb = strstr(cgfs, "SystemdCgroup = false\n");
+
+		ck_assert_ptr_nonnull(a);
+		ck_assert_ptr_nonnull(b);
+		ck_assert_ptr_nonnull(sa);
+		ck_assert_ptr_nonnull(sb);
+		ck_assert_int_eq((int)(sa - a), (int)(sb - b));
+		ck_assert_int_eq(strncmp(a, b, (size_t)(sa - a)), 0);
+		ck_assert_ptr_nonnull(strstr(toml, "cgroupDriver: systemd"));
+		ck_assert_ptr_nonnull(strstr(cgfs, "cgroupDriver: cgroupfs"));
+	}
 	ck_assert_ptr_nonnull(strstr(crio, "\"/etc/containers/oci/hooks.d\",\n"));
 	ck_assert_ptr_nonnull(strstr(crio, "\"/usr/share/containers/oci/hooks.d\",\n"));
 }

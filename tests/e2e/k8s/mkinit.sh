@@ -1,0 +1,129 @@
+#!/bin/sh
+# Build the initramfs that boots the k8s guest: busybox, the modules the
+# disk and containerd need, and this run's payload, which k8s/init copies
+# into the disk image (mkimage.sh) before it hands over to systemd.
+#
+# Usage: mkinit.sh KERNEL_DIR OUT.cpio.gz
+# Environment:
+#   CORECARVE_BIN  the corecarve binary (default <repo>/corecarve)
+#   E2E_SCENARIOS  shell pattern on scenario file names (default *): only
+#                  the scenarios marked "# e2e-guest: k8s" are taken
+#
+# Payload (/e2e in the guest): bin/busybox with its applet links (the
+# scenarios run under busybox sh, as in the initramfs guest; Debian's tools
+# come first on PATH), bin/corecarve (also installed as /usr/bin/corecarve),
+# lib.sh, hooklib.sh, cri/ (the kubelet stand-in), k8s/ (the runner and its
+# unit), the repository's manifests/, and images/: container images built
+# here from local files (a pause image from cri/pause.c, busybox, and the
+# DaemonSet's image: corecarve with its libraries, busybox as /bin/sh).
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+e2e=$(cd "$here/.." && pwd)
+repo=$(cd "$e2e/../.." && pwd)
+[ $# -eq 2 ] || { echo "usage: $0 KERNEL_DIR OUT.cpio.gz" >&2; exit 2; }
+kdir=$(cd "$1" && pwd)
+out=$2
+ccbin=${CORECARVE_BIN:-$repo/corecarve}
+pattern=${E2E_SCENARIOS:-*}
+die() {
+	echo "mkinit(k8s): $*" >&2
+	exit 1
+}
+[ -x "$ccbin" ] || die "no corecarve binary at $ccbin (make)"
+busybox=$(command -v busybox) || die "busybox not found (busybox-static)"
+py=/usr/bin/python3
+[ -x "$py" ] || die "$py not found: the image tarballs are made with Debian's python3"
+command -v gcc >/dev/null || die "gcc not found (build-essential)"
+# shellcheck source-path=SCRIPTDIR/.. source=kdir.sh
+. "$e2e/kdir.sh"
+kdir_find "$kdir" ||
+	die "no kernel in $kdir: want boot/vmlinuz-<ver> with lib/modules/<ver>/ (6.x) or usr/lib/modules/<ver>/vmlinuz (7.x); run fetch-kernels.sh"
+kver=$KVER
+modbase=$KMODBASE
+moddir=$modbase/lib/modules/$kver
+# Without modules.builtin modprobe reports a built-in module as not found.
+[ -s "$moddir/modules.builtin" ] ||
+	die "$moddir/modules.builtin is missing: modprobe cannot tell a built-in module from a missing one (7.x: unpack linux-base-<abi> too; fetch-kernels.sh does)"
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/cc-k8sinit.XXXXXX")
+trap 'rm -rf "$stage"' EXIT INT TERM
+mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" "$stage/proc" "$stage/sys" \
+	"$stage/dev" "$stage/lib/modules/e2e" "$stage/e2e/bin" "$stage/e2e/scenarios" "$stage/e2e/images" \
+	"$stage/e2e/cri" "$stage/e2e/k8s"
+cp "$busybox" "$stage/bin/busybox"
+"$busybox" --list-full | while read -r a; do
+	[ "$a" = bin/busybox ] || [ -e "$stage/$a" ] || ln -s /bin/busybox "$stage/$a"
+done
+cp "$busybox" "$stage/e2e/bin/busybox"
+"$busybox" --list | while read -r a; do
+	[ "$a" = busybox ] || ln -s busybox "$stage/e2e/bin/$a"
+done
+cp "$ccbin" "$stage/e2e/bin/corecarve"
+
+# Modules: the disk, the NIC (its IRQs), overlay (containerd's snapshotter).
+# The 7.x tree is under usr/ (kdir.sh): $modbase is the base depmod and
+# modprobe take.
+[ -s "$moddir/modules.dep" ] || depmod -b "$modbase" "$kver"
+: >"$stage/e2e/modules.order"
+for m in virtio_pci virtio_net virtio_blk overlay; do
+	modprobe -d "$modbase" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+done >"$stage/kos" || die "modprobe cannot resolve the modules for $kver"
+while read -r ko; do
+	base=$(basename "$ko")
+	name=${base%.xz}
+	name=${name%.zst}
+	grep -qx "$name" "$stage/e2e/modules.order" && continue
+	case $base in
+	*.xz) xz -dc "$ko" >"$stage/lib/modules/e2e/$name" ;;
+	*.zst) zstd -qdc "$ko" >"$stage/lib/modules/e2e/$name" ;;
+	*) cp "$ko" "$stage/lib/modules/e2e/$name" ;;
+	esac
+	echo "$name" >>"$stage/e2e/modules.order"
+done <"$stage/kos"
+rm -f "$stage/kos"
+
+n=0
+for s in "$e2e"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.sh}; do
+	[ -e "$s" ] || continue
+	b=$(basename "$s")
+	# shellcheck disable=SC2254 # a pattern
+	case $b in $pattern | ${pattern}.sh) ;; *) continue ;; esac
+	grep -qs '^# e2e-guest: k8s' "$s" || continue
+	cp "$s" "$stage/e2e/scenarios/$b"
+	n=$((n + 1))
+done
+[ "$n" -gt 0 ] || die "no k8s-guest scenario matches '$pattern'"
+cp "$e2e/lib.sh" "$e2e/hooklib.sh" "$stage/e2e/"
+cp "$e2e"/cri/*.py "$stage/e2e/cri/"
+cp "$here/guest-run.sh" "$here/e2e.service" "$stage/e2e/k8s/"
+cp -a "$repo/manifests" "$stage/e2e/manifests"
+mkdir -p "$stage/e2e/examples"
+cp "$repo/examples/kubernetes-pod.yaml" "$stage/e2e/examples/"
+
+# Images.  The DaemonSet's: corecarve and what ldd names, busybox as the
+# shell its audit loop runs in.
+gcc -static -Os -o "$stage/pause" "$e2e/cri/pause.c"
+"$py" "$e2e/cri/mkoci.py" "$stage/e2e/images/pause.tar" localhost/e2e/pause:1 \
+	--entrypoint '["/pause"]' --file "$stage/pause=/pause" 2>/dev/null
+rm -f "$stage/pause"
+links=$("$busybox" --list | grep -v '^busybox$' | sed 's|.*|--link=/bin/&=busybox|')
+# shellcheck disable=SC2086 # one option per applet
+"$py" "$e2e/cri/mkoci.py" "$stage/e2e/images/busybox.tar" localhost/e2e/busybox:1 \
+	--file "$busybox=/bin/busybox" $links --dir /tmp --dir /proc --dir /sys --dir /dev --dir /etc \
+	--cmd '["/bin/sh"]' 2>/dev/null
+libs=$(ldd "$ccbin" | awk '$2 == "=>" && $3 ~ /^\// { print $3; next } $1 ~ /^\// { print $1 }' |
+	while read -r l; do printf -- '--file=%s=%s ' "$(readlink -f "$l")" "$l"; done)
+# shellcheck disable=SC2086 # option lists
+"$py" "$e2e/cri/mkoci.py" "$stage/e2e/images/corecarve.tar" ghcr.io/corecarve/corecarve:0.1.0 \
+	--file "$ccbin=/usr/bin/corecarve" $libs --file "$busybox=/bin/busybox" $links \
+	--file "$repo/manifests/kubernetes/image/install-on-node.sh=/usr/libexec/corecarve/install-on-node.sh" \
+	--dir /tmp --dir /proc --dir /sys --dir /dev --dir /etc --entrypoint '["/usr/bin/corecarve"]' 2>/dev/null
+
+cp "$here/init" "$stage/init"
+chmod 0755 "$stage/init"
+[ "$(id -u)" != 0 ] || mknod -m 600 "$stage/dev/console" c 5 1
+mkdir -p "$(dirname "$out")"
+(cd "$stage" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) | gzip -1 >"$out.tmp"
+mv "$out.tmp" "$out"
+echo "mkinit(k8s): $out ($(du -k "$out" | cut -f1) KiB, kernel $kver, $n scenario(s), modules: $(tr '\n' ' ' <"$stage/e2e/modules.order"))"
