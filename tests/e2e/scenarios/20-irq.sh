@@ -233,7 +233,7 @@ stamp c1-released
 # reads "0-15") bound over one IRQ's smp_affinity_list.  Its write fails
 # with EACCES, which is not a managed-IRQ refusal.
 snapshot $S/before-c3
-sum=$(ledger_sum)
+cp "$CC_LEDGER" $S/ledger-before-c3
 ibsum=$(md5sum $IB | cut -d' ' -f1)
 root_eff=$(cg_read / cpuset.cpus.effective)
 BOUND=/proc/irq/$NOUT/smp_affinity_list
@@ -249,7 +249,19 @@ umount "$BOUND"
 BOUND=
 snapshot $S/after-c3
 check_eq c3-irqs-put-back "$(cat $S/before-c3)" "$(cat $S/after-c3)"
-check_eq c3-ledger-unchanged "$sum" "$(ledger_sum)"
+# The same ledger, but for the header's record counter (`next` hands out
+# each record's sequence number and never goes back: the refused start's
+# records had theirs) and the digest that covers it.
+ledger_sans_counter() {
+	sed -e '1s/"next": [0-9]*/"next": N/g' -e '1s/"digest": "[^"]*"/"digest": D/' "$1"
+}
+ledger_sans_counter $S/ledger-before-c3 >$S/ledger-before-c3.n
+ledger_sans_counter "$CC_LEDGER" >$S/ledger-after-c3.n
+if cmp -s $S/ledger-before-c3.n $S/ledger-after-c3.n; then
+	pass c3-ledger-unchanged
+else
+	fail c3-ledger-unchanged "$(diff $S/ledger-before-c3.n $S/ledger-after-c3.n | cut -c1-600 | head -n 12)"
+fi
 check_eq c3-no-carve "" "$(carve_field c3 cpus)"
 check_eq c3-irqbalance-unchanged "$ibsum" "$(md5sum $IB | cut -d' ' -f1)"
 check_eq c3-cgroup-released "$root_eff" "$(cg_read / cpuset.cpus.effective)"
