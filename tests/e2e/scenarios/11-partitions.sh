@@ -18,10 +18,21 @@ write_policy "$CC_HOOK_POLICY"
 B=/run/b11
 
 # --- local partition under an init-parent ------------------------------------
-out=$("$CC_BIN" init-parent /corecarve.slice 2>&1) && pass init-parent || fail init-parent "$out"
+# /kubepods (this suite's pods' cgroups, made here if no earlier scenario
+# left it) is what a kubelet's node has: init-parent refuses it there
+# (its pods would be squeezed onto the reserved CPUs) unless --force.
+cg_mkchain kubepods
+if out=$("$CC_BIN" init-parent /corecarve.slice 2>&1); then
+	fail init-parent-refused-on-kubelet-node "made: $out"
+else
+	check_eq init-parent-refused-exit 1 "$?"
+	check_match init-parent-refused-on-kubelet-node "*refused on a kubelet node (/sys/fs/cgroup/kubepods)*--force*" "$out"
+fi
+check_eq init-parent-refused-made-nothing "" "$(cg_read /corecarve.slice cpuset.cpus.partition 2>/dev/null)"
+out=$("$CC_BIN" init-parent --force /corecarve.slice 2>&1) && pass init-parent || fail init-parent "$out"
 check_eq parent-partition root "$(cg_read /corecarve.slice cpuset.cpus.partition)"
 check_eq parent-cpus "2-7,10-15" "$(cg_read /corecarve.slice cpuset.cpus.effective)"
-out=$("$CC_BIN" init-parent /corecarve.slice 2>&1) && pass init-parent-idempotent || fail init-parent-idempotent "$out"
+out=$("$CC_BIN" init-parent --force /corecarve.slice 2>&1) && pass init-parent-idempotent || fail init-parent-idempotent "$out"
 
 mk_bundle $B/l1 l1 '{class: latency, cpus: 2}' /corecarve.slice/l1
 if ctr_run_detached l1 $B/l1; then pass l1-started; else fail l1-started "$CRUN_ERR"; fi
