@@ -114,6 +114,11 @@ links=$("$busybox" --list | grep -v '^busybox$' | sed 's|.*|--link=/bin/&=busybo
 	--cmd '["/bin/sh"]' 2>/dev/null
 libs=$(ldd "$ccbin" | awk '$2 == "=>" && $3 ~ /^\// { print $3; next } $1 ~ /^\// { print $1 }' |
 	while read -r l; do printf -- '--file=%s=%s ' "$(readlink -f "$l")" "$l"; done)
+# corecarve dlopen()s libsmartcols for its tables (cli/table.c), which ldd
+# does not name: without it the DaemonSet's audit cannot print its table.
+smartcols=$(ldconfig -p 2>/dev/null | awk '$1 == "libsmartcols.so.1" { print $NF; exit }')
+[ -n "$smartcols" ] || die "libsmartcols.so.1 not found (apt-get install libsmartcols1)"
+libs="$libs --file=$(readlink -f "$smartcols")=$smartcols"
 # shellcheck disable=SC2086 # option lists
 "$py" "$e2e/cri/mkoci.py" "$stage/e2e/images/corecarve.tar" ghcr.io/corecarve/corecarve:0.1.0 \
 	--file "$ccbin=/usr/bin/corecarve" $libs --file "$busybox=/bin/busybox" $links \
