@@ -102,7 +102,8 @@ esc=$(printf '\033')
 strip_ctl() {
 	LC_ALL=C sed "s|${esc}c|\n|g; s|${esc}\[2J|\n|g; s|${esc}\[[0-?]*[ -/]*[@-~]||g; s|${esc}[ -/]*[0-~]||g"
 }
-began() { strip_ctl <"$1" 2>/dev/null | grep -q '^E2E-BEGIN'; }
+# (The log appears once QEMU's first output reaches it: not yet is not begun.)
+began() { [ -f "$1" ] && strip_ctl <"$1" 2>/dev/null | grep -q '^E2E-BEGIN'; }
 
 CORECARVE_BIN=${CORECARVE_BIN:-$repo/corecarve}
 case $CORECARVE_BIN in /*) ;; *) CORECARVE_BIN=$(pwd)/$CORECARVE_BIN ;; esac

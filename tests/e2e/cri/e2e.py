@@ -3,6 +3,7 @@ FAIL, SKIP and INFO at the start of a console line, each result also
 appended to $CC_RESULTS (the runner's "reported something")."""
 import os
 import sys
+import traceback
 
 SCENARIO = os.environ.get("CC_SCENARIO", os.path.basename(sys.argv[0]))
 RESULTS = os.environ.get("CC_RESULTS", "/dev/null")
@@ -51,3 +52,18 @@ def check_eq(name, want, got):
 
 def check_in(name, needle, hay):
     return check(name, needle in (hay or ""), "expected %r in %r" % (needle, hay))
+
+
+def run(main):
+    """Run a scenario's main(): an exception that escapes it (the node's
+    setup: containerd not answering, an image import that failed) becomes a
+    FAIL line naming it and where it was raised, so that the host's summary,
+    which shows FAIL lines only, says why; the exit status stays 1."""
+    try:
+        main()
+    except Exception as e:  # noqa: BLE001 - reported, then the scenario fails
+        tb = traceback.extract_tb(e.__traceback__)
+        where = ("%s:%d" % (os.path.basename(tb[-1].filename), tb[-1].lineno)) if tb else "?"
+        fail("uncaught", "%s at %s: %s" % (type(e).__name__, where, e))
+        traceback.print_exc()
+        sys.exit(1)

@@ -76,9 +76,11 @@ def containerd(driver, extra=""):
         spec["hooks"] = json.load(f)
     with open("/etc/containerd/corecarve-base-spec.json", "w") as f:
         json.dump(spec, f, indent=2)
-    sh("systemctl start containerd")
+    # Generous: under TCG on a 2-core host that is also busy (CI) containerd's
+    # start and an image import have taken minutes.
+    sh("systemctl start containerd", timeout=300)
     c = cri.Client()
-    end = time.time() + 90
+    end = time.time() + 240
     while True:
         try:
             v = c.call("Version", {}, timeout=5)
@@ -88,7 +90,7 @@ def containerd(driver, extra=""):
                 raise
             time.sleep(0.5)
     for img in ("pause", "busybox", "corecarve"):
-        sh("ctr -n k8s.io images import /e2e/images/%s.tar" % img)
+        sh("ctr -n k8s.io images import /e2e/images/%s.tar" % img, timeout=300)
     return v
 
 

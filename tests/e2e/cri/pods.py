@@ -411,4 +411,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    e2e.run(main)
