@@ -500,7 +500,7 @@ static const struct row rows[] = {
 	POL("pol-coreclass-range", "coreClasses:\n  big: \"0-99999\"\n", "coreClasses.big"),
 	POL("pol-nul", "minShared: 1\n\0classes: {}\n", "policy"),
 	{ "pol-deep", POLICY, NULL, "classes", T_CGROUP, NULL, gen_policy_deep, HOOK, 0 },
-	{ "pol-huge", POLICY, NULL, "bytes, more than the 1048576 a policy may have", T_CGROUP, NULL, gen_policy_huge, HOOK, 0 },
+	{ "pol-huge", POLICY, NULL, "bytes, larger than the 1048576-byte limit", T_CGROUP, NULL, gen_policy_huge, HOOK, 0 },
 	{ "pol-directory", POLICY, "", "not a regular file", T_CGROUP, s_policy_dir, NULL, HOOK, 0 },
 	{ "pol-fifo", POLICY, "", "not a regular file", T_CGROUP, s_policy_fifo, NULL, HOOK, 0 },
 	{ "pol-missing", POLICY, "", "No such file", T_CGROUP, s_policy_missing, NULL, HOOK, 0 },
@@ -551,7 +551,7 @@ static const struct row rows[] = {
 	{ "cfg-symlink", CONFIG, "{}", "config.json", T_EMPTY, s_config_link, NULL, HOOK, 0 },
 	{ "cfg-directory", CONFIG, "{}", "config.json: not a regular file", T_EMPTY, s_config_dir, NULL, HOOK, 0 },
 	{ "cfg-fifo", CONFIG, "{}", "config.json: not a regular file", T_EMPTY, s_config_fifo, NULL, HOOK, 0 },
-	{ "cfg-huge", CONFIG, "{}", "config.json: larger than", T_EMPTY, s_config_huge, NULL, HOOK, 0 },
+	{ "cfg-huge", CONFIG, "{}", "config.json: 4194330 bytes, larger than the 4194304-byte limit", T_EMPTY, s_config_huge, NULL, HOOK, 0 },
 	{ "cfg-bundle-missing", CONFIG, "{}", "bundle", T_EMPTY, s_bundle_missing, NULL, HOOK, 0 },
 
 	/* Captured --root trees: what the kernel interfaces say. */
