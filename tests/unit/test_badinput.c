@@ -88,13 +88,12 @@ static const char good_annotation[] = "{class: latency, cpus: 1}";
 
 /* A valid ledger with one carve, so "unchanged" means something. */
 static const char seeded_ledger[] =
-	"{\n  \"version\": 1,\n  \"carves\": [\n    {\n      \"id\": \"keep\",\n"
-	"      \"kind\": \"container\",\n      \"cgroup\": \"/kubepods/keep\",\n"
-	"      \"class\": \"latency\",\n      \"core_class\": \"performance\",\n"
-	"      \"mode\": \"remote-partition\",\n      \"cpus\": \"6\",\n      \"parked\": \"7\",\n"
-	"      \"mems\": \"0\",\n      \"exclusive\": true,\n      \"steer_irqs\": false,\n"
-	"      \"created\": 1700000000,\n      \"changes\": []\n    }\n  ],\n"
-	"  \"sections\": {}\n}\n";
+	"{\"version\": 2, \"index\": {\"carves\": 1, \"taken\": \"6-7\", \"steered\": \"\", "
+	"\"digest\": \"fnv1a64:0000000000000000\"}, \"sections\": {}}\n"
+	"[\"keep\", \"container\", \"/kubepods/keep\"]\n"
+	"{\"id\": \"keep\", \"kind\": \"container\", \"cgroup\": \"/kubepods/keep\", \"class\": \"latency\", "
+	"\"core_class\": \"performance\", \"mode\": \"remote-partition\", \"cpus\": \"6\", \"parked\": \"7\", "
+	"\"mems\": \"0\", \"exclusive\": true, \"steer_irqs\": false, \"created\": 1700000000, \"changes\": []}\n";
 
 /* ---- generated inputs ------------------------------------------------- */
 
@@ -361,10 +360,13 @@ static void s_state_group_writable(const struct env *e)
 static void s_ledger_corrupt(const struct env *e)
 {
 	char path[128];
+	static const char bad[] =
+		"{\"version\": 2, \"index\": {\"carves\": 1, \"taken\": \"\", \"steered\": \"\", "
+		"\"digest\": \"fnv1a64:0000000000000000\"}, \"sections\": {}}\n"
+		"[\"x\", \"container\", \"/kubepods/x\"]\n{\"id\": 7}\n";
 
 	snprintf(path, sizeof(path), "%s/ledger.json", e->state);
-	write_file(path, "{\"version\": 1, \"carves\": [{\"id\": 7}], \"sections\": {}}\n",
-		   strlen("{\"version\": 1, \"carves\": [{\"id\": 7}], \"sections\": {}}\n"), 0600);
+	write_file(path, bad, strlen(bad), 0600);
 }
 
 static void s_config_link(const struct env *e)
