@@ -47,6 +47,20 @@ static void put(const char *name, const char *data, size_t len, mode_t mode)
 	close(fd);
 }
 
+/* A fresh directory holding `name` (its path in `path`), and an fd of the
+ * directory for cc_replace_at. */
+static int seeded_dir(const char *name, const char *data, mode_t mode, char *path, size_t size)
+{
+	int dfd;
+
+	setup();
+	put(name, data, strlen(data), mode);
+	snprintf(path, size, "%s/%s", dir, name);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(dfd, 0);
+	return dfd;
+}
+
 /* Names in the directory but `except`, space-separated, sorted. */
 static char *others(const char *except)
 {
@@ -240,11 +254,7 @@ START_TEST(test_replace_over_existing)
 	mode_t old = umask(077);
 	int dfd;
 
-	setup();
-	put("f", "old content\n", 12, 0644);
-	snprintf(path, sizeof(path), "%s/f", dir);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(dfd, 0);
+	dfd = seeded_dir("f", "old content\n", 0644, path, sizeof(path));
 	ck_assert_msg(cc_replace_at(dfd, "f", "new\n", 4, &o, &err) == 0, "%s", err.msg);
 	text = cc_test_slurp(path);
 	ck_assert_str_eq(text, "new\n");
@@ -286,11 +296,7 @@ START_TEST(test_replace_crash_leaves_old)
 	int status, dfd;
 	pid_t pid;
 
-	setup();
-	put("f", "old", 3, 0600);
-	snprintf(path, sizeof(path), "%s/f", dir);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(dfd, 0);
+	dfd = seeded_dir("f", "old", 0600, path, sizeof(path));
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
