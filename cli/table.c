@@ -272,9 +272,12 @@ int cc_table_print(struct cc_table *t, FILE *out, struct cc_err *err)
 
 	fflush(out);
 	lib.scols_table_set_stream(t->tb, out);
+	/* The write's own errno names the cause (EPIPE: `| head` under a
+	 * systemd unit, which ignores SIGPIPE); libsmartcols may return -1. */
+	errno = 0;
 	r = lib.scols_print_table(t->tb);
 	if (r < 0 || fflush(out) == EOF || ferror(out))
-		return cc_err_sys(err, r < 0 ? -r : EIO, "cannot write the table");
+		return cc_err_sys(err, errno ? errno : r < -1 ? -r : EIO, "cannot write the table");
 	return 0;
 }
 

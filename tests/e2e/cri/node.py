@@ -35,6 +35,11 @@ def containerd_major():
     raise RuntimeError("containerd --version names no version")
 
 
+def systemd_version():
+    """systemd's version number ("systemd 257 (257.13-1~deb13u1)")."""
+    return int(sh("systemctl --version").split()[1])
+
+
 def config_version():
     return 3 if containerd_major() >= 2 else 2
 

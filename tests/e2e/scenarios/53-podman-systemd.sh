@@ -1,6 +1,6 @@
 #!/bin/sh
 # 53-podman-systemd: podman on a systemd-booted node, the way a podman host
-# runs it: the hooks.d files installed in /etc/containers/oci/hooks.d
+# runs it: the hooks.d files installed in /usr/share/containers/oci/hooks.d
 # (docs/hook.md; podman reads it without --hooks-dir), systemd's cgroup
 # manager (Debian's default under systemd), the node image's podman (4.3 on
 # bookworm, 5 on trixie), and each OCI runtime the image has: crun and runc
@@ -24,12 +24,14 @@ left=1
 trap '[ "$left" = 0 ] || timeout 120 podman rm -f -a -t 0 >/dev/null 2>&1 || true' EXIT
 
 write_policy "$CC_HOOK_POLICY"
-# The hooks.d files as docs/hook.md installs them, the binary where this
-# guest has it.
-mkdir -p /etc/containers/oci/hooks.d
-for h in /e2e/manifests/hooks.d/*.json; do
-	sed 's|"/usr/local/bin/corecarve"|"/usr/bin/corecarve"|' "$h" >"/etc/containers/oci/hooks.d/$(basename "$h")"
-done
+# install_hooks DIR: the hooks.d files in DIR, the binary where this guest
+# has it.
+install_hooks() {
+	mkdir -p "$1"
+	for h in /e2e/manifests/hooks.d/*.json; do
+		sed 's|"/usr/local/bin/corecarve"|"/usr/bin/corecarve"|' "$h" >"$1/$(basename "$h")"
+	done
+}
 pv=$(podman --version | sed 's/.* //')
 info "podman $pv, $(crun --version | head -n 1), $(runc --version | head -n 1), $(systemctl --version | head -n 1), suite ${CC_SUITE:-?}"
 check_eq cgroup-manager systemd "$(podman info --format '{{.Host.CgroupManager}}' 2>/dev/null)"
@@ -70,6 +72,25 @@ seen_cpus() {
 	wait_for 30 sh -c "podman logs $1 2>/dev/null | grep -q Cpus_allowed_list" || true
 	podman logs "$1" 2>/dev/null | sed -n 's/^Cpus_allowed_list:[[:space:]]*//p'
 }
+
+# Which directory podman reads without --hooks-dir: /usr/share/containers/
+# oci/hooks.d, where `make install` puts the files.  podman 5.4 reads only
+# that one (its debug log: "reading hooks from /usr/share/containers/oci/
+# hooks.d"), so files in /etc/containers/oci/hooks.d alone (where the
+# DaemonSet's installer writes them, for CRI-O) do nothing under podman.
+# The CRI scenarios before this one leave them there: they go first.
+rm -f /etc/containers/oci/hooks.d/corecarve-*.json /usr/share/containers/oci/hooks.d/corecarve-*.json
+install_hooks /etc/containers/oci/hooks.d
+if run etc-only --annotation "$ANN"; then
+	if [ -n "$(carve_field "$cid" cpus)" ]; then etc=yes; else etc=no; fi
+	info "podman $pv reads /etc/containers/oci/hooks.d without --hooks-dir: $etc"
+	check_eq hooks-etc-only-not-read no "$etc"
+else
+	fail hooks-etc-only-started "$out"
+fi
+timeout 120 podman rm -f -t 0 etc-only >/dev/null 2>&1 || true
+rm -f /etc/containers/oci/hooks.d/corecarve-*.json
+install_hooks /usr/share/containers/oci/hooks.d
 
 for rt in crun runc; do
 	want=$(plan_field latency 2 cpus)
@@ -112,6 +133,8 @@ for rt in crun runc; do
 	if out=$(timeout 180 podman rm -f -t 0 "$n" "p-$rt" 2>&1); then pass "$rt-removed"; else fail "$rt-removed" "$out"; fi
 	wait_for 30 sh -c "! grep -q '\"$carved\"' $CC_LEDGER" || true
 	check_eq "$rt-released" "" "$(carve_field "$carved" cpus)"
+	# systemd stops the scope once its last task is gone, a moment later.
+	wait_for 30 sh -c "[ ! -d '$CGROOT$cg' ]" || true
 	check_eq "$rt-scope-gone" no "$([ -d "$CGROOT$cg" ] && echo yes || echo no)"
 	check_eq "$rt-root-restored" "$root0" "$(cg_read / cpuset.cpus.effective)"
 done
