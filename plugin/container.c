@@ -320,7 +320,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	ledger = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
 	if (!ledger)
 		goto out;
-	ledger->fault = ctx->fault;
+	cc_ledger_set_fault(ledger, ctx->fault);
 	cg.fault = ctx->fault;
 	cc_fault_point(ctx, "after-lock");
 	/* gc first: a carve under this id whose cgroup is gone is stale, and
@@ -426,7 +426,7 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 	ledger = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
 	if (!ledger)
 		return -1;
-	ledger->fault = ctx->fault;
+	cc_ledger_set_fault(ledger, ctx->fault);
 	rc = cc_ledger_get(ledger, id, &c, err);
 	if (rc <= 0)
 		return rc;

@@ -58,8 +58,8 @@ static int find_all(const struct cc_ctx *ctx, struct cc_ledger *l, struct cc_vm_
 			return -1;
 		res->nprocs += r;
 	}
-	for (int k = 0; k < l->ncarves; k++) {
-		const struct cc_carve *c = &l->carves[k];
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		const char *name = cc_vm_id_name(c->id);
 		struct cc_vm_rec rec;
 		struct cc_vm_proc *p;
@@ -102,7 +102,7 @@ static int load(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, bool lo
 	*lp = cc_ledger_open_as(ctx->state_dir, lock ? CC_LEDGER_WRITE : CC_LEDGER_READ, ctx->lock, err);
 	if (!*lp)
 		return -1;
-	(*lp)->fault = ctx->fault;
+	cc_ledger_set_fault(*lp, ctx->fault);
 	*whys = calloc((size_t)(res->cfg.n ? res->cfg.n : 1), sizeof(**whys));
 	if (!*whys)
 		return cc_err_sys(err, ENOMEM, "VMs");
@@ -111,8 +111,8 @@ static int load(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, bool lo
 
 static void world_of(const struct cc_vm_result *res, const struct cc_ledger *l, struct cc_vm_world *w)
 {
-	*w = (struct cc_vm_world){ .topo = res->topo, .policy = res->policy, .carves = l->carves,
-				   .ncarves = l->ncarves, .cfg = &res->cfg, .procs = res->procs,
+	*w = (struct cc_vm_world){ .topo = res->topo, .policy = res->policy, .carves = cc_ledger_carves(l),
+				   .ncarves = cc_ledger_ncarves(l), .cfg = &res->cfg, .procs = res->procs,
 				   .nprocs = res->nprocs };
 }
 
