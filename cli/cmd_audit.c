@@ -12,7 +12,7 @@
 #include "capacity.h"
 #include "cleanup.h"
 #include "commands.h"
-#include "container.h"
+#include "ctx.h"
 #include "table.h"
 #include "vm.h"
 
@@ -382,7 +382,7 @@ static int fail(const struct opts *o, struct cc_err *err)
 static int vm_part(const struct opts *o, const struct cc_root *root, struct cc_ledger **lp,
 		   struct cc_audit_report *found, struct cc_audit_report *left, FILE *log, struct cc_err *err)
 {
-	struct cc_ctx ctx = { .root = (struct cc_root *)root, .policy_path = cc_cli_policy_path(&o->common),
+	struct cc_ctx ctx = { .root = root, .policy_path = cc_cli_policy_path(&o->common),
 			      .state_dir = o->state, .log = log };
 	struct cc_vm_opts vo = { 0 };
 	struct cc_vm_result res;

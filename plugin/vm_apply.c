@@ -13,6 +13,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
+#include "fault.h"
 #include "irq.h"
 #include "power.h"
 
@@ -295,7 +296,7 @@ static int apply(const struct cc_ctx *ctx, struct cc_ledger *l, struct cc_vm_res
 				keep_first(err, &step);
 				return -1;
 			}
-			cc_fault_point(ctx, "after-journal");
+			cc_fault(ctx->fault, "after-journal");
 		} else if (e->state == CC_VM_KEEP && (c = cc_ledger_find(l, e->id)) &&
 			   !json_equal(c->changes, e->carve.changes)) {
 			json_t *copy = json_deep_copy(e->carve.changes);
