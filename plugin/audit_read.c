@@ -21,7 +21,6 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
-#include "oci.h"
 
 /* Deeper than the kernel lets anyone nest by default (cgroup.max.depth is
  * unlimited, but systemd and kubelet stay under ten). */
