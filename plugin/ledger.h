@@ -15,8 +15,8 @@
 
 #include "error.h"
 #include "root.h"
+#include "paths.h"
 
-#define CC_LEDGER_DIR "/run/corecarve"
 #define CC_LEDGER_FILE "ledger.json"
 #define CC_LEDGER_VERSION 2
 /* A ledger larger than this is refused as corrupt (a full 8192-CPU node

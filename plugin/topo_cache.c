@@ -17,7 +17,7 @@
 
 #include "cleanup.h"
 #include "cpulist.h"
-#include "ledger.h"
+#include "paths.h"
 
 #define CACHE_TMP CC_TOPO_CACHE_FILE ".tmp"
 #define CACHE_LOCK CC_TOPO_CACHE_FILE ".lock"

@@ -91,7 +91,7 @@ static int load(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, bool lo
 	if (!res->policy)
 		return -1;
 	if (cc_vmconfig_load(opts->config, ctx->policy_path, &res->cfg, err) < 0 ||
-	    cc_vmconfig_check_policy(&res->cfg, res->policy, err) < 0)
+	    cc_policy_check_vms(res->policy, &res->cfg, err) < 0)
 		return -1;
 	src.overrides = res->policy->overrides;
 	src.noverrides = res->policy->noverrides;
