@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "container.h"
 #include "cpulist.h"
+#include "fileio.h"
 #include "journal.h"
 #include "sandbox.h"
 
@@ -33,31 +34,6 @@ static void usage(FILE *out)
 		"(default %u; keep it well inside the runtime's hook timeout).\n"
 		"Each decision is one line in the journal (syslog identifier corecarve).\n",
 		CC_LEDGER_WAIT_MS / 1000);
-}
-
-static char *read_stdin(size_t max, size_t *len, struct cc_err *err)
-{
-	_cleanup_free_ char *buf = malloc(max + 1);
-	size_t n = 0;
-
-	if (!buf)
-		return cc_err_sys(err, ENOMEM, "stdin"), NULL;
-	for (;;) {
-		ssize_t r = read(STDIN_FILENO, buf + n, max + 1 - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return cc_err_sys(err, errno, "read OCI state from stdin"), NULL;
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > max)
-			return cc_err_set(err, EFBIG, "OCI state on stdin: larger than %zu bytes", max), NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return cc_steal_ptr(buf);
 }
 
 /* The decision's line: what was decided, for which container, and the
@@ -160,8 +136,7 @@ int cc_cmd_hook(int argc, char **argv)
 	if (cc_cli_lock(&lock, argc, argv, &err) < 0)
 		return cc_cli_fail(&err);
 
-	text = read_stdin(CC_OCI_STATE_MAX, &len, &err);
-	if (!text)
+	if (cc_read_fd(STDIN_FILENO, "OCI state on stdin", CC_OCI_STATE_MAX, 0, &text, &len, &err) < 0)
 		return cc_cli_fail(&err);
 	if (cc_oci_state_parse(text, len, &st, &err) < 0)
 		return cc_cli_fail(&err);

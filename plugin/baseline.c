@@ -15,6 +15,7 @@
 
 #include "calibrate.h"
 #include "cleanup.h"
+#include "fileio.h"
 
 static const char *const work_units[CC_WORK_N] = { "Mops/s", "MB/s" };
 
@@ -87,33 +88,23 @@ int cc_baseline_write(const char *path, const struct cc_baseline *b, struct cc_e
 	_cleanup_json_ json_t *doc = cc_baseline_json(b);
 	_cleanup_free_ char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
 	_cleanup_free_ char *dir = strdup(path);
-	char tmp[4096];
-	_cleanup_close_ int fd = -1;
-	size_t len;
+	_cleanup_free_ char *file = NULL;
+	const struct cc_replace o = { .mode = 0644, .sync = CC_SYNC_FILE };
+	struct cc_err e = CC_ERR_INIT;
 
 	if (!text || !dir)
 		return cc_err_set(err, ENOMEM, "%s: cannot format the baseline", path);
+	if (asprintf(&file, "%s\n", text) < 0) {
+		file = NULL;
+		return cc_err_set(err, ENOMEM, "%s: cannot format the baseline", path);
+	}
 	if (mkdirs(dirname(dir), err) < 0)
 		return -1;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp))
-		return cc_err_set(err, ENAMETOOLONG, "%s: path too long", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return cc_err_sys(err, errno, "%s: cannot create (run as root, or use --output FILE)", tmp);
-	len = strlen(text);
-	if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 || fsync(fd) < 0) {
-		int e = errno ? errno : EIO;
-
-		unlink(tmp);
-		return cc_err_sys(err, e, "%s: write", tmp);
-	}
-	if (rename(tmp, path) < 0) {
-		int e = errno;
-
-		unlink(tmp);
-		return cc_err_sys(err, e, "%s: rename", path);
-	}
-	return 0;
+	if (cc_replace_path(path, file, strlen(file), &o, &e) == 0)
+		return 0;
+	if (e.code == EACCES || e.code == EPERM || e.code == EROFS)
+		return cc_err_set(err, e.code, "%s (run as root, or use --output FILE)", e.msg);
+	return cc_err_set(err, e.code, "%s", e.msg);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -293,19 +284,11 @@ int cc_baseline_load_root(const struct cc_root *root, const char *path, struct c
 
 int cc_baseline_load_file(const char *path, struct cc_baseline *b, struct cc_err *err)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 
-	if (!f)
-		return cc_err_sys(err, errno, "%s", path);
-	text = calloc(1, CC_ROOT_READ_MAX + 1);
-	if (!text)
-		return cc_err_sys(err, ENOMEM, "%s", path);
-	len = fread(text, 1, CC_ROOT_READ_MAX + 1, f);
-	if (len > CC_ROOT_READ_MAX)
-		return cc_err_set(err, EFBIG, "%s: larger than %u bytes: not a baseline", path, CC_ROOT_READ_MAX);
-	text[len] = '\0';
+	if (cc_read_at(AT_FDCWD, path, path, CC_ROOT_READ_MAX, 0, &text, &len, err) < 0)
+		return -1;
 	return parse_text(text, path, b, err);
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fileio.h"
 #include "ledger.h"
 #include "policy.h"
 
@@ -64,22 +65,14 @@ static int mkdirs(struct cap *c, const char *path, bool self)
 static int put(struct cap *c, const char *path, const char *data, size_t len, mode_t mode)
 {
 	_cleanup_close_ int fd = -1;
-	size_t off = 0;
 
 	if (mkdirs(c, path, false) < 0)
 		return -1;
 	fd = openat(c->dest, path + 1, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return cc_err_sys(c->err, errno, "capture: %s", path);
-	while (off < len) {
-		ssize_t n = write(fd, data + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return cc_err_sys(c->err, errno, "capture: write %s", path);
-		off += (size_t)n;
-	}
+	if (cc_write_all(fd, data, len) < 0)
+		return cc_err_sys(c->err, errno, "capture: write %s", path);
 	c->st->files++;
 	c->st->bytes += (long long)len;
 	return 0;
@@ -93,33 +86,12 @@ static char *slurp(struct cap *c, const char *path, size_t *len)
 {
 	struct cc_err e = CC_ERR_INIT;
 	_cleanup_close_ int fd = cc_root_openat(c->src, path, O_RDONLY | O_NONBLOCK, 0, &e);
-	_cleanup_free_ char *buf = NULL;
-	size_t cap = 4096;
+	char *buf = NULL;
 
 	*len = 0;
-	if (fd < 0 || !(buf = malloc(cap)))
+	if (fd < 0 || cc_read_fd(fd, path, CC_CAPTURE_FILE_MAX, 0, &buf, len, &e) < 0)
 		return NULL;
-	for (;;) {
-		ssize_t n;
-
-		if (*len == cap) {
-			char *nb;
-
-			if (cap >= CC_CAPTURE_FILE_MAX || !(nb = realloc(buf, cap * 2)))
-				return NULL;
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + *len, cap - *len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return NULL;
-		if (n == 0)
-			break;
-		*len += (size_t)n;
-	}
-	return cc_steal_ptr(buf);
+	return buf;
 }
 
 /* Copy one regular file; a source that cannot be read is skipped. */
@@ -391,37 +363,18 @@ static int copy_config(struct cap *c, const struct cc_capture_opts *o)
  * rename, so one read sees one version. */
 static int copy_ledger(struct cap *c, const char *state_dir)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], name[PATH_MAX + 16];
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int fd = -1;
-	size_t len = 0, cap = 65536;
+	size_t len = 0;
 
 	snprintf(path, sizeof(path), "%s/" CC_LEDGER_FILE, state_dir ? state_dir : CC_LEDGER_DIR);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	if (!(text = malloc(cap)))
-		return cc_err_sys(c->err, ENOMEM, "capture");
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *nb;
-
-			if (cap >= CC_LEDGER_MAX || !(nb = realloc(text, cap * 2)))
-				return cc_err_set(c->err, EFBIG, "capture: %s: larger than %u bytes", path, CC_LEDGER_MAX);
-			text = nb;
-			cap *= 2;
-		}
-		n = read(fd, text + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return cc_err_sys(c->err, errno, "capture: %s", path);
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	snprintf(name, sizeof(name), "capture: %s", path);
+	if (cc_read_fd(fd, name, CC_LEDGER_MAX, 0, &text, &len, c->err) < 0)
+		return -1;
 	if (mkdirs(c, CC_LEDGER_DIR, true) < 0 || fchmodat(c->dest, &CC_LEDGER_DIR[1], 0700, 0) < 0)
 		return cc_err_sys(c->err, errno, "capture: " CC_LEDGER_DIR);
 	return put(c, CC_LEDGER_DIR "/" CC_LEDGER_FILE, text, len, 0600);

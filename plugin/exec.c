@@ -18,6 +18,7 @@
 #include "cleanup.h"
 #include "container.h"
 #include "cpulist.h"
+#include "fileio.h"
 
 /* ---- the decision ---------------------------------------------------------- */
 
@@ -217,20 +218,6 @@ static ssize_t read_full(int fd, void *buf, size_t len)
 	return (ssize_t)n;
 }
 
-static void write_full(int fd, const void *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t r = write(fd, buf, len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return;
-		buf = (const char *)buf + r;
-		len -= (size_t)r;
-	}
-}
-
 /* The child: wait for the parent's "go" (memory mode, CPUs, nodes), apply
  * them, exec.  EOF without "go" means the carve was refused. */
 static __attribute__((noreturn)) void child(int go, int report, char *const argv[], bool lock,
@@ -270,14 +257,15 @@ static __attribute__((noreturn)) void child(int go, int report, char *const argv
 		if (cc_exec_apply_self(&self, &e) < 0) {
 			rep.code = e.code ? e.code : EINVAL;
 			snprintf(rep.msg, sizeof(rep.msg), "%s", e.msg);
-			write_full(report, &rep, sizeof(rep));
+			/* Unreported, the exit status still says it failed. */
+			(void)cc_write_all(report, &rep, sizeof(rep));
 			_exit(125);
 		}
 	}
 	execvp(argv[0], argv);
 	rep.code = errno;
 	snprintf(rep.msg, sizeof(rep.msg), "%s: %s", argv[0], strerror(errno));
-	write_full(report, &rep, sizeof(rep));
+	(void)cc_write_all(report, &rep, sizeof(rep));
 	/* The shell's convention: 127 not found, 126 found but not runnable. */
 	_exit(rep.code == ENOENT ? 127 : 126);
 }
@@ -423,7 +411,8 @@ int cc_exec_carved(const struct cc_ctx *ctx, const struct cc_exec_carve *opt, ch
 		cc_err_sys(err, ENOMEM, "exec");
 		abort_child(pid);
 	} else {
-		write_full(go[1], msg, strlen(msg));
+		/* Unwritten, the child reads EOF and does not run the command. */
+		(void)cc_write_all(go[1], msg, strlen(msg));
 		free(msg);
 		close(go[1]);
 		go[1] = -1;

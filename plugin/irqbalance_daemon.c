@@ -20,6 +20,7 @@
 
 #include "cleanup.h"
 #include "cpulist.h"
+#include "fileio.h"
 
 extern char **environ;
 
@@ -149,30 +150,15 @@ int cc_irqbalance_prepare(const struct cc_root *root, const struct cc_irqbalance
 
 /* ---- the file ------------------------------------------------------------- */
 
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int cc_irqbalance_write(const struct cc_root *root, const struct cc_irqbalance_pending *p,
 			struct cc_irqbalance_result *res, struct cc_err *err)
 {
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_close_ int dfd = -1;
+	struct cc_replace o = { .sync = CC_SYNC_DIR_TRY, .hidden = true };
+	struct cc_err e = CC_ERR_INIT;
 	const char *base;
-	char tmp[64];
 	struct stat st;
-	int fd;
 
 	snprintf(res->file, sizeof(res->file), "%s", p->file);
 	if (!p->file[0] || !p->new_text)
@@ -199,29 +185,17 @@ int cc_irqbalance_write(const struct cc_root *root, const struct cc_irqbalance_p
 	if (!S_ISREG(st.st_mode))
 		return cc_err_set(err, EINVAL, "%s: not a regular file (a symbolic link?); corecarve does not replace it",
 				  p->file);
-	snprintf(tmp, sizeof(tmp), ".%s.corecarve.%ld", base, (long)getpid());
-	unlinkat(dfd, tmp, 0);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 07777);
-	if (fd < 0 && errno == EROFS) {
-		/* Remounted read-only since the check. */
-		cc_irqbalance_read_only(p, res);
-		return 0;
+	/* The operator's file keeps its mode and owner. */
+	o.like = &st;
+	o.shown_dir = dir;
+	if (cc_replace_at(dfd, base, p->new_text, strlen(p->new_text), &o, &e) < 0) {
+		if (e.code == EROFS) {
+			/* Remounted read-only since the check. */
+			cc_irqbalance_read_only(p, res);
+			return 0;
+		}
+		return cc_err_set(err, e.code, "%s", e.msg);
 	}
-	if (fd < 0)
-		return cc_err_sys(err, errno, "%s%s", dir, tmp);
-	if (fchmod(fd, st.st_mode & 07777) < 0 || (fchown(fd, st.st_uid, st.st_gid) < 0 && errno != EPERM) ||
-	    write_all(fd, p->new_text, strlen(p->new_text)) < 0 || fsync(fd) < 0) {
-		cc_err_sys(err, errno, "%s%s: write", dir, tmp);
-		close(fd);
-		unlinkat(dfd, tmp, 0);
-		return -1;
-	}
-	if (close(fd) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
-		cc_err_sys(err, errno, "%s: replace", p->file);
-		unlinkat(dfd, tmp, 0);
-		return -1;
-	}
-	fsync(dfd);
 	res->file_written = true;
 	return 0;
 }

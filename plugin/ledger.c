@@ -15,7 +15,7 @@
 
 #include "cleanup.h"
 #include "cpulist.h"
-#include "fault.h"
+#include "fileio.h"
 
 #define TMP_PREFIX CC_LEDGER_FILE ".tmp."
 #define FILE_PATH_MAX (PATH_MAX + 32)
@@ -122,65 +122,21 @@ static int remove_stale_temps(struct cc_ledger *l, struct cc_err *err)
 
 static int load(struct cc_ledger *l, bool index_only, struct cc_err *err)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	char path[FILE_PATH_MAX];
-	struct stat st;
-	size_t len = 0, cap;
+	size_t len = 0;
 
 	file_path(l, CC_LEDGER_FILE, path, sizeof(path));
-	fd = openat(l->dirfd, CC_LEDGER_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		if (errno == ELOOP)
-			return cc_err_set(err, ELOOP, "%s: is a symbolic link; refusing it", path);
-		return cc_err_sys(err, errno, "%s", path);
-	}
-	if (fstat(fd, &st) < 0)
-		return cc_err_sys(err, errno, "%s: stat", path);
-	if (!S_ISREG(st.st_mode))
-		return cc_err_set(err, EINVAL, "%s: not a regular file", path);
-	if (st.st_size > (off_t)CC_LEDGER_MAX)
-		return cc_err_set(err, EFBIG, "%s: %lld bytes, larger than the %u-byte limit", path,
-				  (long long)st.st_size, CC_LEDGER_MAX);
-	cap = (size_t)st.st_size + 1;
-	buf = malloc(cap);
+	if (cc_read_at(l->dirfd, CC_LEDGER_FILE, path, CC_LEDGER_MAX,
+		       CC_READ_REGULAR | CC_READ_NOFOLLOW | CC_READ_ABSENT_OK, &buf, &len, err) < 0)
+		return -1;
 	if (!buf)
-		return cc_err_sys(err, ENOMEM, "%s", path);
-	for (;;) {
-		ssize_t n;
-
-		/* Read past the size stat saw, in case the file grew. */
-		if (len == cap) {
-			char *nb;
-
-			if (cap > CC_LEDGER_MAX)
-				return cc_err_set(err, EFBIG, "%s: larger than the %u-byte limit", path, CC_LEDGER_MAX);
-			nb = realloc(buf, cap * 2);
-			if (!nb)
-				return cc_err_sys(err, ENOMEM, "%s", path);
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return cc_err_sys(err, errno, "%s: read", path);
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > CC_LEDGER_MAX)
-		return cc_err_set(err, EFBIG, "%s: larger than the %u-byte limit", path, CC_LEDGER_MAX);
+		return 0;
 	/* The bytes are kept as one C string (commit compares and writes
 	 * them so): jansson refuses a NUL byte in what it parses, and the
 	 * lines an index-only read keeps unparsed must not hide one. */
 	if (memchr(buf, '\0', len))
 		return cc_err_set(err, EINVAL, "%s: contains a NUL byte", path);
-	buf[len] = '\0';
 	if (ledger_parse(l, path, buf, len, index_only, err) < 0)
 		return -1;
 	/* What is on disk is these bytes: commit compares its serialisation
@@ -192,63 +148,23 @@ static int load(struct cc_ledger *l, bool index_only, struct cc_err *err)
 	return 0;
 }
 
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Write temp, fsync, rename over the ledger, fsync the directory: at every
  * instant ledger.json is the old file or the new one, complete.  Returns 0,
  * -1 when the old file is still in place, 1 when the new one is in place
- * but the directory fsync failed (err set either way). */
+ * but the directory fsync failed (err set either way).  The temp file's
+ * name starts with TMP_PREFIX: remove_stale_temps finds what a killed
+ * writer left. */
 static int replace_file(struct cc_ledger *l, const char *text, struct cc_err *err)
 {
-	char tmp[64], path[FILE_PATH_MAX];
-	int fd;
+	const struct cc_replace o = {
+		.mode = 0600,
+		.sync = CC_SYNC_DIR,
+		.shown_dir = l->dir,
+		.fault = l->fault,
+		.fault_step = "before-ledger-rename",
+	};
 
-	file_path(l, CC_LEDGER_FILE, path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%ld", (long)getpid());
-	fd = openat(l->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		/* Left by an earlier process with our pid; we hold the lock. */
-		unlinkat(l->dirfd, tmp, 0);
-		fd = openat(l->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	}
-	if (fd < 0)
-		return cc_err_sys(err, errno, "%s/%s", l->dir, tmp);
-	if (fchmod(fd, 0600) < 0 || write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0) {
-		cc_err_sys(err, errno, "%s/%s: write", l->dir, tmp);
-		close(fd);
-		unlinkat(l->dirfd, tmp, 0);
-		return -1;
-	}
-	if (close(fd) < 0) {
-		cc_err_sys(err, errno, "%s/%s: close", l->dir, tmp);
-		unlinkat(l->dirfd, tmp, 0);
-		return -1;
-	}
-	cc_fault(l->fault, "before-ledger-rename");
-	if (renameat(l->dirfd, tmp, l->dirfd, CC_LEDGER_FILE) < 0) {
-		cc_err_sys(err, errno, "%s: rename from %s", path, tmp);
-		unlinkat(l->dirfd, tmp, 0);
-		return -1;
-	}
-	if (fsync(l->dirfd) < 0) {
-		cc_err_sys(err, errno, "%s: written, but fsync of %s failed", path, l->dir);
-		return 1;
-	}
-	return 0;
+	return cc_replace_at(l->dirfd, CC_LEDGER_FILE, text, strlen(text), &o, err);
 }
 
 /* ---- the ledger -------------------------------------------------------- */

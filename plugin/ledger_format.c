@@ -13,7 +13,6 @@
 #include "digest.h"
 #include "ledger_int.h"
 
-static const char *const v1_fields[] = { "version", "carves", "sections", NULL };
 static const char *const header_fields[] = { "version", "index", "sections", NULL };
 static const char *const index_fields[] = { "carves", "taken", "steered", "digest", "records", NULL };
 static const char *const records_fields[] = { "lines", "next", NULL };
@@ -104,10 +103,14 @@ static void index_digest(uint64_t entries_hash, uint64_t lines_hash, uint64_t re
 	snprintf(out, DIGEST_MAX, "fnv1a64:%016" PRIx64, h);
 }
 
-/* ---- pieces shared by both versions ----------------------------------- */
+/* ---- the header's version and sections ------------------------------- */
 
-static int check_version(json_t *doc, json_int_t *version, struct cc_err *err)
+/* Version 2 only.  Version 1 (one indented document) was never released
+ * and the ledger lives on tmpfs: a file of it, like one of a newer
+ * corecarve, is refused with the way out. */
+static int check_version(json_t *doc, struct cc_err *err)
 {
+	json_int_t version;
 	json_t *v;
 
 	if (!json_is_object(doc))
@@ -118,12 +121,12 @@ static int check_version(json_t *doc, json_int_t *version, struct cc_err *err)
 		return cc_err_set(err, EINVAL, "missing field \"version\"");
 	if (!json_is_integer(v))
 		return cc_err_set(err, EINVAL, "version: expected an integer, got %s", ledger_json_type(v));
-	*version = json_integer_value(v);
-	if (*version != CC_LEDGER_VERSION && *version != CC_LEDGER_VERSION_OLD)
+	version = json_integer_value(v);
+	if (version != CC_LEDGER_VERSION)
 		return cc_err_set(err, EPROTO,
 				  "version: unsupported ledger version %" JSON_INTEGER_FORMAT
-				  " (this corecarve reads versions %d and %d)",
-				  *version, CC_LEDGER_VERSION_OLD, CC_LEDGER_VERSION);
+				  " (this corecarve reads version %d): `corecarve audit --set-aside-ledger` moves it aside",
+				  version, CC_LEDGER_VERSION);
 	return 0;
 }
 
@@ -170,41 +173,6 @@ static int grow_carves(struct cc_ledger *l, size_t n, struct cc_err *err)
 		return cc_err_sys(err, ENOMEM, "carves");
 	return 0;
 }
-
-/* ---- version 1: one document ------------------------------------------ */
-
-static int parse_v1(struct cc_ledger *l, json_t *doc, struct cc_err *err)
-{
-	_cleanup_bitmap_ hwloc_bitmap_t taken = hwloc_bitmap_alloc();
-	_cleanup_json_ json_t *ids = json_object();
-	json_t *carves, *sections, *v;
-	size_t i;
-
-	if (ledger_check_keys(doc, v1_fields, "ledger", err) < 0)
-		return -1;
-	if (ledger_get_field(doc, "ledger", "carves", &carves, err) < 0 ||
-	    ledger_get_field(doc, "ledger", "sections", &sections, err) < 0)
-		return -1;
-	if (!json_is_array(carves))
-		return cc_err_set(err, EINVAL, "carves: expected an array, got %s", ledger_json_type(carves));
-	if (check_sections(sections, err) < 0)
-		return -1;
-	if (!taken || !ids || grow_carves(l, json_array_size(carves), err) < 0)
-		return cc_err_sys(err, ENOMEM, "carves");
-	json_array_foreach(carves, i, v) {
-		struct cc_carve *c = &l->carves[i];
-		char what[48];
-
-		snprintf(what, sizeof(what), "carves[%zu]", i);
-		cc_carve_init(c);
-		l->ncarves = (int)i + 1;
-		if (ledger_parse_carve(v, what, c, err) < 0 ||
-		    ledger_admit_carve(l, (int)i, ids, taken, what, err) < 0)
-			return -1;
-	}
-	return keep_sections(l, sections, err);
-}
-
 
 /* ---- version 2: a header, an entry line and a carve line per carve ---- */
 
@@ -554,25 +522,15 @@ int ledger_parse(struct cc_ledger *l, const char *path, const char *buf, size_t 
 	_cleanup_json_ json_t *doc = NULL;
 	struct header h = { 0 };
 	struct blocks b = { 0 };
-	json_int_t version = 0;
 	json_error_t je;
 	size_t end;
 
-	/* The first document only: the header of a version-2 file, the
-	 * whole of a version-1 one. */
+	/* The first document only: the header. */
 	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
-	if (doc && check_version(doc, &version, err) < 0)
+	if (!doc)
+		return cc_err_set(err, EINVAL, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+	if (check_version(doc, err) < 0)
 		return cc_err_prefix(err, "%s", path);
-	if (!doc || version == CC_LEDGER_VERSION_OLD) {
-		/* Again, as the one document it must be: its errors say where. */
-		json_decref(doc);
-		doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-		if (!doc)
-			return cc_err_set(err, EINVAL, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-		if (check_version(doc, &version, err) < 0 || version != CC_LEDGER_VERSION_OLD || parse_v1(l, doc, err) < 0)
-			return cc_err_prefix(err, "%s", path);
-		return 0;
-	}
 	end = (size_t)je.position;
 	if (end >= len || buf[end] != '\n')
 		return cc_err_set(err, EINVAL, "%s:%d:%d: a newline must end the header", path, je.line, je.column);

@@ -35,14 +35,12 @@
  * cuts its two lines out (cc_ledger_get, cc_ledger_drop).  Every other
  * reader parses each line and checks the index, the entries and the
  * record order against the carves, so an index that disagrees with its
- * carves is a corrupt ledger, never a silent one.  Version 1 (one indented
- * document) is still read; the next commit writes 2. */
+ * carves is a corrupt ledger, never a silent one.  Any other version is
+ * refused (version 1, one indented document, was never released). */
 #ifndef CC_LEDGER_INT_H
 #define CC_LEDGER_INT_H
 
 #include "ledger.h"
-
-#define CC_LEDGER_VERSION_OLD 1
 
 /* The carves that were in the file, left unparsed (cc_ledger_open_index). */
 struct cc_ledger_index {
@@ -201,9 +199,8 @@ json_t *ledger_carve_to_json(const struct cc_carve *c);
 
 /* ---- ledger_format.c ---- */
 /* Fill `l` (empty) from the file's bytes `buf` (NUL-terminated, `len`
- * long): every carve, or with `index_only` a version-2 file's header
- * alone (l->index set; a version-1 file is read whole).  Errors name the
- * file (`path`) and the field or the line. */
+ * long): every carve, or with `index_only` the header alone (l->index
+ * set).  Errors name the file (`path`) and the field or the line. */
 int ledger_parse(struct cc_ledger *l, const char *path, const char *buf, size_t len, bool index_only,
 		 struct cc_err *err);
 /* Parse the carve lines an index-only ledger left, put them before the

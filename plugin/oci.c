@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fileio.h"
 
 static int copy_str(char *dst, size_t len, const char *src, const char *what,
 		    struct cc_err *err)
@@ -185,10 +185,8 @@ static int parse_config(const char *text, size_t len, struct cc_oci_config *out,
 int cc_oci_config_load(const char *bundle, struct cc_oci_config *out,
 		       struct cc_err *err)
 {
-	_cleanup_free_ char *buf = NULL;
-	_cleanup_close_ int dfd = -1, fd = -1;
-	struct stat st;
-	ssize_t n;
+	_cleanup_free_ char *buf = NULL, *name = NULL;
+	_cleanup_close_ int dfd = -1;
 	size_t len = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -198,31 +196,16 @@ int cc_oci_config_load(const char *bundle, struct cc_oci_config *out,
 	dfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return cc_err_sys(err, errno, "bundle %s", bundle);
-	/* The bundle is the runtime's; config.json inside it must be a plain
-	 * file, not a link to somewhere else.  O_NONBLOCK: a FIFO planted
-	 * there must not hang the hook in open(); fstat then refuses it. */
-	fd = openat(dfd, "config.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return cc_err_sys(err, errno, "%s/config.json", bundle);
-	if (fstat(fd, &st) < 0)
-		return cc_err_sys(err, errno, "%s/config.json", bundle);
-	if (!S_ISREG(st.st_mode))
-		return cc_err_set(err, EINVAL, "%s/config.json: not a regular file", bundle);
-	if ((unsigned long long)st.st_size > CC_OCI_CONFIG_MAX)
-		return cc_err_set(err, EFBIG, "%s/config.json: larger than %u bytes", bundle, CC_OCI_CONFIG_MAX);
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
+	if (asprintf(&name, "%s/config.json", bundle) < 0) {
+		name = NULL;
 		return cc_err_sys(err, ENOMEM, "config.json");
-	while (len < (size_t)st.st_size) {
-		n = read(fd, buf + len, (size_t)st.st_size - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return cc_err_sys(err, errno, "read %s/config.json", bundle);
-		if (n == 0)
-			break;
-		len += (size_t)n;
 	}
+	/* The bundle is the runtime's; config.json inside it must be a plain
+	 * file, not a link to somewhere else, nor a FIFO planted there (the
+	 * open does not block on one; it is refused as not regular). */
+	if (cc_read_at(dfd, "config.json", name, CC_OCI_CONFIG_MAX, CC_READ_REGULAR | CC_READ_NOFOLLOW, &buf, &len,
+		       err) < 0)
+		return -1;
 	if (cc_oci_config_parse(buf, len, out, err) < 0)
 		return cc_err_prefix(err, "%s", bundle);
 	return 0;

@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "cpulist.h"
+#include "fileio.h"
 #include "policy_schema.h"
 #include "vmconfig.h"
 #include "yaml_tree.h"
@@ -466,66 +466,21 @@ struct cc_policy *cc_policy_default(struct cc_err *err)
 /* ---- loading ---- */
 
 /* Read a regular file of at most CC_POLICY_MAX bytes.  Returns 1 with *out
- * (caller frees), 0 when it does not exist and `absent_ok`, -1 on error. */
+ * (caller frees), 0 when it does not exist and `absent_ok`, -1 on error.
+ * A link is followed: a policy is often one (a ConfigMap's mount). */
 static int read_policy_file(const char *path, bool absent_ok, char **out, size_t *outlen,
 			    struct cc_err *err)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap;
-	struct stat st;
+	_cleanup_free_ char *name = NULL;
 
-	/* O_NONBLOCK: a FIFO planted at the path must not hang the hook; it is
-	 * refused as not regular right after. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ENOENT && absent_ok)
-			return 0;
-		return cc_err_sys(err, errno, "policy %s", path);
-	}
-	if (fstat(fd, &st) < 0)
-		return cc_err_sys(err, errno, "policy %s", path);
-	if (!S_ISREG(st.st_mode))
-		return cc_err_set(err, EINVAL, "policy %s: not a regular file", path);
-	if ((unsigned long long)st.st_size > CC_POLICY_MAX)
-		return cc_err_set(err, EFBIG, "policy %s: %lld bytes, more than the %u a policy may have",
-				  path, (long long)st.st_size, CC_POLICY_MAX);
-	cap = (size_t)st.st_size + 1;
-	buf = malloc(cap);
-	if (!buf)
+	if (asprintf(&name, "policy %s", path) < 0) {
+		name = NULL;
 		return cc_err_sys(err, ENOMEM, "policy %s", path);
-	/* The size is re-checked while reading: the file may grow. */
-	for (;;) {
-		ssize_t r;
-
-		if (len == cap) {
-			char *nb;
-
-			if (cap > CC_POLICY_MAX)
-				return cc_err_set(err, EFBIG, "policy %s: more than the %u bytes a policy may have",
-						  path, CC_POLICY_MAX);
-			cap = cap * 2 > CC_POLICY_MAX + 1 ? CC_POLICY_MAX + 1 : cap * 2;
-			nb = realloc(buf, cap);
-			if (!nb)
-				return cc_err_sys(err, ENOMEM, "policy %s", path);
-			buf = nb;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return cc_err_sys(err, errno, "policy %s", path);
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
 	}
-	if (len > CC_POLICY_MAX)
-		return cc_err_set(err, EFBIG, "policy %s: more than the %u bytes a policy may have", path,
-				  CC_POLICY_MAX);
-	*out = cc_steal_ptr(buf);
-	*outlen = len;
-	return 1;
+	if (cc_read_at(AT_FDCWD, path, name, CC_POLICY_MAX, CC_READ_REGULAR | (absent_ok ? CC_READ_ABSENT_OK : 0),
+		       out, outlen, err) < 0)
+		return -1;
+	return *out ? 1 : 0;
 }
 
 struct cc_policy *cc_policy_load(const char *path, struct cc_err *err)

@@ -19,6 +19,7 @@
 
 #include "capacity.h"
 #include "cleanup.h"
+#include "fileio.h"
 
 static int put(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -112,48 +113,10 @@ int cc_prom_write(const char *path, const struct cc_audit_report *r, const struc
 		  struct cc_err *err)
 {
 	_cleanup_free_ char *text = cc_prom_render(r, st, ok);
-	_cleanup_free_ char *dcopy = strdup(path);
-	_cleanup_free_ char *bcopy = strdup(path);
-	_cleanup_free_ char *tmp = NULL;
-	_cleanup_close_ int fd = -1;
-	_cleanup_close_ int dfd = -1;
-	const char *dir, *base;
-	size_t len, off = 0;
+	/* Its temp file's name does not end in .prom (see above). */
+	const struct cc_replace o = { .mode = 0644, .sync = CC_SYNC_DIR_TRY, .hidden = true };
 
-	if (!text || !dcopy || !bcopy)
+	if (!text)
 		return cc_err_sys(err, ENOMEM, "%s", path);
-	dir = dirname(dcopy);
-	base = basename(bcopy);
-	if (asprintf(&tmp, "%s/.%s.tmp.%ld", dir, base, (long)getpid()) < 0) {
-		tmp = NULL;
-		return cc_err_sys(err, ENOMEM, "%s", path);
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return cc_err_sys(err, errno, "%s", tmp);
-	len = strlen(text);
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			unlink(tmp);
-			return cc_err_sys(err, e, "write %s", tmp);
-		}
-		off += (size_t)n;
-	}
-	if (fsync(fd) < 0 || rename(tmp, path) < 0) {
-		int e = errno;
-
-		unlink(tmp);
-		return cc_err_sys(err, e, "%s", path);
-	}
-	/* The rename itself survives a crash only once the directory is synced. */
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0)
-		fsync(dfd);
-	return 0;
+	return cc_replace_path(path, text, strlen(text), &o, err) < 0 ? -1 : 0;
 }

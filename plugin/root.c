@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fileio.h"
 
 #ifdef __has_include
 #if __has_include(<linux/openat2.h>)
@@ -110,47 +111,16 @@ char *cc_root_read(const struct cc_root *root, const char *path, size_t max,
 		   struct cc_err *err)
 {
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 256;
+	char *buf = NULL;
+	size_t len = 0;
 
-	if (!max)
-		max = CC_ROOT_READ_MAX;
 	fd = cc_root_openat(root, path, O_RDONLY, 0, err);
-	if (fd < 0)
+	if (fd < 0 || cc_read_fd(fd, path, max ? max : CC_ROOT_READ_MAX, 0, &buf, &len, err) < 0)
 		return NULL;
-	buf = malloc(cap);
-	if (!buf)
-		return cc_err_sys(err, ENOMEM, "%s", path), NULL;
-	for (;;) {
-		ssize_t n;
-
-		if (len + 1 >= cap) {
-			char *nb;
-
-			if (cap > max)
-				return cc_err_set(err, EFBIG, "%s: larger than %zu bytes", path, max), NULL;
-			cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb)
-				return cc_err_sys(err, ENOMEM, "%s", path), NULL;
-			buf = nb;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return cc_err_sys(err, errno, "read %s", path), NULL;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max)
-			return cc_err_set(err, EFBIG, "%s: larger than %zu bytes", path, max), NULL;
-	}
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		len--;
 	buf[len] = '\0';
-	return cc_steal_ptr(buf);
+	return buf;
 }
 
 int cc_root_read_long(const struct cc_root *root, const char *path, long *out,

@@ -31,7 +31,17 @@ static const struct {
 	{ "openat", ANY },       /* glibc's open() and fopen() (libcgroup, hwloc) */
 	{ "openat2", ANY },      /* the root layer: RESOLVE_IN_ROOT opens */
 	{ "close", ANY },
-	{ "newfstatat", ANY },   /* fstat()/stat(): regular-file and size checks */
+	/* fstat()/stat(): regular-file and size checks.  Which call glibc
+	 * makes depends on its version, and the hook runs on the node's libc:
+	 * 2.36 (Debian 12) makes newfstatat for both, 2.41 (Debian 13) fstat
+	 * for fstat(), and one built for statx uses that.  All of them read
+	 * metadata only; without the one this libc uses every start fails
+	 * with EPERM on config.json (seen on Debian 13). */
+	{ "newfstatat", ANY },
+	{ "fstat", ANY },
+	{ "stat", ANY },
+	{ "lstat", ANY },
+	{ "statx", ANY },
 	{ "fstatfs", ANY },      /* fstatvfs(): irqbalance's file on a read-only /etc is left alone, not a refusal */
 	{ "getdents64", ANY },   /* readdir: sysfs, cgroup peers, /proc/irq, ledger temp files */
 	{ "fcntl", ANY },        /* fdopendir() checks the descriptor's flags */

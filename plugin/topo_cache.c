@@ -17,9 +17,9 @@
 
 #include "cleanup.h"
 #include "cpulist.h"
+#include "fileio.h"
 #include "paths.h"
 
-#define CACHE_TMP CC_TOPO_CACHE_FILE ".tmp"
 #define CACHE_LOCK CC_TOPO_CACHE_FILE ".lock"
 
 /* ---- the stamp --------------------------------------------------------- */
@@ -276,9 +276,8 @@ static int open_dir(const char *dir, struct cc_err *err)
 static char *read_cache(int dirfd, size_t *len, struct cc_err *err)
 {
 	_cleanup_close_ int fd = openat(dirfd, CC_TOPO_CACHE_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
+	char *buf = NULL;
 	struct stat st;
-	size_t n = 0;
 
 	if (fd < 0)
 		return cc_err_sys(err, errno, CC_TOPO_CACHE_FILE), NULL;
@@ -287,40 +286,9 @@ static char *read_cache(int dirfd, size_t *len, struct cc_err *err)
 	/* Written by us, alone: anything else is not trusted. */
 	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
 		return cc_err_set(err, EPERM, CC_TOPO_CACHE_FILE ": not a private regular file"), NULL;
-	if ((size_t)st.st_size > CC_TOPO_CACHE_MAX)
-		return cc_err_set(err, EFBIG, CC_TOPO_CACHE_FILE ": larger than %u bytes", CC_TOPO_CACHE_MAX), NULL;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return cc_err_sys(err, ENOMEM, CC_TOPO_CACHE_FILE), NULL;
-	while (n < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return cc_err_sys(err, errno, CC_TOPO_CACHE_FILE), NULL;
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return cc_steal_ptr(buf);
-}
-
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t r = write(fd, s, len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		s += r;
-		len -= (size_t)r;
-	}
-	return 0;
+	if (cc_read_fd(fd, CC_TOPO_CACHE_FILE, CC_TOPO_CACHE_MAX, CC_READ_REGULAR, &buf, len, err) < 0)
+		return NULL;
+	return buf;
 }
 
 /* Replace the cache.  One writer at a time (a non-blocking lock: a hook
@@ -331,26 +299,13 @@ static int write_all(int fd, const char *s, size_t len)
 static int store(int dirfd, const char *text, struct cc_err *err)
 {
 	_cleanup_close_ int lock = openat(dirfd, CACHE_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	_cleanup_close_ int fd = -1;
+	const struct cc_replace o = { .mode = 0600, .sync = CC_SYNC_NONE, .fixed_tmp = true };
 
 	if (lock < 0)
 		return cc_err_sys(err, errno, CACHE_LOCK);
 	if (flock(lock, LOCK_EX | LOCK_NB) < 0)
 		return cc_err_sys(err, errno, "another process is writing " CC_TOPO_CACHE_FILE);
-	fd = openat(dirfd, CACHE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return cc_err_sys(err, errno, CACHE_TMP);
-	if (fchmod(fd, 0600) < 0 || write_all(fd, text, strlen(text)) < 0) {
-		cc_err_sys(err, errno, CACHE_TMP);
-		unlinkat(dirfd, CACHE_TMP, 0);
-		return -1;
-	}
-	if (renameat(dirfd, CACHE_TMP, dirfd, CC_TOPO_CACHE_FILE) < 0) {
-		cc_err_sys(err, errno, "rename " CACHE_TMP);
-		unlinkat(dirfd, CACHE_TMP, 0);
-		return -1;
-	}
-	return 0;
+	return cc_replace_at(dirfd, CC_TOPO_CACHE_FILE, text, strlen(text), &o, err) < 0 ? -1 : 0;
 }
 
 /* Append a reason to info->why ("absent; not stored: ..."). */

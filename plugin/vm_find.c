@@ -14,6 +14,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
+#include "fileio.h"
 #include "oci.h"
 
 #define CMDLINE_MAX (256u << 10)
@@ -105,33 +106,19 @@ static bool vanished(int code)
 	return code == ENOENT || code == ESRCH;
 }
 
-/* /proc/<pid>/cmdline with its NUL separators; *len bytes. */
+/* /proc/<pid>/cmdline with its NUL separators; *len bytes, the first
+ * CMDLINE_MAX bytes of a longer one. */
 static char *read_cmdline(const struct cc_root *root, pid_t pid, size_t *len, struct cc_err *err)
 {
 	char path[64];
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = malloc(CMDLINE_MAX + 1);
-	size_t n = 0;
+	char *buf = NULL;
 
-	if (!buf)
-		return cc_err_sys(err, ENOMEM, "cmdline"), NULL;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	fd = cc_root_openat(root, path, O_RDONLY, 0, err);
-	if (fd < 0)
+	if (fd < 0 || cc_read_fd(fd, path, CMDLINE_MAX, CC_READ_TRUNCATE, &buf, len, err) < 0)
 		return NULL;
-	for (;;) {
-		ssize_t r = read(fd, buf + n, CMDLINE_MAX - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return cc_err_sys(err, errno, "read %s", path), NULL;
-		if (r == 0 || (n += (size_t)r) == CMDLINE_MAX)
-			break;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return cc_steal_ptr(buf);
+	return buf;
 }
 
 /* The argument after "-name"/"--name" names `want`; the program is QEMU. */

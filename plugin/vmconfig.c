@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fileio.h"
 #include "paths.h"
 
 static const char *const top_keys[] = { "vms", NULL };
@@ -231,43 +231,10 @@ int cc_vmconfig_parse(const char *text, size_t len, const char *name, struct cc_
  * 0 when absent and `absent_ok`, -1 on error. */
 static int read_file(const char *path, bool absent_ok, char **out, size_t *outlen, struct cc_err *err)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-	struct stat st;
-
-	/* O_NONBLOCK: a FIFO at the path must not hang us; it is refused as
-	 * not regular right after. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ENOENT && absent_ok)
-			return 0;
-		return cc_err_sys(err, errno, "%s", path);
-	}
-	if (fstat(fd, &st) < 0)
-		return cc_err_sys(err, errno, "%s", path);
-	if (!S_ISREG(st.st_mode))
-		return cc_err_set(err, EINVAL, "%s: not a regular file", path);
-	buf = malloc(CC_VMS_MAX + 1);
-	if (!buf)
-		return cc_err_sys(err, ENOMEM, "%s", path);
-	/* Read one byte past the bound: a file that grew is still refused. */
-	for (;;) {
-		ssize_t r = read(fd, buf + len, CC_VMS_MAX + 1 - len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return cc_err_sys(err, errno, "%s", path);
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > CC_VMS_MAX)
-			return cc_err_set(err, EFBIG, "%s: more than the %u bytes it may have", path, CC_VMS_MAX);
-	}
-	*out = cc_steal_ptr(buf);
-	*outlen = len;
-	return 1;
+	if (cc_read_at(AT_FDCWD, path, path, CC_VMS_MAX, CC_READ_REGULAR | (absent_ok ? CC_READ_ABSENT_OK : 0), out,
+		       outlen, err) < 0)
+		return -1;
+	return *out ? 1 : 0;
 }
 
 /* The `vms` section of a policy file (the policy itself is checked by

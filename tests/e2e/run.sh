@@ -29,11 +29,16 @@
 #   CI             when set (CI=true; anything but empty, 0 or false), a
 #                  SKIP fails the run: in CI every scenario must run
 #   QEMU           qemu-system-x86_64 to use
-#   K8S_SUITE, K8S_PACKAGES  the Debian suite and the packages of the k8s
-#                  guest's disk image (mkimage.sh; default bookworm with
-#                  containerd, runc, systemd, dbus and Python's grpc):
-#                  scenarios marked "# e2e-guest: k8s" boot it, each
-#                  kernel once more, as <kernel>-k8s
+#   E2E_K8S_NODES  the node image the k8s guest of each kernel boots, as
+#                  KERNEL=SUITE words (default "6.1=bookworm 6.12=bookworm
+#                  7=trixie": Debian 12's stack (containerd 1.6, runc 1.1,
+#                  podman 4.3, crun 1.8, systemd 252) on its LTS kernels,
+#                  Debian 13's (podman 5, crun 1.2x, systemd 257) with sid's
+#                  containerd 2 and runc 1.3 on 7.x); a kernel named twice
+#                  boots once per suite.  Scenarios marked "# e2e-guest: k8s"
+#                  run there, as <kernel>-k8s (bookworm) or <kernel>-<suite>
+#   K8S_PACKAGES   the packages of every node image instead of its suite's
+#                  (node_packages below; mkimage.sh builds and caches them)
 #   E2E_K8S_KERNELS  the kernels that boot the k8s guest (default: every
 #                  selected one; e.g. "6.1 6.12" to leave 7 to the
 #                  initramfs guest, "none" for no k8s guest): about 8 to 9
@@ -56,8 +61,7 @@ k8s_scenario_timeout=${E2E_K8S_SCENARIO_TIMEOUT:-900}
 boot_timeout=${E2E_BOOT_TIMEOUT:-300}
 boot_retries=${E2E_BOOT_RETRIES:-2}
 qemu=${QEMU:-qemu-system-x86_64}
-K8S_SUITE=${K8S_SUITE:-bookworm}
-K8S_PACKAGES=${K8S_PACKAGES:-systemd dbus containerd runc python3-grpcio python3-protobuf python3-yaml}
+k8s_nodes=${E2E_K8S_NODES:-6.1=bookworm 6.12=bookworm 7=trixie}
 k8s_kernels=${E2E_K8S_KERNELS:-all}
 
 kernels=all
@@ -274,12 +278,36 @@ for s in "$here"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.
 	fi
 done
 [ "$want_initramfs" = 1 ] || [ "$want_k8s" = 1 ] || want_initramfs=1 # mkinitramfs.sh says why nothing matches
-k8s_image=
-if [ "$want_k8s" = 1 ]; then
-	if "$here/mkimage.sh" --suite "$K8S_SUITE" --name "k8s-$K8S_SUITE" --packages "$K8S_PACKAGES" "$cache" >&2; then
-		k8s_image=$cache/images/k8s-$K8S_SUITE.raw
+# node_packages SUITE: what a node image of SUITE holds ("PKG/SUITE2" comes
+# from another suite) and, after "|", the suites it takes packages from
+# beside its own.  Both have crun and runc (the hook runs under each, podman
+# picks with --runtime) and podman (hooks.d, systemd's cgroup manager).
+node_packages() {
+	base="systemd dbus crun podman python3-grpcio python3-protobuf python3-yaml"
+	case $1 in
+	bookworm) echo "${K8S_PACKAGES:-$base containerd runc}|" ;;
+	# trixie has containerd 1.7 and runc 1.1; sid has 2.x and 1.3.
+	trixie) echo "${K8S_PACKAGES:-$base containerd/sid runc/sid}|sid" ;;
+	*) echo "${K8S_PACKAGES:-$base containerd runc}|" ;;
+	esac
+}
+# node_image SUITE: build or reuse the node image of SUITE (once per run),
+# its path in $NODE_IMAGE; 1 when mkimage.sh failed.
+built_images=
+node_image() {
+	NODE_IMAGE=$cache/images/k8s-$1.raw
+	case " $built_images " in *" $1=ok "*) return 0 ;; *" $1=failed "*) return 1 ;; esac
+	ns=$1
+	np=$(node_packages "$ns")
+	set -- --packages "${np%%|*}"
+	for a in ${np#*|}; do set -- "$@" --also "$a"; done
+	if "$here/mkimage.sh" --suite "$ns" --name "k8s-$ns" "$@" "$cache" >&2; then
+		built_images="$built_images $ns=ok"
+		return 0
 	fi
-fi
+	built_images="$built_images $ns=failed"
+	return 1
+}
 
 for k in $kernels; do
 	kdir=$cache/kernels/$k
@@ -303,31 +331,39 @@ for k in $kernels; do
 			boot_guest "$k"
 		fi
 	fi
-	# The k8s guest: systemd and containerd on a Debian disk image.
+	# The k8s guests: systemd, containerd and podman on a Debian disk image,
+	# one per suite E2E_K8S_NODES gives this kernel.
 	k8s_here=1
 	case " $k8s_kernels " in " all " | *" $k "*) ;; *) k8s_here=0 ;; esac
 	if [ "$want_k8s" = 1 ] && [ "$k8s_here" = 0 ]; then
 		echo "e2e: [$k-k8s] not booted: E2E_K8S_KERNELS=$k8s_kernels" >&2
 	fi
-	if [ "$want_k8s" = 1 ] && [ "$k8s_here" = 1 ]; then
-		initrd=$cache/initramfs-$k-k8s.cpio.gz
-		log=$cache/log-$k-k8s.txt
+	if [ "$want_k8s" != 1 ] || [ "$k8s_here" != 1 ]; then continue; fi
+	suites=$(for n in $k8s_nodes; do [ "${n%%=*}" != "$k" ] || echo "${n#*=}"; done)
+	if [ -z "$suites" ]; then
+		echo "e2e: [$k-k8s] not booted: E2E_K8S_NODES=\"$k8s_nodes\" names no suite for $k" >&2
+		continue
+	fi
+	for suite in $suites; do
+		if [ "$suite" = bookworm ]; then g=$k-k8s; else g=$k-$suite; fi
+		initrd=$cache/initramfs-$g.cpio.gz
+		log=$cache/log-$g.txt
 		rm -f "$log" "$log".attempt*
-		if [ -z "$k8s_image" ]; then
-			echo "[$k-k8s] FAIL $k-k8s/image: mkimage.sh failed (see above)"
+		if ! node_image "$suite"; then
+			echo "[$g] FAIL $g/image: mkimage.sh failed for $suite (see above)"
 			total_fail=$((total_fail + 1))
 		elif ! E2E_SCENARIOS=$scenarios "$here/k8s/mkinit.sh" "$kdir" "$initrd" >&2; then
-			echo "[$k-k8s] FAIL $k-k8s/initramfs: k8s/mkinit.sh failed (see above)"
+			echo "[$g] FAIL $g/initramfs: k8s/mkinit.sh failed (see above)"
 			total_fail=$((total_fail + 1))
 		else
 			# -snapshot: the guest writes to a temporary overlay, the
 			# cached image stays as mkimage.sh made it.
-			gdisk=$k8s_image gsnap=,snapshot=on gappend='systemd.show_status=0 rd.udev.log_level=3 '
+			gdisk=$NODE_IMAGE gsnap=,snapshot=on gappend="systemd.show_status=0 rd.udev.log_level=3 cc.suite=$suite "
 			gstimeout=$k8s_scenario_timeout
-			boot_guest "$k-k8s"
+			boot_guest "$g"
 			gstimeout=
 		fi
-	fi
+	done
 done
 
 printf '%s\n' "$summary" | sed '/^$/d'

@@ -88,13 +88,12 @@ static const char good_annotation[] = "{class: latency, cpus: 1}";
 
 /* A valid ledger with one carve, so "unchanged" means something. */
 static const char seeded_ledger[] =
-	"{\n  \"version\": 1,\n  \"carves\": [\n    {\n      \"id\": \"keep\",\n"
-	"      \"kind\": \"container\",\n      \"cgroup\": \"/kubepods/keep\",\n"
-	"      \"class\": \"latency\",\n      \"core_class\": \"performance\",\n"
-	"      \"mode\": \"remote-partition\",\n      \"cpus\": \"6\",\n      \"parked\": \"7\",\n"
-	"      \"mems\": \"0\",\n      \"exclusive\": true,\n      \"steer_irqs\": false,\n"
-	"      \"created\": 1700000000,\n      \"changes\": []\n    }\n  ],\n"
-	"  \"sections\": {}\n}\n";
+	"{\"version\": 2, \"index\": {\"carves\": 1, \"taken\": \"6-7\", \"steered\": \"\", "
+	"\"digest\": \"fnv1a64:0000000000000000\"}, \"sections\": {}}\n"
+	"[\"keep\", \"container\", \"/kubepods/keep\"]\n"
+	"{\"id\": \"keep\", \"kind\": \"container\", \"cgroup\": \"/kubepods/keep\", \"class\": \"latency\", "
+	"\"core_class\": \"performance\", \"mode\": \"remote-partition\", \"cpus\": \"6\", \"parked\": \"7\", "
+	"\"mems\": \"0\", \"exclusive\": true, \"steer_irqs\": false, \"created\": 1700000000, \"changes\": []}\n";
 
 /* ---- generated inputs ------------------------------------------------- */
 
@@ -361,10 +360,13 @@ static void s_state_group_writable(const struct env *e)
 static void s_ledger_corrupt(const struct env *e)
 {
 	char path[128];
+	static const char bad[] =
+		"{\"version\": 2, \"index\": {\"carves\": 1, \"taken\": \"\", \"steered\": \"\", "
+		"\"digest\": \"fnv1a64:0000000000000000\"}, \"sections\": {}}\n"
+		"[\"x\", \"container\", \"/kubepods/x\"]\n{\"id\": 7}\n";
 
 	snprintf(path, sizeof(path), "%s/ledger.json", e->state);
-	write_file(path, "{\"version\": 1, \"carves\": [{\"id\": 7}], \"sections\": {}}\n",
-		   strlen("{\"version\": 1, \"carves\": [{\"id\": 7}], \"sections\": {}}\n"), 0600);
+	write_file(path, bad, strlen(bad), 0600);
 }
 
 static void s_config_link(const struct env *e)
@@ -500,7 +502,7 @@ static const struct row rows[] = {
 	POL("pol-coreclass-range", "coreClasses:\n  big: \"0-99999\"\n", "coreClasses.big"),
 	POL("pol-nul", "minShared: 1\n\0classes: {}\n", "policy"),
 	{ "pol-deep", POLICY, NULL, "classes", T_CGROUP, NULL, gen_policy_deep, HOOK, 0 },
-	{ "pol-huge", POLICY, NULL, "bytes, more than the 1048576 a policy may have", T_CGROUP, NULL, gen_policy_huge, HOOK, 0 },
+	{ "pol-huge", POLICY, NULL, "bytes, larger than the 1048576-byte limit", T_CGROUP, NULL, gen_policy_huge, HOOK, 0 },
 	{ "pol-directory", POLICY, "", "not a regular file", T_CGROUP, s_policy_dir, NULL, HOOK, 0 },
 	{ "pol-fifo", POLICY, "", "not a regular file", T_CGROUP, s_policy_fifo, NULL, HOOK, 0 },
 	{ "pol-missing", POLICY, "", "No such file", T_CGROUP, s_policy_missing, NULL, HOOK, 0 },
@@ -551,7 +553,7 @@ static const struct row rows[] = {
 	{ "cfg-symlink", CONFIG, "{}", "config.json", T_EMPTY, s_config_link, NULL, HOOK, 0 },
 	{ "cfg-directory", CONFIG, "{}", "config.json: not a regular file", T_EMPTY, s_config_dir, NULL, HOOK, 0 },
 	{ "cfg-fifo", CONFIG, "{}", "config.json: not a regular file", T_EMPTY, s_config_fifo, NULL, HOOK, 0 },
-	{ "cfg-huge", CONFIG, "{}", "config.json: larger than", T_EMPTY, s_config_huge, NULL, HOOK, 0 },
+	{ "cfg-huge", CONFIG, "{}", "config.json: 4194330 bytes, larger than the 4194304-byte limit", T_EMPTY, s_config_huge, NULL, HOOK, 0 },
 	{ "cfg-bundle-missing", CONFIG, "{}", "bundle", T_EMPTY, s_bundle_missing, NULL, HOOK, 0 },
 
 	/* Captured --root trees: what the kernel interfaces say. */

@@ -1087,6 +1087,39 @@ START_TEST(test_counts_parse)
 }
 END_TEST
 
+/* The one /proc/interrupts reader (the pictures sum its rows, test_svg.c):
+ * offline CPUs have no column, so a column is a CPU number, not an index;
+ * architecture lines with one count (ERR:, MIS:) or names with spaces are
+ * not rows; a row's chip and names with spaces end its counts. */
+static const char sparse_interrupts[] =
+	"           CPU0       CPU2       CPU5\n"
+	" 10:          1          2          3   GICv3  27 Level     arch_timer\n"
+	" 48:        900          0         70   PCI-MSI 524288-edge      nvme0q0, nvme0q1\n"
+	"IPI0:         4          5          6       Rescheduling interrupts\n"
+	"ERR:          0\n"
+	"MIS:          0\n";
+
+START_TEST(test_counts_sparse_columns)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_irq_counts c;
+
+	ck_assert_msg(cc_irq_counts_parse(sparse_interrupts, &c, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(c.ncols, 3);
+	ck_assert_int_eq(c.cpus[0], 0);
+	ck_assert_int_eq(c.cpus[1], 2);
+	ck_assert_int_eq(c.cpus[2], 5);
+	ck_assert_int_eq(c.nrows, 2);
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 10, 0), 1);
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 10, 2), 2);
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 10, 5), 3);
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 10, 1), 0); /* offline: no column */
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 48, 0), 900);
+	ck_assert_uint_eq(cc_irq_counts_get(&c, 48, 5), 70);
+	cc_irq_counts_fini(&c);
+}
+END_TEST
+
 static const struct {
 	const char *text;
 	const char *why;
@@ -1140,6 +1173,7 @@ static Suite *irq_suite(void)
 	tcase_add_test(tr, test_reconcile_malformed_writes_nothing);
 	tcase_add_test(tr, test_reconcile_read_only_etc);
 	tcase_add_test(tr, test_counts_parse);
+	tcase_add_test(tr, test_counts_sparse_columns);
 	tcase_add_loop_test(tr, test_counts_bad_table, 0, sizeof(bad_counts) / sizeof(bad_counts[0]));
 	suite_add_tcase(s, tr);
 	return s;

@@ -395,7 +395,7 @@ START_TEST(test_load_files)
 	cc_err_clear(&err);
 	ck_assert_ptr_null(cc_policy_load(huge, &err));
 	free(msg);
-	ck_assert_int_ge(asprintf(&msg, "policy %s: 1048591 bytes, more than the 1048576 a policy may have", huge), 0);
+	ck_assert_int_ge(asprintf(&msg, "policy %s: 1048591 bytes, larger than the 1048576-byte limit", huge), 0);
 	ck_assert_str_eq(err.msg, msg);
 
 	/* The example is the default, loadable as a file. */

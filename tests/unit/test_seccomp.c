@@ -618,6 +618,45 @@ START_TEST(test_log_fallbacks)
 }
 END_TEST
 
+/* Each system call a libc may make for fstat() and stat(), made directly:
+ * Debian 12's glibc makes newfstatat, Debian 13's fstat, and the hook runs
+ * on whichever the node has (the filter once lacked fstat, and every start
+ * on a Debian 13 node failed). */
+static int run_stat_family(void *arg)
+{
+	const char *path = arg;
+	struct stat st;
+	struct statx stx;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 1;
+	if (syscall(SYS_fstat, fd, &st) < 0)
+		return 2;
+	if (syscall(SYS_stat, path, &st) < 0)
+		return 3;
+	if (syscall(SYS_lstat, path, &st) < 0)
+		return 4;
+	if (syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) < 0)
+		return 5;
+	if (syscall(SYS_newfstatat, fd, "", &st, AT_EMPTY_PATH) < 0)
+		return 6;
+	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_SIZE, &stx) < 0 && errno != ENOSYS)
+		return 7;
+	close(fd);
+	return 0;
+}
+
+START_TEST(test_stat_family_allowed)
+{
+	int st, r = confined(run_stat_family, "/proc/self/status", &st);
+
+	ck_assert_msg(r == 0, "step %d (fstat, stat, lstat, newfstatat, newfstatat AT_EMPTY_PATH, statx) failed"
+		      " under the filter", r);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+}
+END_TEST
+
 /* Every name resolves on this architecture or is one it lacks, and
  * nothing that could start a program or reach a network is listed. */
 START_TEST(test_list_sane)
@@ -650,6 +689,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_filter_mode_in_status);
 	tcase_add_loop_test(tc, test_forbidden_control, 0, (int)(sizeof(forbidden) / sizeof(forbidden[0])));
 	tcase_add_test(tc, test_hook_work_allowed);
+	tcase_add_test(tc, test_stat_family_allowed);
 	tcase_add_test(tc, test_fault_switch_still_kills);
 	tcase_add_test(tc, test_lock_wait_confined);
 	tcase_add_test(tc, test_lock_stop_cont_confined);

@@ -12,7 +12,15 @@ counts = {"pass": 0, "fail": 0}
 
 
 def _one(s):
-    return " ".join(str(s).split())[:400]
+    """One line of at most 400 characters.  A runtime's error that quotes
+    corecarve's own line (runc: "... error running createRuntime hook #0:
+    exit status 2, stdout: , stderr: corecarve: ...") keeps that line: the
+    runtime's prefix is what would be cut."""
+    s = " ".join(str(s).split())
+    i = s.find("stderr: corecarve: ")
+    if len(s) > 400 and i > 0:
+        s = "[...] " + s[i:]
+    return s[:400]
 
 
 def _out(line):

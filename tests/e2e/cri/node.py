@@ -14,8 +14,29 @@ import cri
 from kubelet import CGROOT, cg_read
 
 MANIFESTS = "/e2e/manifests"
-CONFIG = {"cgroupfs": MANIFESTS + "/containerd/config-cgroupfs.toml",
-          "systemd": MANIFESTS + "/containerd/config.toml"}
+# The snippet for each cgroup driver and containerd's config version: 2
+# for containerd 1.6 and 1.7, 3 for containerd 2.x.
+CONFIG = {(2, "cgroupfs"): MANIFESTS + "/containerd/config-cgroupfs.toml",
+          (2, "systemd"): MANIFESTS + "/containerd/config.toml",
+          (3, "cgroupfs"): MANIFESTS + "/containerd/config-v3-cgroupfs.toml",
+          (3, "systemd"): MANIFESTS + "/containerd/config-v3.toml"}
+# Where the sandbox (pause) image is named, per config version.
+SANDBOX = {2: '[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "%s"\n',
+           3: '[plugins."io.containerd.cri.v1.images".pinned_images]\n  sandbox = "%s"\n'}
+
+
+def containerd_major():
+    """containerd's major version, from `containerd --version` ("containerd
+    github.com/containerd/containerd/v2 2.1.9+ds1 ..." or Debian 12's
+    "containerd containerd.io 1.6.20~ds1 ...")."""
+    for word in sh("containerd --version").split()[1:]:
+        if word[:1].isdigit():
+            return int(word.split(".")[0])
+    raise RuntimeError("containerd --version names no version")
+
+
+def config_version():
+    return 3 if containerd_major() >= 2 else 2
 
 # The policy of the hook scenarios (tests/e2e/hooklib.sh): core 0 of each
 # package reserved.
@@ -61,13 +82,12 @@ def containerd(driver, extra=""):
     say to install it; a pause image built here (no registry)."""
     sh("systemctl stop containerd", check=False)
     os.makedirs("/etc/containerd", exist_ok=True)
-    with open(CONFIG[driver]) as f:
+    version = config_version()
+    with open(CONFIG[(version, driver)]) as f:
         snippet = f.read()
     conf = snippet + """
 # e2e: no registry is reachable; the sandbox image is imported locally.
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "localhost/e2e/pause:1"
-""" + extra
+""" + SANDBOX[version] % "localhost/e2e/pause:1" + extra
     with open("/etc/containerd/config.toml", "w") as f:
         f.write(conf)
     # "ctr oci spec | jq --slurpfile h corecarve-hooks.json '.hooks = $h[0]'"

@@ -17,7 +17,8 @@ arg() {
 kernel=$(arg cc.kernel || uname -r)
 budget=$(arg cc.timeout || echo 1200)
 stimeout=$(arg cc.scenario_timeout || echo 400)
-export CC_KERNEL="$kernel" CC_DEMO=0 CC_GUEST=k8s
+suite=$(arg cc.suite || sed -n 's/^VERSION_CODENAME=//p' /etc/os-release)
+export CC_KERNEL="$kernel" CC_DEMO=0 CC_GUEST=k8s CC_SUITE="$suite"
 echo 1 >/proc/sys/kernel/printk
 mkdir -p /etc/corecarve /run/corecarve
 
@@ -29,7 +30,7 @@ mkdir -p /etc/corecarve /run/corecarve
 	systemctl poweroff --force --force
 ) &
 
-echo "E2E-BEGIN kernel=$kernel uname=$(uname -r) cpus=$(nproc) pid1=$(cat /proc/1/comm) guest=k8s boot=$(cut -d' ' -f1 /proc/uptime)s"
+echo "E2E-BEGIN kernel=$kernel uname=$(uname -r) cpus=$(nproc) pid1=$(cat /proc/1/comm) guest=k8s suite=$suite boot=$(cut -d' ' -f1 /proc/uptime)s"
 state=$(systemctl is-system-running 2>/dev/null)
 [ "$state" = running ] || echo "INFO e2e: systemd is $state: $(systemctl --failed --no-legend --plain 2>/dev/null | tr '\n' ';')"
 
