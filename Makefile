@@ -82,7 +82,7 @@ else
 BIN := corecarve
 endif
 
-.PHONY: all deps check unit e2e demo clean format bench install uninstall
+.PHONY: all deps check unit e2e demo clean format bench install uninstall lint-includes
 all: $(BIN)
 
 deps:
@@ -124,7 +124,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(LIB) $(LINK_STAMP)
 unit: $(BIN) $(FAULT_BIN) $(TEST_BIN)
 	@CORECARVE_BIN=$(abspath $(FAULT_BIN)) CORECARVE_RELEASE_BIN=$(abspath $(BIN)) sh tests/unit/run.sh $(TEST_BIN)
 
-check: deps
+# lint-includes (mk/lint.mk) first: it takes milliseconds and needs no
+# package.
+check: lint-includes deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit
 	@if [ "$(SANITIZE)" != 1 ]; then $(MAKE) --no-print-directory e2e; fi

@@ -304,7 +304,7 @@ static void ledger_stats(struct setup *s)
 
 	if (!l)
 		bench_die("%s", err.msg);
-	s->prefilled = l->ncarves;
+	s->prefilled = cc_ledger_ncarves(l);
 	cg = cc_ledger_section(l, "cgroup", false);
 	s->records = cg ? (int)json_array_size(json_object_get(cg, "files")) : 0;
 	snprintf(path, sizeof(path), "%s/" CC_LEDGER_FILE, s->busy.state);
@@ -559,8 +559,8 @@ static void check_node(struct setup *s)
 
 	if (!l)
 		bench_die("%s", err.msg);
-	if (l->ncarves != s->prefilled || cc_ledger_find(l, BENCH_ID))
-		bench_die("%s: %d carves after the runs, %d before", s->h->name, l->ncarves, s->prefilled);
+	if (cc_ledger_ncarves(l) != s->prefilled || cc_ledger_find(l, BENCH_ID))
+		bench_die("%s: %d carves after the runs, %d before", s->h->name, cc_ledger_ncarves(l), s->prefilled);
 	fflush(s->log);
 	if (s->loglen)
 		bench_die("%s: the hook said: %.400s", s->h->name, s->logbuf);

@@ -11,7 +11,6 @@
 
 #include "cleanup.h"
 #include "cpulist.h"
-#include "oci.h"
 
 int cc_cg_open(struct cc_cg *cg, const struct cc_root *root, struct cc_err *err)
 {

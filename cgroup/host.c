@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "oci.h"
 
 static int lcg_write(struct cc_cg *cg, const char *cgroup, const char *file, const char *value,
 		     struct cc_err *err)

@@ -15,7 +15,6 @@
 #include "cleanup.h"
 #include "cpulist.h"
 #include "fault.h"
-#include "oci.h"
 
 /* Write a cpu set to a file unless it already holds exactly that set. */
 int cg_write_cpus(struct cc_cg *cg, const char *cgroup, const char *file,

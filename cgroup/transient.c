@@ -11,7 +11,6 @@
 
 #include "cgroup.h"
 #include "cleanup.h"
-#include "oci.h"
 
 /* Long enough for SIGKILLed tasks to exit (they only have to run their
  * exit path), short enough not to hang a shell forever. */

@@ -12,7 +12,7 @@
 #include "capacity.h"
 #include "cleanup.h"
 #include "commands.h"
-#include "container.h"
+#include "ctx.h"
 #include "table.h"
 #include "vm.h"
 
@@ -229,12 +229,16 @@ static double now_ms(void)
 /* The carves the snapshot was indexed with are still the ledger's. */
 static bool same_carves(const struct cc_ledger *a, const struct cc_ledger *b)
 {
-	if (a->ncarves != b->ncarves)
+	const struct cc_carve *x;
+
+	if (cc_ledger_ncarves(a) != cc_ledger_ncarves(b))
 		return false;
-	for (int i = 0; i < a->ncarves; i++)
-		if (strcmp(a->carves[i].id, b->carves[i].id) || strcmp(a->carves[i].cgroup, b->carves[i].cgroup) ||
-		    !hwloc_bitmap_isequal(a->carves[i].cpus, b->carves[i].cpus))
+	cc_ledger_foreach_carve(a, i, x) {
+		const struct cc_carve *y = cc_ledger_carve_at(b, i);
+
+		if (strcmp(x->id, y->id) || strcmp(x->cgroup, y->cgroup) || !hwloc_bitmap_isequal(x->cpus, y->cpus))
 			return false;
+	}
 	return true;
 }
 
@@ -268,7 +272,7 @@ static int audit(const struct opts *o, const struct cc_root *root, struct cc_led
 		cc_audit_snap_fini(&snap);
 		if (rc < 0)
 			return -1;
-		if (!(*lp)->readonly || attempt + 1 >= READ_TRIES)
+		if (!cc_ledger_readonly(*lp) || attempt + 1 >= READ_TRIES)
 			return 0;
 		{
 			struct cc_ledger *again = cc_ledger_open_as(o->state, CC_LEDGER_READ, &o->lock.lock, err);
@@ -378,7 +382,7 @@ static int fail(const struct opts *o, struct cc_err *err)
 static int vm_part(const struct opts *o, const struct cc_root *root, struct cc_ledger **lp,
 		   struct cc_audit_report *found, struct cc_audit_report *left, FILE *log, struct cc_err *err)
 {
-	struct cc_ctx ctx = { .root = (struct cc_root *)root, .policy_path = cc_cli_policy_path(&o->common),
+	struct cc_ctx ctx = { .root = root, .policy_path = cc_cli_policy_path(&o->common),
 			      .state_dir = o->state, .log = log };
 	struct cc_vm_opts vo = { 0 };
 	struct cc_vm_result res;

@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "commands.h"
+#include "container.h"
 #include "cpulist.h"
 #include "exec.h"
 #include "ledger.h"

@@ -13,7 +13,6 @@
 #include "commands.h"
 #include "cpulist.h"
 #include "doctor.h"
-#include "oci.h"
 
 static void usage(FILE *out)
 {

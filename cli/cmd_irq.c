@@ -362,7 +362,7 @@ static int status(const struct opts *o, struct cc_err *err)
 		goto out;
 	cc_irq_state_fini(&st);
 	if (cc_irq_state_parse(cc_ledger_section(l, CC_IRQ_SECTION, false), &st, err) < 0) {
-		cc_err_prefix(err, "%s/" CC_LEDGER_FILE, l->dir);
+		cc_err_prefix(err, "%s/" CC_LEDGER_FILE, cc_ledger_dir(l));
 		goto out;
 	}
 	carved = cc_ledger_taken(l);
@@ -486,7 +486,7 @@ static int reconcile(const struct opts *o, struct cc_err *err)
 	l = cc_cli_ledger_open(o->state, CC_LEDGER_WRITE, &o->lock.lock, err);
 	if (!l)
 		goto out;
-	l->fault = cc_cli_fault();
+	cc_ledger_set_fault(l, cc_cli_fault());
 	io = (struct cc_irq_opts){ .root = root, .fb = &fb, .notify = true, .trace = o->verbose ? stderr : NULL };
 	if (cc_irq_reconcile(l, &io, &rep, err) < 0 || cc_ledger_commit(l, err) < 0)
 		goto out;
@@ -526,7 +526,7 @@ static int notify(const struct opts *o, struct cc_err *err)
 		goto out;
 	cc_irq_state_fini(&st);
 	if (cc_irq_state_parse(cc_ledger_section(l, CC_IRQ_SECTION, false), &st, err) < 0) {
-		cc_err_prefix(err, "%s/" CC_LEDGER_FILE, l->dir);
+		cc_err_prefix(err, "%s/" CC_LEDGER_FILE, cc_ledger_dir(l));
 		goto out;
 	}
 	if (cc_irqbalance_current(root, &st.irqbalance, &p, err) < 0)

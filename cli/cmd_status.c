@@ -59,8 +59,8 @@ static int build_rows(struct status *s, hwloc_const_bitmap_t reserved, struct cc
 		r->cpu = cpu;
 		r->carve = -1;
 		r->role = reserved && hwloc_bitmap_isset(reserved, (unsigned)cpu) ? ROLE_RESERVED : ROLE_FREE;
-		for (int i = 0; i < s->ledger->ncarves; i++) {
-			const struct cc_carve *c = &s->ledger->carves[i];
+		for (int i = 0; i < cc_ledger_ncarves(s->ledger); i++) {
+			const struct cc_carve *c = cc_ledger_carve_at(s->ledger, i);
 
 			if (hwloc_bitmap_isset(c->cpus, (unsigned)cpu))
 				r->role = ROLE_RUN;
@@ -95,8 +95,8 @@ static int print_json(const struct status *s, struct cc_err *err)
 	    json_object_set_new(doc, "carves", carves) < 0 || json_object_set_new(doc, "cpus", cpus) < 0 ||
 	    json_object_set_new(doc, "capacity", cc_capacity_json(s->cap, s->ncap)) < 0)
 		return cc_err_sys(err, ENOMEM, "status");
-	for (int i = 0; i < s->ledger->ncarves; i++) {
-		const struct cc_carve *c = &s->ledger->carves[i];
+	for (int i = 0; i < cc_ledger_ncarves(s->ledger); i++) {
+		const struct cc_carve *c = cc_ledger_carve_at(s->ledger, i);
 		json_t *o = json_object();
 
 		if (!o || json_array_append_new(carves, o) < 0 ||
@@ -118,14 +118,14 @@ static int print_json(const struct status *s, struct cc_err *err)
 		json_t *o = json_object();
 
 		if (!o || json_array_append_new(cpus, o) < 0 || json_object_set_new(o, "cpu", json_integer(r->cpu)) < 0 ||
-		    json_object_set_new(o, "owner",
-					r->carve >= 0 ? json_string(s->ledger->carves[r->carve].id) : json_null()) < 0 ||
+		    json_object_set_new(o, "owner", r->carve >= 0 ? json_string(cc_ledger_carve_at(s->ledger, r->carve)->id)
+								  : json_null()) < 0 ||
 		    json_object_set_new(o, "role", json_string(role_names[r->role])) < 0)
 			return cc_err_sys(err, ENOMEM, "status");
 	}
 	/* The power records as the ledger holds them (docs/power.md). */
 	{
-		json_t *power = json_object_get(json_object_get(s->ledger->sections, CC_POWER_SECTION), "files");
+		json_t *power = json_object_get(cc_ledger_section_get(s->ledger, CC_POWER_SECTION), "files");
 
 		if (json_object_set_new(doc, "power", power ? json_deep_copy(power) : json_array()) < 0)
 			return cc_err_sys(err, ENOMEM, "status");
@@ -244,8 +244,8 @@ static int print_carves(const struct status *s, const struct cc_table_opts *o, s
 
 	if (!t)
 		return -1;
-	for (int i = 0; i < s->ledger->ncarves; i++) {
-		const struct cc_carve *c = &s->ledger->carves[i];
+	for (int i = 0; i < cc_ledger_ncarves(s->ledger); i++) {
+		const struct cc_carve *c = cc_ledger_carve_at(s->ledger, i);
 		_cleanup_free_ char *cpus = cc_cpulist_format(c->cpus), *parked = cc_cpulist_format(c->parked);
 		_cleanup_free_ char *mems = cc_cpulist_format(c->mems);
 		char id[SHORT_ID + 1];
@@ -282,7 +282,7 @@ static int print_owners(const struct status *s, const struct cc_table_opts *o, s
 		else
 			snprintf(cpus, sizeof(cpus), "%d-%d", r->cpu, s->rows[j - 1].cpu);
 		if (r->carve >= 0)
-			short_id(s->ledger->carves[r->carve].id, id);
+			short_id(cc_ledger_carve_at(s->ledger, r->carve)->id, id);
 		if (cc_table_row(t, (const char *[]){ cpus, role_names[r->role], id }, err) < 0)
 			return -1;
 		i = j;
@@ -402,7 +402,7 @@ static int print_map(const struct status *s, struct cc_err *err)
 		if (r->role == ROLE_RESERVED) {
 			labels[pu] = "reserved";
 		} else if (r->carve >= 0) {
-			short_id(s->ledger->carves[r->carve].id, id);
+			short_id(cc_ledger_carve_at(s->ledger, r->carve)->id, id);
 			snprintf(names[pu], sizeof(names[pu]), r->role == ROLE_PARKED ? "(%s)" : "%s", id);
 			labels[pu] = names[pu];
 		}
@@ -445,10 +445,10 @@ static int write_svg(const struct status *s, const struct cc_cli_common *common,
 		if (pu < 0)
 			continue;
 		roles[pu] = svg_role[r->role];
-		owners[pu] = r->carve >= 0 ? s->ledger->carves[r->carve].id : NULL;
+		owners[pu] = r->carve >= 0 ? cc_ledger_carve_at(s->ledger, r->carve)->id : NULL;
 	}
-	snprintf(title, sizeof(title), "corecarve status: %d carve%s on %s", s->ledger->ncarves,
-		 s->ledger->ncarves == 1 ? "" : "s", s->topo->source);
+	snprintf(title, sizeof(title), "corecarve status: %d carve%s on %s", cc_ledger_ncarves(s->ledger),
+		 cc_ledger_ncarves(s->ledger) == 1 ? "" : "s", s->topo->source);
 	if (cc_cli_svg_irqs(common, root, &irqs, note, sizeof(note)) > 0)
 		view.irqs = &irqs;
 	view.note = note[0] ? note : NULL;
@@ -507,7 +507,7 @@ static bool kernel_row(const struct cc_audit_snap *snap, int i, const bool *keep
 
 static int print_kernel(const struct cc_root *root, bool json, const struct cc_table_opts *o, struct cc_err *err)
 {
-	struct cc_ledger none = { .lockfd = -1, .dirfd = -1 };
+	_cleanup_ledger_ struct cc_ledger *none = cc_ledger_empty(err);
 	struct cc_audit_read_opts ro = { .skip_irqs = true };
 	struct cc_audit_snap snap;
 	_cleanup_table_ struct cc_table *t = NULL;
@@ -515,7 +515,7 @@ static int print_kernel(const struct cc_root *root, bool json, const struct cc_t
 	_cleanup_free_ bool *keep = NULL;
 	int rc = -1, shown = 0;
 
-	if (cc_audit_snap_read(root, &none, &ro, &snap, err) < 0)
+	if (!none || cc_audit_snap_read(root, none, &ro, &snap, err) < 0)
 		return -1;
 	keep = calloc((size_t)snap.ncgroups + 1, sizeof(bool));
 	if (!keep) {
@@ -708,7 +708,7 @@ int cc_cmd_status(int argc, char **argv)
 		rc = print_capacity(&s, &o.table, &err);
 	} else if (o.only == T_POWER) {
 		rc = print_power(&s, &o.table, false, &err);
-	} else if (!ledger->ncarves) {
+	} else if (!cc_ledger_ncarves(ledger)) {
 		/* Still worth showing: what each class could carve. */
 		printf("no carves%s\n\n", !state && access(CC_LEDGER_DIR, F_OK) < 0
 						   ? " (" CC_LEDGER_DIR " does not exist yet: no carve since boot)"

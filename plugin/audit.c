@@ -175,7 +175,7 @@ void cc_audit_stats_fill(struct cc_audit_stats *st, const struct cc_ledger *l,
 {
 	hwloc_bitmap_t taken = cc_ledger_taken(l);
 
-	st->carves = l->ncarves;
+	st->carves = cc_ledger_ncarves(l);
 	st->carved_cpus = taken ? hwloc_bitmap_weight(taken) : 0;
 	if (taken)
 		hwloc_bitmap_free(taken);

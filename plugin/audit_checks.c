@@ -84,13 +84,13 @@ static int *owners(const struct cc_ledger *l, struct cc_err *err)
 		return cc_err_sys(err, ENOMEM, "audit"), NULL;
 	for (int i = 0; i < CC_CPU_LIMIT; i++)
 		own[i] = -1;
-	for (int k = 0; k < l->ncarves; k++) {
-		hwloc_bitmap_foreach_begin(cpu, l->carves[k].cpus) {
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		hwloc_bitmap_foreach_begin(cpu, cc_ledger_carve_at(l, k)->cpus) {
 			if (cpu < CC_CPU_LIMIT)
 				own[cpu] = k;
 		}
 		hwloc_bitmap_foreach_end();
-		hwloc_bitmap_foreach_begin(cpu, l->carves[k].parked) {
+		hwloc_bitmap_foreach_begin(cpu, cc_ledger_carve_at(l, k)->parked) {
 			if (cpu < CC_CPU_LIMIT)
 				own[cpu] = k;
 		}
@@ -103,7 +103,7 @@ static const char *owner_id(const struct cc_ledger *l, const int *own, hwloc_con
 {
 	int cpu = hwloc_bitmap_first(set);
 
-	return cpu >= 0 && cpu < CC_CPU_LIMIT && own[cpu] >= 0 ? l->carves[own[cpu]].id : "";
+	return cpu >= 0 && cpu < CC_CPU_LIMIT && own[cpu] >= 0 ? cc_ledger_carve_at(l, own[cpu])->id : "";
 }
 
 #define ADD(code, carve)                                                       \
@@ -178,8 +178,8 @@ static int check_held(const struct cc_audit_in *in, const struct cc_noderec *r, 
 		return cc_err_sys(err, ENOMEM, "audit");
 	if (cc_cpulist_parse(r->held, held, r->path, err) < 0)
 		return -1;
-	for (int k = 0; k < l->ncarves; k++) {
-		const struct cc_carve *c = &l->carves[k];
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		hwloc_const_bitmap_t share = parked ? c->parked : c->cpus;
 		enum cc_cg_mode m;
 		char pk[PATH_MAX];
@@ -252,8 +252,8 @@ static int check_cgroup_records(const struct cc_audit_in *in, struct cc_audit_re
 		for (int k = 0; k < r->nowners; k++) {
 			bool known = false;
 
-			for (int j = 0; j < in->ledger->ncarves && !known; j++)
-				known = !strcmp(in->ledger->carves[j].id, r->owners[k].id);
+			for (int j = 0; j < cc_ledger_ncarves(in->ledger) && !known; j++)
+				known = !strcmp(cc_ledger_carve_at(in->ledger, j)->id, r->owners[k].id);
 			if (known)
 				continue;
 			if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_ORPHAN, r->owners[k].id, err)))
@@ -296,8 +296,8 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 
 	if (!below)
 		return cc_err_sys(err, ENOMEM, "audit");
-	for (int k = 0; k < l->ncarves; k++) {
-		const struct cc_carve *c = &l->carves[k];
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		struct cc_finding *f;
 
 		if (c->releasing) {
@@ -328,12 +328,12 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 	 * partitions draw cpuset.cpus.exclusive down the chain).  Ancestors
 	 * are found by path: a stale carve's cgroup is gone, its parents may
 	 * still hold its CPUs, and that is STALE_RECORD's repair. */
-	for (int k = 0; k < l->ncarves; k++) {
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
 		char path[PATH_MAX], up[PATH_MAX];
 
-		if (!l->carves[k].cgroup[0])
+		if (!cc_ledger_carve_at(l, k)->cgroup[0])
 			continue;
-		snprintf(path, sizeof(path), "%s", l->carves[k].cgroup);
+		snprintf(path, sizeof(path), "%s", cc_ledger_carve_at(l, k)->cgroup);
 		while (strcmp(path, "/")) {
 			int p;
 
@@ -346,7 +346,7 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 				cc_err_sys(err, ENOMEM, "audit");
 				goto out;
 			}
-			hwloc_bitmap_or(below[p], below[p], l->carves[k].cpus);
+			hwloc_bitmap_or(below[p], below[p], cc_ledger_carve_at(l, k)->cpus);
 		}
 	}
 	for (int i = 1; i < s->ncgroups; i++) {
@@ -392,7 +392,7 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 	 * the hook keeps (a wrong --state, a misspelt CORECARVE_STATE_DIR, a
 	 * DaemonSet volume on another path) or it was lost.  Without this a
 	 * wrong directory reads as a clean node. */
-	for (int i = 1; i < s->ncgroups && !l->ncarves; i++) {
+	for (int i = 1; i < s->ncgroups && !cc_ledger_ncarves(l); i++) {
 		const struct cc_audit_cgroup *g = &s->cgroups[i];
 		bool parked = !strcmp(base_name(g->path), CC_PARKED_NAME) && !hwloc_bitmap_iszero(g->cpus);
 		bool exec = !strncmp(g->path, "/corecarve.exec/exec-", 21) && g->populated;
@@ -425,8 +425,8 @@ int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *o
 
 	if (!nodes)
 		return cc_err_sys(err, ENOMEM, "audit");
-	for (int k = 0; k < l->ncarves; k++) {
-		const struct cc_carve *c = &l->carves[k];
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		int i = carve_cgroup(in, c);
 		const struct cc_audit_cgroup *g;
 		enum cc_cg_mode mode;
@@ -549,8 +549,8 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 
 	if (!seen)
 		return cc_err_sys(err, ENOMEM, "audit");
-	for (int k = 0; k < l->ncarves; k++) {
-		const struct cc_carve *c = &l->carves[k];
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		const struct cc_pclass *cls = cc_policy_class(in->policy, c->class_name);
 		const char *want = cls ? (cls->partition == CC_PART_ISOLATED ? "isolated" : "root") : NULL;
 		_cleanup_bitmap_ hwloc_bitmap_t held = NULL;
@@ -574,14 +574,14 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 			continue;
 		if (json_object_set_new(seen, pk, json_true()) < 0 || !(held = hwloc_bitmap_alloc()))
 			return cc_err_sys(err, ENOMEM, "audit");
-		for (int m = k; m < l->ncarves; m++) {
+		for (int m = k; m < cc_ledger_ncarves(l); m++) {
 			enum cc_cg_mode mm;
 			char other[PATH_MAX];
 
-			if (carve_mode(&l->carves[m], &mm) == 0 && mm != CC_MODE_CPUSET_ONLY &&
-			    cc_cg_parked_cgroup(mm, l->carves[m].cgroup, other, sizeof(other), err) == 0 &&
+			if (carve_mode(cc_ledger_carve_at(l, m), &mm) == 0 && mm != CC_MODE_CPUSET_ONLY &&
+			    cc_cg_parked_cgroup(mm, cc_ledger_carve_at(l, m)->cgroup, other, sizeof(other), err) == 0 &&
 			    !strcmp(other, pk))
-				hwloc_bitmap_or(held, held, l->carves[m].parked);
+				hwloc_bitmap_or(held, held, cc_ledger_carve_at(l, m)->parked);
 		}
 		j = cc_audit_snap_find(s, pk);
 		if (j < 0) {
@@ -642,8 +642,8 @@ int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_rep
 		return -1;
 	if (!reserved || !taken || !soft || !parked || !parked_part || !x)
 		return cc_err_sys(err, ENOMEM, "audit");
-	for (int k = 0; k < l->ncarves; k++) {
-		const struct cc_carve *c = &l->carves[k];
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		enum cc_cg_mode mode;
 		int i = carve_cgroup(in, c);
 		struct cc_finding *f;
@@ -752,8 +752,8 @@ static long long cpus_below(const struct cc_audit_in *in, const char *path)
 	size_t n = strlen(path);
 	long long sum = 0;
 
-	for (int k = 0; k < in->ledger->ncarves; k++) {
-		const struct cc_carve *c = &in->ledger->carves[k];
+	for (int k = 0; k < cc_ledger_ncarves(in->ledger); k++) {
+		const struct cc_carve *c = cc_ledger_carve_at(in->ledger, k);
 
 		if (!strncmp(c->cgroup, path, n) && c->cgroup[n] == '/' && !keeps_quota(in, c))
 			sum += hwloc_bitmap_weight(c->cpus);
@@ -770,8 +770,8 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 
 	if (!nodes)
 		return cc_err_sys(err, ENOMEM, "audit");
-	for (int k = 0; k < l->ncarves; k++) {
-		const struct cc_carve *c = &l->carves[k];
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		int i = carve_cgroup(in, c);
 		struct cc_finding *f;
 
@@ -807,9 +807,9 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 
 		/* A cgroup inside a carve (a runtime's nested leaf) throttles
 		 * the carve's tasks just the same. */
-		if (g->within < 0 || g->carve >= 0 || g->quota < 0 || keeps_quota(in, &l->carves[g->within]))
+		if (g->within < 0 || g->carve >= 0 || g->quota < 0 || keeps_quota(in, cc_ledger_carve_at(l, g->within)))
 			continue;
-		f = ADD(CC_AUDIT_QUOTA_ON_CARVE, l->carves[g->within].id);
+		f = ADD(CC_AUDIT_QUOTA_ON_CARVE, cc_ledger_carve_at(l, g->within)->id);
 		f->repair = CC_REPAIR_DROP_QUOTA;
 		CC_AUDIT_SET(f->object, "cgroup %s (inside the carve)", g->path);
 		CC_AUDIT_SET(f->target, "%s", g->path);
@@ -857,7 +857,7 @@ int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *o
 
 		if (g->within < 0)
 			continue;
-		c = &in->ledger->carves[g->within];
+		c = cc_ledger_carve_at(in->ledger, g->within);
 		/* Following a drifted cpuset is CARVE_DRIFT's finding; a task
 		 * that differs from its own cgroup set its affinity itself. */
 		if (hwloc_bitmap_isequal(task->affinity, c->cpus) || hwloc_bitmap_isequal(task->affinity, g->effective))
@@ -875,7 +875,8 @@ int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *o
 	 * read as clean.  Node-wide, once. */
 	if (s->hidden_tasks > 0) {
 		const struct cc_audit_cgroup *g = &s->cgroups[s->hidden_at];
-		struct cc_finding *f = ADD(CC_AUDIT_TASKS_HIDDEN, g->within >= 0 ? in->ledger->carves[g->within].id : "");
+		const struct cc_carve *c = g->within >= 0 ? cc_ledger_carve_at(in->ledger, g->within) : NULL;
+		struct cc_finding *f = ADD(CC_AUDIT_TASKS_HIDDEN, c ? c->id : "");
 
 		CC_AUDIT_SET(f->object, "tasks of %d cgroup%s (first: %s)", s->hidden_cgroups,
 			     s->hidden_cgroups == 1 ? "" : "s", g->path);
@@ -945,7 +946,7 @@ int cc_audit_check_irqs(const struct cc_audit_in *in, struct cc_audit_report *ou
 	if (!own)
 		return -1;
 	/* Parsing initialises `st`, and cleans it up when it fails. */
-	if (cc_irq_state_parse(json_object_get(in->ledger->sections, CC_IRQ_SECTION), &st, err) < 0)
+	if (cc_irq_state_parse(cc_ledger_section_get(in->ledger, CC_IRQ_SECTION), &st, err) < 0)
 		return -1;
 	if (s->has_irqs) {
 		if (irq_on_carve(in, &st, own, avoid, CC_IRQ_DEFAULT, NULL, s->irqs.default_affinity, out, err) < 0)
@@ -995,8 +996,8 @@ out:
 static const char *live_owner(const struct cc_ledger *l, const struct cc_noderec *r)
 {
 	for (int i = 0; i < r->nowners; i++)
-		for (int k = 0; k < l->ncarves; k++)
-			if (!strcmp(r->owners[i].id, l->carves[k].id))
+		for (int k = 0; k < cc_ledger_ncarves(l); k++)
+			if (!strcmp(r->owners[i].id, cc_ledger_carve_at(l, k)->id))
 				return r->owners[i].id;
 	return NULL;
 }
@@ -1053,7 +1054,7 @@ int cc_audit_check_kubelet(const struct cc_audit_in *in, struct cc_audit_report 
 		return 0;
 	f = ADD(CC_AUDIT_KUBELET_STATIC_CPU_MANAGER, "");
 	/* With carves on the node, its reconcile loop rewrites their cpusets. */
-	if (in->ledger->ncarves > 0)
+	if (cc_ledger_ncarves(in->ledger) > 0)
 		f->severity = CC_AUDIT_CRITICAL;
 	CC_AUDIT_SET(f->object, "%s", CC_KUBELET_CPU_STATE);
 	CC_AUDIT_SET(f->expected, "policyName none");

@@ -19,7 +19,7 @@
 
 #include "cgroup.h"
 #include "cleanup.h"
-#include "container.h"
+#include "ctx.h"
 #include "cpulist.h"
 #include "effect.h"
 
@@ -255,7 +255,7 @@ int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report
 	memset(res, 0, sizeof(*res));
 	if (!done)
 		return cc_err_sys(err, ENOMEM, "audit fix");
-	x.ctx = (struct cc_ctx){ .root = (struct cc_root *)fx->root, .log = fx->out, .verbose = true };
+	x.ctx = (struct cc_ctx){ .root = fx->root, .log = fx->out, .verbose = true };
 	if (cc_cg_open(&x.cg, fx->root, err) < 0)
 		return -1;
 	if (fx->cg_ops)

@@ -21,7 +21,6 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
-#include "oci.h"
 
 /* Deeper than the kernel lets anyone nest by default (cgroup.max.depth is
  * unlimited, but systemd and kubelet stay under ten). */
@@ -295,6 +294,7 @@ int cc_audit_snap_read(const struct cc_root *root, const struct cc_ledger *l,
 	_cleanup_json_ json_t *carved = json_object();
 	struct cc_irq_counts before = { 0 }, after = { 0 };
 	struct walker w = { .s = s };
+	const struct cc_carve *c;
 	double start = now_ms();
 	int rc = -1, r;
 
@@ -303,8 +303,8 @@ int cc_audit_snap_read(const struct cc_root *root, const struct cc_ledger *l,
 	if (!carved)
 		return cc_err_sys(err, ENOMEM, "audit");
 	w.carved = carved;
-	for (int k = 0; k < l->ncarves; k++)
-		if (l->carves[k].cgroup[0] && json_object_set_new(carved, l->carves[k].cgroup, json_true()) < 0)
+	cc_ledger_foreach_carve(l, k, c)
+		if (c->cgroup[0] && json_object_set_new(carved, c->cgroup, json_true()) < 0)
 			return cc_err_sys(err, ENOMEM, "audit");
 	if (cc_cg_open(&w.cg, root, err) < 0)
 		return -1;

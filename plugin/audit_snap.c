@@ -85,6 +85,8 @@ int cc_audit_snap_find(const struct cc_audit_snap *s, const char *path)
 
 int cc_audit_snap_index(struct cc_audit_snap *s, const struct cc_ledger *l, struct cc_err *err)
 {
+	const struct cc_carve *c;
+
 	(void)err;
 	for (int i = 0; i < s->ncgroups; i++) {
 		struct cc_audit_cgroup *g = &s->cgroups[i];
@@ -92,8 +94,8 @@ int cc_audit_snap_index(struct cc_audit_snap *s, const struct cc_ledger *l, stru
 		g->carve = g->within = g->quota_at = -1;
 		g->above_carve = false;
 	}
-	for (int k = 0; k < l->ncarves; k++) {
-		int i = l->carves[k].cgroup[0] ? cc_audit_snap_find(s, l->carves[k].cgroup) : -1;
+	cc_ledger_foreach_carve(l, k, c) {
+		int i = c->cgroup[0] ? cc_audit_snap_find(s, c->cgroup) : -1;
 
 		if (i < 0 || s->cgroups[i].carve >= 0)
 			continue;

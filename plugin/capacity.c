@@ -155,10 +155,10 @@ static int one(const struct cc_topo *t, const struct cc_policy *p, const struct 
 	}
 	hwloc_bitmap_copy(cls, ci >= 0 ? t->classes[ci].cpus : t->online);
 	hwloc_bitmap_and(cls, cls, t->online);
-	for (int i = 0; l && i < l->ncarves; i++) {
-		hwloc_bitmap_or(run, run, l->carves[i].cpus);
-		hwloc_bitmap_or(park, park, l->carves[i].parked);
-		c->carves += !strcmp(l->carves[i].class_name, pc->name);
+	for (int i = 0; l && i < cc_ledger_ncarves(l); i++) {
+		hwloc_bitmap_or(run, run, cc_ledger_carve_at(l, i)->cpus);
+		hwloc_bitmap_or(park, park, cc_ledger_carve_at(l, i)->parked);
+		c->carves += !strcmp(cc_ledger_carve_at(l, i)->class_name, pc->name);
 	}
 	/* Each CPU in one state, in this order: a reserved CPU someone carved
 	 * anyway (a policy changed under a live carve) counts as reserved. */

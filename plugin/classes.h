@@ -21,7 +21,9 @@
 #include <hwloc.h>
 
 #include "error.h"
-#include "topo.h"
+
+/* Room for a class name, NUL included (core classes, policy placement classes). */
+#define CC_NAME_MAX 32
 
 /* Two values of a metric (capacity or MHz) belong to the same tier when the
  * lower is within this many percent of the next higher distinct value.
@@ -62,6 +64,13 @@ struct cc_classing {
 	int nclasses;
 	struct cc_class_desc classes[CC_CLASSES_MAX];
 	char source[64];            /* one of the sources listed above */
+};
+
+/* An operator's class (policy coreClasses, a synthetic host's classes):
+ * its name and the CPUs it holds (cc_classify_override checks them). */
+struct cc_class_override {
+	char name[CC_NAME_MAX];
+	hwloc_bitmap_t cpus;
 };
 
 /* Split metric values into tiers, highest first: sort the distinct

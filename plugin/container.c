@@ -18,47 +18,6 @@ void cc_fault_point(const struct cc_ctx *ctx, const char *step)
 	cc_fault(ctx->fault, step);
 }
 
-static struct cc_effect_run effect_run(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l,
-				       const char *id)
-{
-	return (struct cc_effect_run){ .ctx = ctx, .cg = cg, .ledger = l, .id = id };
-}
-
-int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id,
-		  struct cc_err *err)
-{
-	struct cc_effect_run run = effect_run(ctx, cg, l, id);
-
-	return cc_effects_undo(&run, err);
-}
-
-/* Take a carve out: undone, then removed from the ledger, or — the undo
- * failed — kept as releasing (its CPUs still taken) for gc and audit --fix
- * to finish.  Committed either way. */
-int cc_carve_release(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id,
-		     struct cc_err *err)
-{
-	struct cc_err commit = CC_ERR_INIT;
-	int rc = cc_carve_undo(ctx, cg, l, id, err);
-
-	/* Killed here, the carve stays and gc undoes it again: harmless, as
-	 * every value an undo writes is computed from the records. */
-	cc_fault_point(ctx, "before-release-commit");
-	/* Taken out without reading the other carves (ledger.h). */
-	if (rc == 0 ? cc_ledger_drop(l, id, &commit) < 0 : (cc_ledger_mark_releasing(l, id), false)) {
-		*err = commit;
-		return -1;
-	}
-	if (cc_ledger_commit(l, &commit) < 0) {
-		if (rc == 0)
-			*err = commit;
-		return -1;
-	}
-	if (rc < 0)
-		cc_err_prefix(err, "kept as releasing; the next hook or audit --fix retries");
-	return rc;
-}
-
 struct gc_arg {
 	const struct cc_ctx *ctx;
 	struct cc_cg *cg;
@@ -320,7 +279,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	ledger = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
 	if (!ledger)
 		goto out;
-	ledger->fault = ctx->fault;
+	cc_ledger_set_fault(ledger, ctx->fault);
 	cg.fault = ctx->fault;
 	cc_fault_point(ctx, "after-lock");
 	/* gc first: a carve under this id whose cgroup is gone is stale, and
@@ -363,7 +322,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	}
 
 	carve_from(spec, &res->decision, res->cgroup, &carve);
-	run = effect_run(ctx, &cg, ledger, carve.id);
+	run = (struct cc_effect_run){ .ctx = ctx, .cg = &cg, .ledger = ledger, .id = carve.id };
 	run.policy = policy;
 	run.topo = topo;
 	run.pclass = cc_policy_class(policy, res->decision.class_name);
@@ -426,7 +385,7 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 	ledger = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
 	if (!ledger)
 		return -1;
-	ledger->fault = ctx->fault;
+	cc_ledger_set_fault(ledger, ctx->fault);
 	rc = cc_ledger_get(ledger, id, &c, err);
 	if (rc <= 0)
 		return rc;

@@ -51,18 +51,6 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
  * `releasing` (-1, err says so). */
 int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err *err);
 
-/* Undo every effect of the recorded carve `id` (effect.h): its cgroups,
- * then, for a steer-away carve, the IRQs, then the power settings no other
- * carve owns; the ledger's records are updated, the carve itself stays.
- * Every effect is tried; -1 with the first failure. */
-int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id,
-		  struct cc_err *err);
-
-/* Undo, then remove the carve — or keep it as `releasing` when the undo
- * failed — and commit.  Fault step "before-release-commit". */
-int cc_carve_release(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id,
-		     struct cc_err *err);
-
 /* Kill this process with SIGKILL when ctx->fault names `step` (tests of
  * crash consistency; see docs/design.md). */
 void cc_fault_point(const struct cc_ctx *ctx, const char *step);

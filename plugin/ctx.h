@@ -22,7 +22,7 @@ struct cc_release_note {
 };
 
 struct cc_ctx {
-	struct cc_root *root;
+	const struct cc_root *root;
 	const char *policy_path; /* NULL: /etc/corecarve/policy.yaml or embedded */
 	const char *state_dir;   /* NULL: /run/corecarve */
 	const struct cc_ledger_lock *lock; /* the ledger lock's wait and holder; NULL: ledger.h's defaults */

@@ -354,7 +354,7 @@ void cc_doctor_check_ledger(const struct cc_doctor_ctx *ctx, struct cc_doctor_it
 						   "start afresh (corecarve(8), DAMAGED LEDGER)",
 			      "%s", err.msg);
 	else
-		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "%s readable: %d carve%s%s", dir, l->ncarves,
-			      l->ncarves == 1 ? "" : "s",
+		cc_doctor_set(it, CC_DOCTOR_OK, why, NULL, "%s readable: %d carve%s%s", dir, cc_ledger_ncarves(l),
+			      cc_ledger_ncarves(l) == 1 ? "" : "s",
 			      access(dir, F_OK) < 0 ? " (directory not created yet: no carve since boot)" : "");
 }

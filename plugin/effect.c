@@ -503,13 +503,13 @@ int cc_effect_cgroup_take_peer(struct cc_effect_run *run, const char *peer, stru
 		return cc_err_sys(err, ENOMEM, "audit fix");
 	if (cc_cg_read_cpus(run->cg, peer, "cpuset.cpus.effective", eff, err) < 0)
 		return -1;
-	owners = calloc((size_t)l->ncarves + 1, sizeof(*owners));
+	owners = calloc((size_t)cc_ledger_ncarves(l) + 1, sizeof(*owners));
 	if (!owners)
 		return cc_err_sys(err, ENOMEM, "audit fix");
 	/* Every carve whose CPUs it holds owns the record, so the last of
 	 * them to go gives the peer everything back. */
-	for (int k = 0; k < l->ncarves; k++) {
-		const struct cc_carve *c = &l->carves[k];
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		_cleanup_free_ char *s = NULL;
 
 		hwloc_bitmap_or(mine, c->cpus, c->parked);
@@ -563,9 +563,9 @@ int cc_effect_cgroup_drop_held(struct cc_effect_run *run, const char *path, stru
 	if (!carved)
 		return cc_err_sys(err, ENOMEM, "audit fix");
 	/* Every carve's CPUs stay: only what no carve has goes. */
-	for (int k = 0; k < l->ncarves; k++) {
-		hwloc_bitmap_or(carved, carved, l->carves[k].cpus);
-		hwloc_bitmap_or(carved, carved, l->carves[k].parked);
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		hwloc_bitmap_or(carved, carved, cc_ledger_carve_at(l, k)->cpus);
+		hwloc_bitmap_or(carved, carved, cc_ledger_carve_at(l, k)->parked);
 	}
 	if (load_recs(l, &recs, err) < 0)
 		return -1;

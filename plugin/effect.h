@@ -76,6 +76,20 @@ int cc_effects_apply(struct cc_effect_run *run, bool *undo_failed, struct cc_err
  * with the first failure. */
 int cc_effects_undo(struct cc_effect_run *run, struct cc_err *err);
 
+/* ---- a recorded carve taken out (effect_release.c) ---- */
+
+/* Undo every effect of the recorded carve `id`: its cgroups,
+ * then, for a steer-away carve, the IRQs, then the power settings no other
+ * carve owns; the ledger's records are updated, the carve itself stays.
+ * Every effect is tried; -1 with the first failure. */
+int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id,
+		  struct cc_err *err);
+
+/* Undo, then remove the carve — or keep it as `releasing` when the undo
+ * failed — and commit.  Fault step "before-release-commit". */
+int cc_carve_release(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id,
+		     struct cc_err *err);
+
 /* The cgroup effect's parts the orchestrator calls around the journal:
  * plan the carve's cgroups into its journal (the carve must be in the
  * ledger once its mode is known: cc_effect_cgroup_plan sets c->mode), and

@@ -16,6 +16,7 @@
 #include "affinity.h"
 #include "cgroup.h"
 #include "cleanup.h"
+#include "container.h"
 #include "cpulist.h"
 #include "fileio.h"
 

@@ -20,10 +20,12 @@
 #include <sys/types.h>
 
 #include "alloc.h"
-#include "container.h"
+#include "ctx.h"
 #include "error.h"
 #include "policy.h"
 #include "topo.h"
+
+struct cc_create_result; /* container.h: what cc_exec_carved carved */
 
 /* Where transient cgroups of carved commands are made, below the cgroup2
  * mount; each command gets <parent>/exec-<pid>. */

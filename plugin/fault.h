@@ -1,7 +1,7 @@
 /* corecarve: fault injection for crash-consistency tests.
  *
  * The entry point reads one step name from CORECARVE_FAULT and hands it to
- * the library (cc_ctx.fault, cc_cg.fault, cc_ledger.fault); each module
+ * the library (cc_ctx.fault, cc_cg.fault, cc_ledger_set_fault); each module
  * marks its named steps with cc_fault().  When the armed step is reached
  * the process kills itself with SIGKILL: no cleanup handler, atexit or
  * destructor runs, exactly like the OOM killer or a runtime's hook timeout.

@@ -442,14 +442,10 @@ int cc_irq_state_store(struct cc_ledger *l, const struct cc_irq_state *st, struc
 
 	if (cc_irq_state_empty(st)) {
 		/* Nothing recorded: no section, so an idle node's ledger is empty. */
-		if (json_object_get(l->sections, CC_IRQ_SECTION))
-			json_object_del(l->sections, CC_IRQ_SECTION);
-		return 0;
+		return cc_ledger_section_put(l, CC_IRQ_SECTION, NULL, err);
 	}
 	o = cc_irq_state_json(st, err);
 	if (!o)
 		return -1;
-	if (json_object_set_new(l->sections, CC_IRQ_SECTION, o) < 0)
-		return cc_err_sys(err, ENOMEM, W);
-	return 0;
+	return cc_ledger_section_put(l, CC_IRQ_SECTION, o, err);
 }

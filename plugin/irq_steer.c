@@ -86,7 +86,7 @@ static int journal(struct cc_ledger *l, struct cc_irq_plan *plan, const struct c
 		restore_section(l, st);
 		return cc_err_prefix(err, "IRQ journal");
 	}
-	cc_fault(l->fault, "after-irq-journal");
+	cc_fault(cc_ledger_fault(l), "after-irq-journal");
 	return 0;
 }
 
@@ -95,7 +95,7 @@ int cc_irq_reconcile(struct cc_ledger *l, const struct cc_irq_opts *o, struct cc
 {
 	_cleanup_bitmap_ hwloc_bitmap_t avoid = cc_irq_avoid(l, o->except);
 	_cleanup_free_ enum cc_irq_outcome *outcome = NULL;
-	struct cc_irq_apply_opts ao = { .best_effort = o->best_effort, .trace = o->trace, .fault = l->fault };
+	struct cc_irq_apply_opts ao = { .best_effort = o->best_effort, .trace = o->trace, .fault = cc_ledger_fault(l) };
 	struct cc_irqbalance_pending ib = { 0 };
 	struct cc_irq_state st;
 	struct cc_irq_table t = { 0 };
@@ -108,7 +108,7 @@ int cc_irq_reconcile(struct cc_ledger *l, const struct cc_irq_opts *o, struct cc
 	if (!avoid)
 		return cc_err_sys(err, ENOMEM, "IRQ reconcile");
 	if (cc_irq_state_parse(cc_ledger_section(l, CC_IRQ_SECTION, false), &st, err) < 0)
-		return cc_err_prefix(err, "%s/" CC_LEDGER_FILE, l->dir);
+		return cc_err_prefix(err, "%s/" CC_LEDGER_FILE, cc_ledger_dir(l));
 	/* Everything is read and decided before the first write. */
 	if (cc_irq_table_read(o->root, &t, err) < 0 || cc_irq_plan(&t, &st, avoid, o->fb, &plan, err) < 0)
 		goto out;

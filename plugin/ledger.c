@@ -644,6 +644,87 @@ int cc_ledger_set_section(struct cc_ledger *l, const char *name, json_t *value, 
 	return 0;
 }
 
+json_t *cc_ledger_section_get(const struct cc_ledger *l, const char *name)
+{
+	return ledger_is_rec_section(name) ? NULL : json_object_get(l->sections, name);
+}
+
+int cc_ledger_section_put(struct cc_ledger *l, const char *name, json_t *value, struct cc_err *err)
+{
+	if (ledger_is_rec_section(name)) {
+		if (value)
+			json_decref(value);
+		return cc_err_set(err, EINVAL, "ledger: sections.%s: a record section, put one record at a time", name);
+	}
+	if (!value) {
+		if (json_object_get(l->sections, name))
+			json_object_del(l->sections, name);
+		return 0;
+	}
+	if (json_object_set_new(l->sections, name, value) < 0)
+		return cc_err_sys(err, ENOMEM, "ledger: sections.%s", name);
+	return 0;
+}
+
+/* ---- what other modules read of it ---- */
+
+struct cc_ledger *cc_ledger_empty(struct cc_err *err)
+{
+	struct cc_ledger *l = calloc(1, sizeof(*l));
+
+	if (!l || !(l->sections = json_object())) {
+		free(l);
+		return cc_err_sys(err, ENOMEM, "ledger"), NULL;
+	}
+	l->lockfd = l->dirfd = -1;
+	l->readonly = true;
+	return l;
+}
+
+const char *cc_ledger_dir(const struct cc_ledger *l)
+{
+	return l->dir;
+}
+
+bool cc_ledger_readonly(const struct cc_ledger *l)
+{
+	return l->readonly;
+}
+
+const char *cc_ledger_fault(const struct cc_ledger *l)
+{
+	return l->fault;
+}
+
+void cc_ledger_set_fault(struct cc_ledger *l, const char *step)
+{
+	l->fault = step;
+}
+
+int cc_ledger_failed(const struct cc_ledger *l, struct cc_err *err)
+{
+	if (!l->lazy_err.code)
+		return 0;
+	if (err)
+		*err = l->lazy_err;
+	return -1;
+}
+
+int cc_ledger_ncarves(const struct cc_ledger *l)
+{
+	return l->ncarves;
+}
+
+const struct cc_carve *cc_ledger_carves(const struct cc_ledger *l)
+{
+	return l->carves;
+}
+
+const struct cc_carve *cc_ledger_carve_at(const struct cc_ledger *l, int i)
+{
+	return i >= 0 && i < l->ncarves ? &l->carves[i] : NULL;
+}
+
 int cc_ledger_mark_releasing(struct cc_ledger *l, const char *id)
 {
 	struct cc_carve *c = cc_ledger_find(l, id);

@@ -15,8 +15,8 @@
 
 #include "error.h"
 #include "root.h"
+#include "paths.h"
 
-#define CC_LEDGER_DIR "/run/corecarve"
 #define CC_LEDGER_FILE "ledger.json"
 #define CC_LEDGER_VERSION 2
 /* A ledger larger than this is refused as corrupt (a full 8192-CPU node
@@ -47,29 +47,15 @@ struct cc_carve {
 	json_t *changes;
 };
 
-struct cc_ledger {
-	char dir[PATH_MAX];
-	int lockfd;
-	int ncarves;
-	struct cc_carve *carves;
-	/* Node-wide sections owned by other modules (e.g. "irq": original
-	 * affinities recorded once), kept as JSON and written back as is. */
-	json_t *sections;
-	bool dirty;
-	const char *fault; /* fault-injection step armed by the entry point (fault.h) */
-	/* Private to ledger.c. */
-	int dirfd;        /* the state directory, -1 when it does not exist (read only) */
-	bool readonly;    /* from cc_ledger_read: commit refuses */
-	char *snapshot;   /* ledger.json's bytes as read or last written, NULL when no file */
-	/* Index-only (cc_ledger_open_index): the carves that were in the file,
-	 * unparsed; `carves` holds only those added since.  NULL otherwise. */
-	struct cc_ledger_index *index;
-	/* A load of those carves that failed inside a call with no error
-	 * argument (cc_ledger_find): commit refuses with it. */
-	struct cc_err lazy_err;
-	/* The record sections (ledger_recs.c), NULL until one is used. */
-	struct ledger_recset *recs;
-};
+/* The ledger itself is opaque: its fields are the ledger's files' own
+ * (ledger_int.h, included by ledger*.c alone; scripts/include-graph.sh
+ * fails the build on any other includer).  Other modules read it through
+ * the functions below: the carves (cc_ledger_carves, cc_ledger_find,
+ * cc_ledger_foreach_carve), the sections (cc_ledger_section,
+ * cc_ledger_section_get, cc_ledger_section_put, cc_ledger_set_section,
+ * cc_ledger_rec_get and cc_ledger_rec_put), its directory and its fault
+ * step. */
+struct cc_ledger;
 
 /* How long an opener waits for the lock before it gives up, by default.
  * A hook the runtime kills at its timeout (10 s in manifests/hooks.d and
@@ -120,13 +106,13 @@ struct cc_ledger *cc_ledger_open_as(const char *dir, enum cc_ledger_mode mode, c
 struct cc_ledger *cc_ledger_open(const char *dir, struct cc_err *err);
 
 /* The same, for a hook's create path: reads the header of ledger.json
- * (index and sections), not the carves.  `carves` then holds only the
+ * (index and sections), not the carves.  cc_ledger_carves() then holds only the
  * carves added since; cc_ledger_taken, cc_ledger_held, cc_ledger_refs,
  * cc_ledger_add, cc_ledger_gc (while nothing is stale) and commit work
  * from the index.  Anything that needs one of the carves that were there
  * (cc_ledger_find or cc_ledger_remove of such an id, gc finding a stale
  * one, an overlap to name) loads them all first (cc_ledger_load_all),
- * which invalidates pointers into `carves` as an add or a remove does.
+ * which invalidates pointers into cc_ledger_carves() as an add or a remove does.
  * Every other reader needs cc_ledger_open's whole ledger. */
 struct cc_ledger *cc_ledger_open_index(const char *dir, struct cc_err *err);
 
@@ -151,10 +137,40 @@ int cc_ledger_set_aside(const char *dir, const struct cc_ledger_lock *lock, char
 /* Write the ledger atomically if changed.  Keeps the lock. */
 int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err);
 
+/* A ledger of no carve in memory, on no directory (commit refuses): for
+ * reading the kernel with nothing recorded (`corecarve status --kernel`). */
+struct cc_ledger *cc_ledger_empty(struct cc_err *err);
+
 /* Unlock and free (does not commit). NULL-safe. */
 void cc_ledger_close(struct cc_ledger *l);
 void cc_ledger_closep(struct cc_ledger **l);
 #define _cleanup_ledger_ __attribute__((cleanup(cc_ledger_closep)))
+
+/* The state directory it was opened on (no trailing '/'), for messages. */
+const char *cc_ledger_dir(const struct cc_ledger *l);
+/* Opened with cc_ledger_read (a snapshot: commit refuses). */
+bool cc_ledger_readonly(const struct cc_ledger *l);
+/* The fault-injection step an entry point armed (fault.h), NULL normally:
+ * the modules that apply a carve's effects call cc_fault() with it. */
+const char *cc_ledger_fault(const struct cc_ledger *l);
+void cc_ledger_set_fault(struct cc_ledger *l, const char *step);
+/* A load that failed inside a call with no error argument (cc_ledger_find,
+ * cc_ledger_section of a record section): -1 and *err (may be NULL) set
+ * to it; 0 when none failed. */
+int cc_ledger_failed(const struct cc_ledger *l, struct cc_err *err);
+
+/* The carves loaded: an array of cc_ledger_ncarves(), borrowed until the
+ * ledger changes.  Every carve in a ledger from cc_ledger_open or
+ * cc_ledger_read; in an index-only one, only those added since it was
+ * opened (cc_ledger_load_all first for the rest). */
+int cc_ledger_ncarves(const struct cc_ledger *l);
+const struct cc_carve *cc_ledger_carves(const struct cc_ledger *l);
+/* Carve i of them (0 <= i < cc_ledger_ncarves()). */
+const struct cc_carve *cc_ledger_carve_at(const struct cc_ledger *l, int i);
+/* for (each loaded carve c at index i): `c` a const struct cc_carve *
+ * declared by the caller, `i` an int declared here. */
+#define cc_ledger_foreach_carve(l, i, c) \
+	for (int i = 0; i < cc_ledger_ncarves(l) && ((c) = cc_ledger_carve_at((l), i)); i++)
 
 /* Union of cpus and parked of every carve. Caller frees. */
 hwloc_bitmap_t cc_ledger_taken(const struct cc_ledger *l);
@@ -218,6 +234,16 @@ json_t *cc_ledger_section(struct cc_ledger *l, const char *name, bool create);
 /* Replace a section with `value` (its reference is taken; NULL removes the
  * section). */
 int cc_ledger_set_section(struct cc_ledger *l, const char *name, json_t *value, struct cc_err *err);
+/* A section that is not a record section ("irq", "power"), to read:
+ * borrowed, NULL when absent (and for a record section: those are read
+ * with cc_ledger_section or cc_ledger_rec_get). */
+json_t *cc_ledger_section_get(const struct cc_ledger *l, const char *name);
+/* Replace (value, its reference taken) or remove (NULL) such a section as
+ * an edit of cc_ledger_section's object in place would: commit finds the
+ * change by comparing with the disk, and a ledger that had no file and
+ * ends up empty still writes none.  cc_ledger_set_section marks the
+ * ledger changed instead. */
+int cc_ledger_section_put(struct cc_ledger *l, const char *name, json_t *value, struct cc_err *err);
 
 /* Record sections: node records (noderec.h) of the modules that have
  * many, "cgroup", kept one per line in key order, so that a hook reads

@@ -64,6 +64,31 @@ struct cc_ledger_index {
 	size_t *eoff, *elen, *coff, *clen;
 };
 
+/* The ledger (ledger.h's opaque struct cc_ledger): what ledger*.c share,
+ * and no other module sees. */
+struct cc_ledger {
+	char dir[PATH_MAX];
+	int lockfd;
+	int ncarves;
+	struct cc_carve *carves;
+	/* Node-wide sections owned by other modules (e.g. "irq": original
+	 * affinities recorded once), kept as JSON and written back as is. */
+	json_t *sections;
+	bool dirty;       /* changed through a call that says so: commit writes */
+	const char *fault; /* fault-injection step armed by the entry point (fault.h) */
+	int dirfd;        /* the state directory, -1 when it does not exist (read only) */
+	bool readonly;    /* from cc_ledger_read: commit refuses */
+	char *snapshot;   /* ledger.json's bytes as read or last written, NULL when no file */
+	/* Index-only (cc_ledger_open_index): the carves that were in the file,
+	 * unparsed; `carves` holds only those added since.  NULL otherwise. */
+	struct cc_ledger_index *index;
+	/* A load of those carves that failed inside a call with no error
+	 * argument (cc_ledger_find): commit refuses with it. */
+	struct cc_err lazy_err;
+	/* The record sections (ledger_recs.c), NULL until one is used. */
+	struct ledger_recset *recs;
+};
+
 /* ---- record sections (ledger_recs.c) ----
  *
  * A record section ("cgroup": noderec.h) keeps one record per line after

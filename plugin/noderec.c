@@ -532,11 +532,8 @@ int cc_noderecs_load_all(struct cc_noderecs *s, struct cc_err *err)
 		return -1;
 	}
 	view = cc_ledger_section(src->l, src->section, false);
-	if (!view && src->l->lazy_err.code) {
-		if (err)
-			*err = src->l->lazy_err;
+	if (!view && cc_ledger_failed(src->l, err) < 0)
 		return -1;
-	}
 	json_array_foreach(json_object_get(view, "files"), i, f) {
 		const char *path = json_string_value(json_object_get(f, "path"));
 		struct cc_noderec *r;

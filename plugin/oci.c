@@ -218,30 +218,6 @@ void cc_oci_config_fini(struct cc_oci_config *c)
 	c->annotations = NULL;
 }
 
-bool cc_cgroup_path_safe(const char *path)
-{
-	const char *p = path;
-
-	if (*p != '/')
-		return false;
-	if (!strcmp(path, "/"))
-		return true;
-	while (*p == '/') {
-		const char *start = ++p;
-		size_t n;
-
-		while (*p && *p != '/') {
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				return false;
-			p++;
-		}
-		n = (size_t)(p - start);
-		if (n == 0 || (n == 1 && start[0] == '.') || (n == 2 && start[0] == '.' && start[1] == '.'))
-			return false;
-	}
-	return *p == '\0';
-}
-
 int cc_proc_cgroup_parse(const char *text, char *out, size_t outlen,
 			 struct cc_err *err)
 {

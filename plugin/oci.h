@@ -56,8 +56,4 @@ int cc_proc_cgroup_parse(const char *text, char *out, size_t outlen,
 int cc_container_cgroup(const struct cc_root *root, pid_t pid, const char *hint,
 			char *out, size_t outlen, struct cc_err *err);
 
-/* A cgroup path is safe when it is absolute, has no "." or ".." component,
- * no empty component and no control characters. */
-bool cc_cgroup_path_safe(const char *path);
-
 #endif

@@ -9,22 +9,16 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "paths.h"
+#include "placement.h"
 #include "power_spec.h"
 #include "topo.h"
 
-#define CC_POLICY_PATH "/etc/corecarve/policy.yaml"
 #define CC_ANNOTATION_KEY "corecarve.io/placement"
 #define CC_ANNOTATION_MAX 4096 /* bytes of one annotation value */
 #define CC_ANNOTATION_KEY_MAX 512 /* bytes of an annotation key, with its NUL (Kubernetes: 317) */
 #define CC_POLICY_MAX (1u << 20)
 #define CC_POLICY_DEFAULT_SOURCE "embedded default" /* cc_policy->source of the default */
-
-enum cc_smt { CC_SMT_ISOLATE, CC_SMT_FULL };
-enum cc_memory { CC_MEM_LOCAL, CC_MEM_SPREAD, CC_MEM_ANY };
-enum cc_irq { CC_IRQ_STEER_AWAY, CC_IRQ_LEAVE };
-enum cc_partition { CC_PART_ROOT, CC_PART_ISOLATED };
-enum cc_quota { CC_QUOTA_DROP, CC_QUOTA_KEEP };
-enum cc_align { CC_ALIGN_NONE, CC_ALIGN_L2 };
 
 /* The annotation keys a class may let an annotation set (`class` always
  * may): classes.<name>.annotationMaySet, a bit each. */
@@ -91,6 +85,13 @@ void cc_policy_freep(struct cc_policy **p);
 #define _cleanup_policy_ __attribute__((cleanup(cc_policy_freep)))
 
 const struct cc_pclass *cc_policy_class(const struct cc_policy *p, const char *name);
+
+/* Every class a VM list (vmconfig.h) names exists in the policy; an error
+ * names the key: "vms.yaml:3:12: vms.web.class: unknown placement class
+ * \"x\" (known: ...)".  The policy's own `vms:` section is checked so by
+ * cc_policy_parse. */
+struct cc_vmconfig;
+int cc_policy_check_vms(const struct cc_policy *p, const struct cc_vmconfig *cfg, struct cc_err *err);
 
 /* Effective reserved set on a topology: the policy's `reserved` (a copy, as
  * written), or the default rule: for each package, its lowest-id core (with

@@ -100,7 +100,7 @@ int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct
 		 * write, so a crash leaves records the next hook restores. */
 		if (cc_ledger_commit(l, err) < 0)
 			goto out;
-		cc_fault(l->fault, "after-power-journal");
+		cc_fault(cc_ledger_fault(l), "after-power-journal");
 	}
 	for (int i = 0; i < plan.n; i++) {
 		const struct cc_power_step *s = &plan.steps[i];
@@ -126,7 +126,7 @@ int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct
 			continue;
 		}
 		if (i == 0)
-			cc_fault(l->fault, "mid-power-write");
+			cc_fault(cc_ledger_fault(l), "mid-power-write");
 		rep->written++;
 		if (!r)
 			continue;
@@ -162,7 +162,7 @@ int cc_power_release(const struct cc_root *root, struct cc_ledger *l, const char
 	int n = 0, rc = -1;
 
 	memset(rep, 0, sizeof(*rep));
-	if (!json_object_get(l->sections, CC_POWER_SECTION))
+	if (!cc_ledger_section_get(l, CC_POWER_SECTION))
 		return 0;
 	cc_noderecs_init(&st);
 	if (cc_ledger_refs(l, except, &live, NULL, &n) < 0)

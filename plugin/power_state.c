@@ -213,7 +213,7 @@ int cc_power_recs_parse(const json_t *section, struct cc_noderecs *s, struct cc_
 
 int cc_power_recs_load(const struct cc_ledger *l, struct cc_noderecs *s, struct cc_err *err)
 {
-	return cc_power_recs_parse(json_object_get(l->sections, CC_POWER_SECTION), s, err);
+	return cc_power_recs_parse(cc_ledger_section_get(l, CC_POWER_SECTION), s, err);
 }
 
 int cc_power_recs_store(struct cc_ledger *l, const struct cc_noderecs *s, struct cc_err *err)

@@ -300,3 +300,27 @@ int cc_root_readlink(const struct cc_root *root, const char *path, char *buf, si
 	buf[n] = '\0';
 	return (int)n;
 }
+
+bool cc_cgroup_path_safe(const char *path)
+{
+	const char *p = path;
+
+	if (*p != '/')
+		return false;
+	if (!strcmp(path, "/"))
+		return true;
+	while (*p == '/') {
+		const char *start = ++p;
+		size_t n;
+
+		while (*p && *p != '/') {
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				return false;
+			p++;
+		}
+		n = (size_t)(p - start);
+		if (n == 0 || (n == 1 && start[0] == '.') || (n == 2 && start[0] == '.' && start[1] == '.'))
+			return false;
+	}
+	return *p == '\0';
+}

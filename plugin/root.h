@@ -71,6 +71,12 @@ int cc_root_readlink(const struct cc_root *root, const char *path, char *buf, si
  * carve's cgroup on every decision. */
 int cc_root_is_dir(const struct cc_root *root, const char *path, struct cc_err *err);
 
+/* A cgroup path (relative to the cgroup2 mount) is safe when it is
+ * absolute, has no "." or ".." component, no empty component and no
+ * control characters: what the cgroup layer, the OCI parser and audit
+ * check before they join it to a mount. */
+bool cc_cgroup_path_safe(const char *path);
+
 /* Build a path with printf formatting into buf; -1 with err on overflow. */
 int cc_path(char *buf, size_t len, struct cc_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -12,10 +12,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "classes.h"
 #include "error.h"
 #include "root.h"
-
-#define CC_NAME_MAX 32
 
 /* One logical CPU. Indexes refer to the arrays of struct cc_topo. */
 struct cc_pu {
@@ -92,11 +91,6 @@ enum cc_topo_kind {
 	CC_TOPO_HOST,      /* the running machine, or a captured tree when root is not "/" */
 	CC_TOPO_XML,       /* an hwloc XML v2 export */
 	CC_TOPO_SYNTHETIC, /* an hwloc synthetic description, e.g. "pack:2 numa:2 core:6 pu:2" */
-};
-
-struct cc_class_override {
-	char name[CC_NAME_MAX];
-	hwloc_bitmap_t cpus;
 };
 
 struct cc_topo_source {

@@ -18,7 +18,7 @@
 #include "cleanup.h"
 #include "cpulist.h"
 #include "fileio.h"
-#include "ledger.h"
+#include "paths.h"
 
 #define CACHE_LOCK CC_TOPO_CACHE_FILE ".lock"
 

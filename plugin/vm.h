@@ -30,7 +30,7 @@
 #include <sys/types.h>
 
 #include "alloc.h"
-#include "container.h"
+#include "ctx.h"
 #include "error.h"
 #include "ledger.h"
 #include "policy.h"

@@ -13,6 +13,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
+#include "fault.h"
 #include "irq.h"
 #include "power.h"
 
@@ -58,8 +59,8 @@ static int find_all(const struct cc_ctx *ctx, struct cc_ledger *l, struct cc_vm_
 			return -1;
 		res->nprocs += r;
 	}
-	for (int k = 0; k < l->ncarves; k++) {
-		const struct cc_carve *c = &l->carves[k];
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		const char *name = cc_vm_id_name(c->id);
 		struct cc_vm_rec rec;
 		struct cc_vm_proc *p;
@@ -90,7 +91,7 @@ static int load(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, bool lo
 	if (!res->policy)
 		return -1;
 	if (cc_vmconfig_load(opts->config, ctx->policy_path, &res->cfg, err) < 0 ||
-	    cc_vmconfig_check_policy(&res->cfg, res->policy, err) < 0)
+	    cc_policy_check_vms(res->policy, &res->cfg, err) < 0)
 		return -1;
 	src.overrides = res->policy->overrides;
 	src.noverrides = res->policy->noverrides;
@@ -102,7 +103,7 @@ static int load(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, bool lo
 	*lp = cc_ledger_open_as(ctx->state_dir, lock ? CC_LEDGER_WRITE : CC_LEDGER_READ, ctx->lock, err);
 	if (!*lp)
 		return -1;
-	(*lp)->fault = ctx->fault;
+	cc_ledger_set_fault(*lp, ctx->fault);
 	*whys = calloc((size_t)(res->cfg.n ? res->cfg.n : 1), sizeof(**whys));
 	if (!*whys)
 		return cc_err_sys(err, ENOMEM, "VMs");
@@ -111,8 +112,8 @@ static int load(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, bool lo
 
 static void world_of(const struct cc_vm_result *res, const struct cc_ledger *l, struct cc_vm_world *w)
 {
-	*w = (struct cc_vm_world){ .topo = res->topo, .policy = res->policy, .carves = l->carves,
-				   .ncarves = l->ncarves, .cfg = &res->cfg, .procs = res->procs,
+	*w = (struct cc_vm_world){ .topo = res->topo, .policy = res->policy, .carves = cc_ledger_carves(l),
+				   .ncarves = cc_ledger_ncarves(l), .cfg = &res->cfg, .procs = res->procs,
 				   .nprocs = res->nprocs };
 }
 
@@ -295,7 +296,7 @@ static int apply(const struct cc_ctx *ctx, struct cc_ledger *l, struct cc_vm_res
 				keep_first(err, &step);
 				return -1;
 			}
-			cc_fault_point(ctx, "after-journal");
+			cc_fault(ctx->fault, "after-journal");
 		} else if (e->state == CC_VM_KEEP && (c = cc_ledger_find(l, e->id)) &&
 			   !json_equal(c->changes, e->carve.changes)) {
 			json_t *copy = json_deep_copy(e->carve.changes);

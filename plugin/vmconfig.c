@@ -11,6 +11,7 @@
 
 #include "cleanup.h"
 #include "fileio.h"
+#include "paths.h"
 
 static const char *const top_keys[] = { "vms", NULL };
 static const char *const vm_keys[] = { "class", "libvirt", "pidfile", "qemuName", "threads",
@@ -222,24 +223,6 @@ int cc_vmconfig_parse(const char *text, size_t len, const char *name, struct cc_
 	if (!vms)
 		return cc_ynode_missing(doc->root, "vms", err);
 	return cc_vmconfig_parse_node(vms, out, err);
-}
-
-int cc_vmconfig_check_policy(const struct cc_vmconfig *cfg, const struct cc_policy *p, struct cc_err *err)
-{
-	for (int i = 0; i < cfg->n; i++) {
-		char known[512];
-		size_t len = 0;
-
-		if (cc_policy_class(p, cfg->vms[i].class_name))
-			continue;
-		known[0] = '\0';
-		for (int k = 0; k < p->nclasses && len < sizeof(known); k++)
-			len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s", k ? ", " : "",
-						p->classes[k].name);
-		return cc_err_set(err, EINVAL, "%s: unknown placement class \"%s\" (known: %s)", cfg->vms[i].class_where,
-				  cfg->vms[i].class_name, known);
-	}
-	return 0;
 }
 
 /* ---- loading ---- */

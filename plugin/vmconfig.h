@@ -23,7 +23,7 @@
 #include <stddef.h>
 
 #include "error.h"
-#include "policy.h"
+#include "placement.h"
 #include "yaml_tree.h"
 
 #define CC_VMS_PATH "/etc/corecarve/vms.yaml"
@@ -77,10 +77,6 @@ int cc_vmconfig_parse(const char *text, size_t len, const char *name, struct cc_
  * policy are refused: one of them would be ignored. */
 int cc_vmconfig_load(const char *path, const char *policy_path, struct cc_vmconfig *out,
 		     struct cc_err *err);
-
-/* Every class named exists in the policy; an error names the key:
- * "vms.yaml:3:12: vms.web.class: unknown placement class \"x\" (known: ...)". */
-int cc_vmconfig_check_policy(const struct cc_vmconfig *cfg, const struct cc_policy *p, struct cc_err *err);
 
 const struct cc_vm_spec *cc_vmconfig_find(const struct cc_vmconfig *cfg, const char *name);
 void cc_vmconfig_fini(struct cc_vmconfig *cfg);

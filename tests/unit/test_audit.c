@@ -18,6 +18,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
+#include "ledger_int.h" /* white-box: ledgers made in memory, carves the loader would refuse */
 #include "testlib.h"
 
 /* ---- fixtures ------------------------------------------------------------ */

@@ -190,7 +190,7 @@ START_TEST(test_vms)
 	ck_assert_int_gt(getdelim(&text, &len, '\0', f), 0);
 	fclose(f);
 	ck_assert_msg(cc_vmconfig_parse(text, strlen(text), "vms.yaml", &cfg, &err) == 0, "%s", err.msg);
-	ck_assert_msg(cc_vmconfig_check_policy(&cfg, p, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cc_policy_check_vms(p, &cfg, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(cfg.n, 3);
 	for (size_t i = 0; i < sizeof(vcpus) / sizeof(vcpus[0]); i++) {
 		const struct cc_vm_spec *vm = cc_vmconfig_find(&cfg, vcpus[i].name);

@@ -17,7 +17,7 @@
 #include "cleanup.h"
 #include "cpulist.h"
 #include "irq.h"
-#include "ledger.h"
+#include "ledger_int.h" /* white-box: a ledger made in memory */
 #include "testlib.h"
 
 /* ---- helpers ------------------------------------------------------------- */

@@ -14,7 +14,7 @@
 
 #include "cleanup.h"
 #include "cpulist.h"
-#include "ledger.h"
+#include "ledger_int.h" /* white-box: the ledger's own fields */
 #include "root.h"
 #include "testlib.h"
 

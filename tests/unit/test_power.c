@@ -132,7 +132,7 @@ START_TEST(test_state_roundtrip)
 	struct cc_err err = CC_ERR_INIT;
 	struct cc_noderecs st, back;
 	struct cc_noderec *r;
-	struct cc_ledger l = { 0 };
+	_cleanup_ledger_ struct cc_ledger *l = cc_ledger_empty(&err);
 
 	cc_noderecs_init(&st);
 	r = cc_noderecs_add(&st, UMIN, "uncore-min", "400000");
@@ -144,17 +144,17 @@ START_TEST(test_state_roundtrip)
 	ck_assert_int_eq(cc_power_rec_add_owner(r, "b"), 0);
 	ck_assert_int_eq(cc_power_rec_add_owner(r, "a"), 0); /* counted once */
 	ck_assert_int_eq(r->nowners, 2);
-	l.sections = json_object();
-	ck_assert_int_eq(cc_power_recs_store(&l, &st, &err), 0);
+	ck_assert_ptr_nonnull(l);
+	ck_assert_int_eq(cc_power_recs_store(l, &st, &err), 0);
 	/* One record format: the node records' (noderec.h). */
 	{
-		_cleanup_free_ char *text = json_dumps(json_object_get(l.sections, CC_POWER_SECTION), JSON_SORT_KEYS);
+		_cleanup_free_ char *text = json_dumps(cc_ledger_section_get(l, CC_POWER_SECTION), JSON_SORT_KEYS);
 
 		ck_assert_str_eq(text, "{\"files\": [{\"kind\": \"uncore-min\", \"orig\": \"400000\", \"owners\": {\"a\": \"\", "
 				       "\"b\": \"\"}, \"path\": \"" UMIN "\", \"pending\": \"4000000\", \"seq\": 3, "
 				       "\"set\": \"3000000\"}]}");
 	}
-	ck_assert_int_eq(cc_power_recs_load(&l, &back, &err), 0);
+	ck_assert_int_eq(cc_power_recs_load(l, &back, &err), 0);
 	ck_assert_int_eq(back.n, 1);
 	ck_assert_str_eq(back.r[0].path, UMIN);
 	ck_assert_int_eq(cc_power_rec_kind(&back.r[0]), CC_POWER_UNCORE_MIN);
@@ -171,9 +171,8 @@ START_TEST(test_state_roundtrip)
 	/* Emptied: the section goes, so an idle ledger stays empty. */
 	cc_noderecs_fini(&back);
 	cc_noderecs_fini(&st);
-	ck_assert_int_eq(cc_power_recs_store(&l, &st, &err), 0);
-	ck_assert_ptr_null(json_object_get(l.sections, CC_POWER_SECTION));
-	json_decref(l.sections);
+	ck_assert_int_eq(cc_power_recs_store(l, &st, &err), 0);
+	ck_assert_ptr_null(cc_ledger_section_get(l, CC_POWER_SECTION));
 }
 END_TEST
 
@@ -799,7 +798,7 @@ START_TEST(test_apply_release_f03)
 	ck_assert_int_eq(cc_power_release(root, l, "b", NULL, &rep, &err), 0);
 	ck_assert_int_eq(cc_ledger_remove(l, "b"), 1);
 	ck_assert_int_eq(rep.restored, 2 + 1);
-	ck_assert_ptr_null(json_object_get(l->sections, CC_POWER_SECTION));
+	ck_assert_ptr_null(cc_ledger_section_get(l, CC_POWER_SECTION));
 	ck_assert_msg(cc_ledger_commit(l, &err) == 0, "%s", err.msg);
 	after = tree_sum(dir);
 	ck_assert_str_eq(before, after);
@@ -891,7 +890,7 @@ START_TEST(test_crash_then_release)
 		add_carve(l, "a", "2", "3");
 		if (cc_ledger_commit(l, &err) < 0)
 			_exit(4);
-		l->fault = power_faults[_i];
+		cc_ledger_set_fault(l, power_faults[_i]);
 		cc_power_apply(root, l, &s, "a", bm("2"), bm("3"), NULL, &rep, &err);
 		_exit(5);
 	}
@@ -915,7 +914,7 @@ START_TEST(test_crash_then_release)
 		ck_assert_int_eq(cc_ledger_remove(l, "a"), 1);
 		ck_assert_msg(cc_power_release(root, l, NULL, NULL, &rep, &err) == 0, "%s", err.msg);
 		ck_assert_int_eq(rep.msgs.nwarnings, 0);
-		ck_assert_ptr_null(json_object_get(l->sections, CC_POWER_SECTION));
+		ck_assert_ptr_null(cc_ledger_section_get(l, CC_POWER_SECTION));
 		ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
 	}
 	after = tree_sum(dir);

@@ -201,8 +201,8 @@ static void check_invariant(struct env *e, int *cpus_below_pod, int *releasing)
 	_cleanup_bitmap_ hwloc_bitmap_t eff = hwloc_bitmap_alloc(), live = hwloc_bitmap_alloc();
 	int below = 0;
 
-	for (int i = 0; i < l->ncarves; i++) {
-		const struct cc_carve *c = &l->carves[i];
+	for (int i = 0; i < cc_ledger_ncarves(l); i++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, i);
 		_cleanup_free_ char *want = cc_cpulist_format(c->cpus);
 
 		hwloc_bitmap_or(mine, c->cpus, c->parked);
@@ -230,8 +230,8 @@ static void check_invariant(struct env *e, int *cpus_below_pod, int *releasing)
 		*cpus_below_pod = below;
 	if (releasing) {
 		*releasing = 0;
-		for (int i = 0; i < l->ncarves; i++)
-			*releasing += l->carves[i].releasing;
+		for (int i = 0; i < cc_ledger_ncarves(l); i++)
+			*releasing += cc_ledger_carve_at(l, i)->releasing;
 	}
 }
 
@@ -241,7 +241,7 @@ static void check_restored(struct env *e, const char *quota)
 	_cleanup_ledger_ struct cc_ledger *l = ledger(e);
 	const char *sc;
 
-	ck_assert_msg(l->ncarves == 0, "%s: %d carves left", e->where, l->ncarves);
+	ck_assert_msg(cc_ledger_ncarves(l) == 0, "%s: %d carves left", e->where, cc_ledger_ncarves(l));
 	ck_assert_msg(!cc_ledger_section(l, "cgroup", false), "%s: cgroup records left:\n%s", e->where,
 		      json_dumps(cc_ledger_section(l, "cgroup", false), JSON_COMPACT));
 	if (quota)
@@ -564,7 +564,8 @@ START_TEST(test_foreign_partition_avoided)
 		mk(&e, where[w], true);
 		OK(carve(&e, "a", where[w], "latency", 1, &err));
 		l = ledger(&e);
-		ck_assert_msg(!hwloc_bitmap_isset(l->carves[0].cpus, 2) && !hwloc_bitmap_isset(l->carves[0].parked, 3),
+		ck_assert_msg(!hwloc_bitmap_isset(cc_ledger_carve_at(l, 0)->cpus, 2) &&
+				      !hwloc_bitmap_isset(cc_ledger_carve_at(l, 0)->parked, 3),
 			      "%s: carved 2-3", e.where);
 		cc_ledger_close(l);
 		l = NULL;
@@ -601,7 +602,7 @@ START_TEST(test_readback_refused)
 		ck_assert_msg(strstr(err.msg, "cpuset.cpus.effective reads") && strstr(err.msg, "refused"), "%s: %s",
 			      e.where, err.msg);
 		l = ledger(&e);
-		ck_assert_int_eq(l->ncarves, 0);
+		ck_assert_int_eq(cc_ledger_ncarves(l), 0);
 		ck_assert_ptr_null(cc_ledger_section(l, "cgroup", false));
 		cc_ledger_close(l);
 		l = NULL;
@@ -852,16 +853,16 @@ START_TEST(test_releasing_retried_by_gc)
 	ck_assert_int_eq(release(&e, "a", POD "/a", &err), -1);
 	ck_assert_msg(strstr(err.msg, "kept as releasing"), "%s", err.msg);
 	l = ledger(&e);
-	ck_assert_int_eq(l->ncarves, 1);
-	ck_assert(l->carves[0].releasing);
+	ck_assert_int_eq(cc_ledger_ncarves(l), 1);
+	ck_assert(cc_ledger_carve_at(l, 0)->releasing);
 	cc_ledger_close(l);
 	l = NULL;
 	/* The next carve's gc undoes it, then takes its CPUs. */
 	OK(carve(&e, "b", POD "/b", "latency", 1, &err));
 	l = ledger(&e);
-	ck_assert_int_eq(l->ncarves, 1);
-	ck_assert_str_eq(l->carves[0].id, "b");
-	ck_assert(!l->carves[0].releasing);
+	ck_assert_int_eq(cc_ledger_ncarves(l), 1);
+	ck_assert_str_eq(cc_ledger_carve_at(l, 0)->id, "b");
+	ck_assert(!cc_ledger_carve_at(l, 0)->releasing);
 	check_invariant(&e, NULL, NULL);
 	OK(release(&e, "b", POD "/b", &err));
 	check_restored(&e, "50000 100000");

@@ -193,10 +193,10 @@ START_TEST(test_32_hooks_at_once)
 	 * the union too, and that every carve is one whole core. */
 	l = cc_ledger_read(state, &err);
 	ck_assert_msg(l != NULL, "%s", err.msg);
-	ck_assert_int_eq(l->ncarves, fit);
+	ck_assert_int_eq(cc_ledger_ncarves(l), fit);
 	reserved = cc_policy_reserved(w.policy, w.topo);
-	for (int i = 0; i < l->ncarves; i++) {
-		const struct cc_carve *c = &l->carves[i];
+	for (int i = 0; i < cc_ledger_ncarves(l); i++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, i);
 
 		ck_assert_int_eq(hwloc_bitmap_weight(c->cpus), 1);
 		ck_assert_int_eq(hwloc_bitmap_weight(c->parked), 1);

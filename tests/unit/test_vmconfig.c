@@ -140,7 +140,7 @@ START_TEST(test_unknown_class)
 
 	ck_assert_ptr_nonnull(p);
 	ck_assert_int_eq(cc_vmconfig_parse(text, strlen(text), "v.yaml", &cfg, &err), 0);
-	ck_assert_int_eq(cc_vmconfig_check_policy(&cfg, p, &err), -1);
+	ck_assert_int_eq(cc_policy_check_vms(p, &cfg, &err), -1);
 	ck_assert_str_eq(err.msg, "v.yaml:4:5: vms.db.class: unknown placement class \"fast\" "
 				  "(known: latency, throughput, background, isolated)");
 	cc_vmconfig_fini(&cfg);

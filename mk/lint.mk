@@ -1,0 +1,8 @@
+# Checks of the sources that need no build, run first by `make check`.
+#   make lint-includes   the #include graph of plugin/ cgroup/ hooks/ cli/:
+#                        no cycle between module families, and a family's
+#                        private header (<family>_int.h) included by that
+#                        family alone (scripts/include-graph.sh)
+.PHONY: lint-includes
+lint-includes:
+	@sh scripts/include-graph.sh
