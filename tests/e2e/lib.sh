@@ -119,8 +119,14 @@ kernel_ge() {
 }
 
 # cg_has_exclusive: the kernel has cpuset.cpus.exclusive (remote partitions).
+# The probe's files exist only with cpuset enabled below the root, which
+# corecarve does on its first carve; under systemd (the k8s guest) it may be
+# off until then (systemd enables a controller only while a unit needs it),
+# so the probe enables it as the hook would.
 cg_has_exclusive() {
 	[ -e "$CGROOT/cgroup.subtree_control" ] || return 1
+	grep -qw cpuset "$CGROOT/cgroup.subtree_control" ||
+		echo +cpuset >"$CGROOT/cgroup.subtree_control" 2>/dev/null || true
 	_probe=$CGROOT/.e2e-probe-$$
 	mkdir -p "$_probe" 2>/dev/null || return 1
 	[ -e "$_probe/cpuset.cpus.exclusive" ]
