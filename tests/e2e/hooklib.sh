@@ -46,6 +46,18 @@ grant() {
 export CORECARVE_POLICY="$CC_POLICY"
 CC_LEDGER=/run/corecarve/ledger.json
 
+# podman_annotation KEY=VALUE: the --annotation argument that reaches the
+# spec as KEY=VALUE under this podman.  podman before 5.0 reads
+# --annotation as CSV (a string-slice flag): a comma splits the value and a
+# newline ends it, so a CSV field in double quotes keeps its commas; podman
+# 5 takes the value as is (docs/hook.md).
+podman_annotation() {
+	case $(podman --version | sed 's/.* //') in
+	[0-4].*) printf '"%s"\n' "$1" ;;
+	*) printf '%s\n' "$1" ;;
+	esac
+}
+
 # carve_field ID FIELD: a field of carve ID from `corecarve status --json`
 # ("" when there is no such carve).
 carve_field() {

@@ -371,10 +371,13 @@ ctr_status() {
 	"$CC_CRUN" state "$1" 2>/dev/null | sed -n 's/^ *"status": *"\([a-z]*\)".*/\1/p' | head -n 1
 }
 
+# pid_cgroup PID: the process's cgroup-v2 path, relative to the cgroup2 root.
+pid_cgroup() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
+
 # ctr_cgroup ID: the container's cgroup, relative to the cgroup2 root.
 ctr_cgroup() {
 	_pid=$(ctr_pid "$1")
-	[ -n "$_pid" ] && sed -n 's/^0:://p' "/proc/$_pid/cgroup"
+	[ -n "$_pid" ] && pid_cgroup "$_pid"
 }
 
 # ctr_cpus ID: Cpus_allowed_list of the container's init process.

@@ -285,7 +285,6 @@ done
 node_packages() {
 	base="systemd dbus crun podman python3-grpcio python3-protobuf python3-yaml"
 	case $1 in
-	bookworm) echo "${K8S_PACKAGES:-$base containerd runc}|" ;;
 	# trixie has containerd 1.7 and runc 1.1; sid has 2.x and 1.3.
 	trixie) echo "${K8S_PACKAGES:-$base containerd/sid runc/sid}|sid" ;;
 	*) echo "${K8S_PACKAGES:-$base containerd runc}|" ;;

@@ -43,16 +43,16 @@ if out=$(timeout 300 podman load -i /e2e/images/busybox.tar 2>&1); then pass ima
 	exit 0
 fi
 
-# podman before 5.0 reads --annotation as CSV (a comma splits the value); a
-# CSV field in double quotes keeps its commas.  podman 5 takes it as is.
-case $pv in
-[0-4].*) ANN='"corecarve.io/placement={class: latency, cpus: 2}"' WRONG='corecarve.io/placement={class: latency, cpus: 2}' ;;
-*) ANN='corecarve.io/placement={class: latency, cpus: 2}' WRONG='"corecarve.io/placement={class: latency, cpus: 2}"' ;;
+# The annotation in this podman's form, and in the other version's (WRONG:
+# unquoted for podman 4, CSV-quoted for podman 5).
+ANN=$(podman_annotation 'corecarve.io/placement={class: latency, cpus: 2}')
+case $ANN in
+'"'*) WRONG='corecarve.io/placement={class: latency, cpus: 2}' ;;
+*) WRONG='"corecarve.io/placement={class: latency, cpus: 2}"' ;;
 esac
 if cg_has_exclusive; then want_part=root want_mode=remote-partition; else want_part=member want_mode=cpuset-only; fi
 root0=$(cg_read / cpuset.cpus.effective)
 
-cgroup_of_pid() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
 # run NAME OPTIONS...: podman run -d of a container that prints its CPUs and
 # sleeps; its id and pid in $cid and $cpid.
 run() {
@@ -104,7 +104,7 @@ for rt in crun runc; do
 	check_eq "$rt-annotation" "{class: latency, cpus: 2}" \
 		"$(podman inspect --format '{{index .Config.Annotations "corecarve.io/placement"}}' "$n" 2>/dev/null)"
 	cg=$(carve_field "$cid" cgroup)
-	pcg=$(cgroup_of_pid "$cpid" || true)
+	pcg=$(pid_cgroup "$cpid" || true)
 	info "$rt: task cgroup $pcg, carve $cg ($(carve_field "$cid" mode))"
 	# crun nests the task in a "container" leaf of the scope when systemd
 	# delegates it; the scope is what gets carved (docs/hook.md).
@@ -127,7 +127,7 @@ for rt in crun runc; do
 	check_eq "$rt-plain-not-carved" "" "$(carve_field "$cid" cpus)"
 	# The quota is the runtime's: on the scope (runc, crun 1.21) or on the
 	# "container" leaf the task is in (crun 1.8.1).
-	ppcg=$(cgroup_of_pid "$cpid" || true)
+	ppcg=$(pid_cgroup "$cpid" || true)
 	q=$(cg_read "${ppcg%/container}" cpu.max)
 	[ "$q" != "max 100000" ] || q=$(cg_read "$ppcg" cpu.max)
 	check_eq "$rt-plain-quota-kept" "50000 100000" "$q"

@@ -35,16 +35,10 @@ fi
 
 # inspect NAME: "<id> <pid>" of a container, in one podman call.
 inspect() { podman inspect --format '{{.Id}} {{.State.Pid}}' "$1" 2>/dev/null; }
-cgroup_of_pid() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
 
-# podman before 5.0 reads --annotation as CSV (a string-slice flag): a comma
-# splits the value and a newline ends it, so "{class: latency, cpus: 2}"
-# arrives as two broken annotations and the block form loses "cpus".  A CSV
-# field in double quotes keeps its commas; podman 5 takes the value as is.
-case $(podman --version | sed 's/.* //') in
-[0-4].*) ANN='"corecarve.io/placement={class: latency, cpus: 2}"' ;;
-*) ANN='corecarve.io/placement={class: latency, cpus: 2}' ;;
-esac
+# The annotation in this podman's form (CSV-quoted before podman 5: without
+# the quotes "{class: latency, cpus: 2}" arrives as two broken annotations).
+ANN=$(podman_annotation 'corecarve.io/placement={class: latency, cpus: 2}')
 if out=$(timeout 60 podman run -d --name pcomma --network none --hooks-dir /e2e/hooks.d \
 	--annotation 'corecarve.io/placement={class: latency, cpus: 2}' $IMG true 2>&1); then
 	info "podman $(podman --version | cut -d' ' -f3) keeps commas in --annotation"
@@ -75,7 +69,7 @@ check_eq annotated-sees-carve "$want" "$(podman logs pc1 2>/dev/null | sed -n 's
 check_eq annotated-annotation "{class: latency, cpus: 2}" \
 	"$(podman inspect --format '{{index .Config.Annotations "corecarve.io/placement"}}' pc1 2>/dev/null)"
 check_eq annotated-in-ledger "$want" "$(carve_field "$id" cpus)"
-cg=$(cgroup_of_pid "$pid" || true)
+cg=$(pid_cgroup "$pid" || true)
 info "podman container cgroup: $cg; carve cgroup: $(carve_field "$id" cgroup)"
 check_eq annotated-carve-cgroup "$cg" "$(carve_field "$id" cgroup)"
 check_eq annotated-partition "$want_part" "$(cg_read "$cg" cpuset.cpus.partition)"
@@ -93,7 +87,7 @@ else
 fi
 # shellcheck disable=SC2046 # two words on purpose
 set -- $(inspect pp) "" ""
-pcg=$(cgroup_of_pid "$2" || true)
+pcg=$(pid_cgroup "$2" || true)
 check_eq plain-ledger-unchanged "$mid" "$(ledger_sum)"
 check_eq plain-no-carve "" "$(carve_field "$1" cpus)"
 check_eq plain-cpuset-untouched "" "$(cg_read "$pcg" cpuset.cpus)"
