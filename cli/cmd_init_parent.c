@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "cpulist.h"
 #include "doctor.h"
+#include "systemctl.h"
 
 static void usage(FILE *out)
 {
@@ -21,7 +22,10 @@ static void usage(FILE *out)
 		     "Make CGROUP (e.g. /corecarve.slice) a cpuset partition root holding LIST\n"
 		     "(default: every online CPU that is not reserved by the policy), so containers\n"
 		     "started below it can be carved as local partitions on kernels that lack\n"
-		     "cpuset.cpus.exclusive.  Idempotent.\n\n"
+		     "cpuset.cpus.exclusive.  Idempotent.  On a systemd host a slice (NAME.slice)\n"
+		     "first gets AllowedCPUs=LIST and AllowedMemoryNodes= for this boot\n"
+		     "(systemctl set-property --runtime): without them systemd empties or drops\n"
+		     "the slice's cpuset when it starts a scope below it.\n\n"
 		     "  --if-needed  first enable +cpuset +cpu below the root cgroup, then make CGROUP only\n"
 		     "               when the kernel has no remote partitions (cpuset.cpus.exclusive): what\n"
 		     "               corecarve-prepare.service runs at boot\n"
@@ -56,6 +60,53 @@ static int remote_partitions(const struct cc_cg *cg)
 		seen = 0;
 	}
 	return seen;
+}
+
+/* systemd realizes a slice's cpuset from its own AllowedCPUs= and
+ * AllowedMemoryNodes=.  With none set, starting a scope below the slice
+ * writes "" to its cpuset.cpus (Linux 6.1 keeps the partition root with no
+ * CPUs, and the scope's attach fails with ENOSPC: Debian 12, systemd 252),
+ * and once no unit needs cpuset systemd turns it off above the slice,
+ * which removes the partition (Debian 13, systemd 257).  So the slice asks
+ * systemd for exactly what init-parent writes, for this boot (--runtime,
+ * as the partition itself lives until the reboot). */
+static int slice_properties(const struct cc_root *root, const char *cgroup, const char *cpus,
+			    const char *mems_arg_list, bool dry, struct cc_err *err)
+{
+	const char *unit = cc_slice_unit(cgroup);
+	_cleanup_free_ char *mems = NULL;
+	char acpus[512], amems[512];
+
+	if (!unit || !cc_systemd_booted(root))
+		return 0;
+	if (mems_arg_list && *mems_arg_list) {
+		mems = strdup(mems_arg_list);
+	} else {
+		/* Every node the root offers, as the partition's cpuset.mems
+		 * inherits then. */
+		mems = cc_root_read(root, "/sys/fs/cgroup/cpuset.mems.effective", 4096, err);
+		if (!mems)
+			return -1;
+		mems[strcspn(mems, "\n")] = '\0';
+	}
+	if (!mems)
+		return cc_err_sys(err, ENOMEM, "init-parent");
+	snprintf(acpus, sizeof(acpus), "AllowedCPUs=%s", cpus);
+	snprintf(amems, sizeof(amems), "AllowedMemoryNodes=%s", mems);
+	{
+		const char *const argv[] = { "systemctl", "set-property", "--runtime", unit, acpus, amems, NULL };
+
+		if (dry) {
+			printf("run systemctl set-property --runtime %s %s %s\n", unit, acpus, amems);
+			return 0;
+		}
+		if (cc_systemctl(argv, err) < 0)
+			return cc_err_prefix(err,
+					     "init-parent %s: systemd's manager would empty or drop the slice's cpuset when "
+					     "it starts a scope below it, so %s needs AllowedCPUs=",
+					     cgroup, unit);
+	}
+	return 0;
 }
 
 int cc_cmd_init_parent(int argc, char **argv)
@@ -187,6 +238,8 @@ int cc_cmd_init_parent(int argc, char **argv)
 		return CC_EXIT_OK;
 	}
 	if (dry) {
+		if (slice_properties(root, cgroup, list ? list : "", mlist, true, &err) < 0)
+			return cc_cli_fail(&err);
 		/* The writes of cc_cg_init_parent (cgroup/partition.c), in its order. */
 		printf("mkdir /sys/fs/cgroup%s (unless it exists)\n"
 		       "write +cpuset (and +cpu) to cgroup.subtree_control of its ancestors\n",
@@ -201,7 +254,8 @@ int cc_cmd_init_parent(int argc, char **argv)
 		       cgroup, list ? list : "?", cgroup, list ? list : "?", cgroup, cgroup);
 		return CC_EXIT_OK;
 	}
-	if (cc_cg_init_parent(&cg, cgroup, cpus, mems, &err) < 0)
+	if (slice_properties(root, cgroup, list ? list : "", mlist, false, &err) < 0 ||
+	    cc_cg_init_parent(&cg, cgroup, cpus, mems, &err) < 0)
 		return cc_cli_fail(&err);
 	printf("%s: partition root with cpus %s\n", cgroup, list ? list : "?");
 	return CC_EXIT_OK;

@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +14,12 @@
 #include <sys/statvfs.h>
 #include <sys/time.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "cpulist.h"
 #include "fileio.h"
-
-extern char **environ;
+#include "systemctl.h"
 
 /* CPUs irqbalance bans by itself when neither variable is set. */
 static int read_autoban(const struct cc_root *root, hwloc_bitmap_t out, struct cc_err *err)
@@ -296,31 +293,9 @@ static int send_message(const char *path, const char *msg, struct cc_err *err)
  * does not wait for the daemon's stop and start. */
 static int restart_unit(struct cc_err *err)
 {
-	static const char *const paths[] = { "/usr/bin/systemctl", "/bin/systemctl" };
-	char *argv[] = { "systemctl", "--no-block", "try-restart", "irqbalance.service", NULL };
-	posix_spawn_file_actions_t fa;
-	int status = 0, rc = -1;
-	pid_t pid;
+	static const char *const argv[] = { "systemctl", "--no-block", "try-restart", "irqbalance.service", NULL };
 
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		if (access(paths[i], X_OK) != 0)
-			continue;
-		if (posix_spawn_file_actions_init(&fa) != 0)
-			return cc_err_sys(err, ENOMEM, "systemctl");
-		posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-		posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-		rc = posix_spawn(&pid, paths[i], &fa, NULL, argv, environ);
-		posix_spawn_file_actions_destroy(&fa);
-		if (rc != 0)
-			return cc_err_sys(err, rc, "%s", paths[i]);
-		while (waitpid(pid, &status, 0) < 0)
-			if (errno != EINTR)
-				return cc_err_sys(err, errno, "waitpid systemctl");
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-			return cc_err_set(err, EIO, "systemctl try-restart irqbalance.service failed (status %d)", status);
-		return 0;
-	}
-	return cc_err_set(err, ENOENT, "systemctl not found");
+	return cc_systemctl(argv, err);
 }
 
 /* The path unit that runs `corecarve irq notify` when the file changes. */

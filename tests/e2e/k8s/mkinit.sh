@@ -13,7 +13,7 @@
 # scenarios run under busybox sh, as in the initramfs guest; Debian's tools
 # come first on PATH), bin/corecarve (also installed as /usr/bin/corecarve),
 # lib.sh, hooklib.sh, cri/ (the kubelet stand-in), k8s/ (the runner and its
-# unit), the repository's manifests/, and images/: container images built
+# unit), the repository's manifests/ and systemd/ units, and images: container images built
 # here from local files (a pause image from cri/pause.c, busybox, and the
 # DaemonSet's image: corecarve with its libraries, busybox as /bin/sh).
 set -eu
@@ -98,6 +98,7 @@ cp "$e2e/lib.sh" "$e2e/hooklib.sh" "$stage/e2e/"
 cp "$e2e"/cri/*.py "$stage/e2e/cri/"
 cp "$here/guest-run.sh" "$here/e2e.service" "$stage/e2e/k8s/"
 cp -a "$repo/manifests" "$stage/e2e/manifests"
+cp -a "$repo/systemd" "$stage/e2e/systemd"
 mkdir -p "$stage/e2e/examples"
 cp "$repo/examples/kubernetes-pod.yaml" "$stage/e2e/examples/"
 

@@ -9,11 +9,15 @@
 # cpuset.cpus.exclusive, cpuset-only before), sees its CPUs, has no quota,
 # and gives everything back on `podman rm`; an unannotated one never runs
 # the hook.  The annotation's quoting is checked both ways: podman before 5
-# reads it as CSV, podman 5 literally (docs/hook.md).  Not here: podman with
-# --cgroup-parent=corecarve.slice under systemd, the route docs/hook.md gives
-# kernels before 6.7: on Debian 12's stack systemd cannot start the scope
-# there (ENOSPC), on Debian 13's the slice loses its partition when its last
-# container goes (docs/hook.md, "Kernels before 6.7").
+# reads it as CSV, podman 5 literally (docs/hook.md).  Then corecarve.slice,
+# the route docs/hook.md gives kernels before 6.7: the unit, `init-parent
+# --force` (the CRI scenarios before this one leave the kubelet's cgroups),
+# which also gives the slice AllowedCPUs= and AllowedMemoryNodes= for the
+# boot (without them systemd 252 empties the slice's cpuset.cpus when it
+# starts a scope there, and the attach fails with ENOSPC; systemd 257 turns
+# cpuset off above it once the last container goes, and the partition with
+# it), and --cgroup-parent=corecarve.slice: a local partition, and the slice
+# still a partition root with its CPUs after `podman rm` and a daemon-reload.
 # e2e-guest: k8s
 set -eu
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
@@ -159,4 +163,39 @@ fi
 timeout 120 podman rm -f -t 0 wrong >/dev/null 2>&1 || true
 check_eq quoting-ledger-empty "" "$(grep -o '"id": *"[^"]*"' "$CC_LEDGER" || true)"
 
+# --- corecarve.slice: a local partition below a prepared parent -------------
+mkdir -p /etc/systemd/system
+cp /e2e/systemd/corecarve.slice /etc/systemd/system/
+systemctl daemon-reload
+systemctl start corecarve.slice || fail slice-started "systemctl start corecarve.slice failed"
+if out=$("$CC_BIN" init-parent --force /corecarve.slice 2>&1); then pass init-parent; else fail init-parent "$out"; fi
+# init-parent's CPUs: every one CC_HOOK_POLICY does not reserve; systemd
+# prints a CPU set with spaces.
+check_eq slice-allowed-cpus "2-7,10-15" "$(systemctl show -p AllowedCPUs --value corecarve.slice | tr ' ' ',')"
+check_eq slice-allowed-mems "0-1" "$(systemctl show -p AllowedMemoryNodes --value corecarve.slice | tr ' ' ',')"
+check_eq slice-partition root "$(cg_read /corecarve.slice cpuset.cpus.partition)"
+want=$(plan_field latency 2 cpus)
+rt=crun
+if run s1 --runtime crun --cgroup-parent=corecarve.slice --annotation "$ANN"; then pass slice-started; else fail slice-started "$out"; fi
+cg=$(carve_field "$cid" cgroup)
+check_match slice-scope "/corecarve.slice/libpod-$cid.scope" "$cg"
+check_eq slice-mode local-partition "$(carve_field "$cid" mode)"
+check_eq slice-partition-root root "$(cg_read "$cg" cpuset.cpus.partition)"
+check_eq slice-effective "$want" "$(cg_read "$cg" cpuset.cpus.effective)"
+check_eq slice-sees-carve "$want" "$(seen_cpus s1)"
+carved=$cid
+if out=$(timeout 180 podman rm -f -t 0 s1 2>&1); then pass slice-removed; else fail slice-removed "$out"; fi
+wait_for 30 sh -c "! grep -q '\"$carved\"' $CC_LEDGER" || true
+check_eq slice-released "" "$(carve_field "$carved" cpus)"
+wait_for 30 sh -c "[ ! -d '$CGROOT$cg' ]" || true
+# systemd re-applies every unit's cgroup settings on a reload: the slice
+# keeps what init-parent asked for.
+systemctl daemon-reload
+check_eq slice-partition-kept root "$(cg_read /corecarve.slice cpuset.cpus.partition)"
+check_eq slice-cpus-back "2-7,10-15" "$(cg_read /corecarve.slice cpuset.cpus.effective)"
+cg_write /corecarve.slice cpuset.cpus.partition member || fail slice-member "$CG_ERR"
+systemctl revert corecarve.slice >/dev/null 2>&1 || true
+systemctl stop corecarve.slice || true
+check_eq slice-gone no "$([ -d "$CGROOT/corecarve.slice" ] && echo yes || echo no)"
 check_eq root-restored "$root0" "$(cg_read / cpuset.cpus.effective)"
+check_eq ledger-empty "" "$(grep -o '"id": *"[^"]*"' "$CC_LEDGER" || true)"

@@ -1,0 +1,33 @@
+/* corecarve: asking systemd, the host's init, through systemctl.
+ *
+ * Two callers today: the irqbalance hand-off restarts irqbalance.service
+ * so it re-reads its environment file, and init-parent gives a slice the
+ * CPUs it makes a partition root of (cli/cmd_init_parent.c says why).
+ * systemctl rather than sd-bus: one exec on paths that run once per
+ * boot or per steering change, and the command an operator would type.
+ */
+#ifndef CC_SYSTEMCTL_H
+#define CC_SYSTEMCTL_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "root.h"
+
+/* The host runs systemd as its init (sd_booted(3): /run/systemd/system is
+ * a directory).  False on a captured --root tree, whose systemd is not the
+ * one systemctl would reach. */
+bool cc_systemd_booted(const struct cc_root *root);
+
+/* The slice unit a cgroup path names under systemd's naming: its last
+ * component when every component ends in ".slice" ("/corecarve.slice" ->
+ * "corecarve.slice", "/a.slice/a-b.slice" -> "a-b.slice"); NULL for any
+ * other path. */
+const char *cc_slice_unit(const char *cgroup);
+
+/* Run systemctl with ARGV (ARGV[0] is "systemctl", NULL-terminated),
+ * stdin and stdout on /dev/null.  0 when it exited 0; otherwise -1 with
+ * the command and the first line systemctl printed on stderr in ERR. */
+int cc_systemctl(const char *const argv[], struct cc_err *err);
+
+#endif
