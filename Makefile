@@ -125,10 +125,11 @@ unit: $(BIN) $(FAULT_BIN) $(TEST_BIN)
 	@CORECARVE_BIN=$(abspath $(FAULT_BIN)) CORECARVE_RELEASE_BIN=$(abspath $(BIN)) sh tests/unit/run.sh $(TEST_BIN)
 
 # lint-includes (mk/lint.mk) first: it takes milliseconds and needs no
-# package.
+# package.  The builds use every CPU (JOBS); the tests run one at a time.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: lint-includes deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory -j$(JOBS) all
+	@$(MAKE) --no-print-directory -j$(JOBS) unit
 	@if [ "$(SANITIZE)" != 1 ]; then $(MAKE) --no-print-directory e2e; fi
 
 -include tests/e2e/e2e.mk

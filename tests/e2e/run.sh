@@ -44,8 +44,9 @@
 #                  initramfs guest, "none" for no k8s guest): about 8 to 9
 #                  minutes per kernel on a 2-core host
 #
-# Output: the console log of each boot in $E2E_CACHE/log-<kernel>.txt; every
-# FAIL and SKIP line; per-kernel tallies; and last a line exactly
+# Output: the console log of each boot in $E2E_CACHE/log-<kernel>.txt (with a
+# "TIME scenario Ns" line after each scenario); every FAIL and SKIP line;
+# per-guest tallies with the three slowest scenarios; and last a line exactly
 #   e2e: N passed, N failed, N skipped
 # Exit status: 0 only when nothing failed, every boot reached E2E-DONE and,
 # with CI set, nothing was skipped.
@@ -257,8 +258,11 @@ boot_guest() {
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
 	total_skip=$((total_skip + s))
+	# The three slowest scenarios (the guests' TIME lines), for the summary.
+	slow=$(sed -n 's/^TIME \([^ ]*\) \([0-9]*\)s$/\2 \1/p' "$log" | sort -rn | head -n 3 |
+		awk '{ printf "%s%s %ss", (NR > 1 ? ", " : ""), $2, $1 }')
 	summary="$summary
-e2e[$g]: $p passed, $f failed, $s skipped in ${secs}s ($(sed -n 's/^E2E-BEGIN //p' "$log" | head -n 1))"
+e2e[$g]: $p passed, $f failed, $s skipped in ${secs}s ($(sed -n 's/^E2E-BEGIN //p' "$log" | head -n 1))${slow:+; slowest: $slow}"
 }
 
 # Which guests the selected scenarios need: "# e2e-guest: k8s" marks the

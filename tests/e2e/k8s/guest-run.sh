@@ -38,6 +38,7 @@ for s in /e2e/scenarios/*.sh; do
 	[ -e "$s" ] || continue
 	name=$(basename "$s" .sh)
 	echo "== scenario $name"
+	t0=$(cut -d. -f1 /proc/uptime)
 	results=/tmp/.results-$name
 	: >"$results"
 	(cd /tmp && CC_SCENARIO=$name CC_RESULTS=$results exec timeout -s KILL "$stimeout" /e2e/bin/busybox sh "$s")
@@ -49,6 +50,9 @@ for s in /e2e/scenarios/*.sh; do
 	elif [ ! -s "$results" ]; then
 		echo "FAIL $name: scenario reported no result"
 	fi
+	# Seconds per scenario: run.sh lists the slowest of each guest, the
+	# figures to look at when the whole run nears CI's time.
+	echo "TIME $name $(($(cut -d. -f1 /proc/uptime) - t0))s"
 done
 
 dmesg -r | sed -n 's/^<[0-4]>/dmesg: /p' | tail -n 60
