@@ -1,6 +1,6 @@
 /* corecarve: core classes, decided from per-core facts.
  *
- * Discovery (topo.c) collects what hwloc and sysfs say about each physical
+ * Discovery (topo_build.c) collects what hwloc and sysfs say about each physical
  * core into a struct cc_core_facts; the rules here turn those facts into
  * named classes.  They are pure functions, so every rule (Turbo Boost Max
  * 3.0, near-equal ARM capacities, Meteor Lake low-power E-cores, operator

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "policy.h"
+#include "policy_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,6 @@
 #include "cpulist.h"
 #include "fileio.h"
 #include "policy_schema.h"
-#include "vmconfig.h"
 #include "yaml_tree.h"
 
 const struct cc_yenum cc_smt_values[] = {
@@ -424,37 +423,9 @@ struct cc_policy *cc_policy_parse(const char *text, size_t len, const char *name
 		return NULL;
 	/* Checked here too: a policy is refused whole, whichever part is wrong. */
 	n = cc_ynode_get(root, "vms");
-	if (n) {
-		struct cc_vmconfig vms;
-
-		int r;
-
-		if (cc_vmconfig_parse_node(n, &vms, err) < 0)
-			return NULL;
-		r = cc_policy_check_vms(p, &vms, err);
-		cc_vmconfig_fini(&vms);
-		if (r < 0)
-			return NULL;
-	}
+	if (n && policy_parse_vms(p, n, err) < 0)
+		return NULL;
 	return cc_steal_ptr(p);
-}
-
-int cc_policy_check_vms(const struct cc_policy *p, const struct cc_vmconfig *cfg, struct cc_err *err)
-{
-	for (int i = 0; i < cfg->n; i++) {
-		char known[512];
-		size_t len = 0;
-
-		if (cc_policy_class(p, cfg->vms[i].class_name))
-			continue;
-		known[0] = '\0';
-		for (int k = 0; k < p->nclasses && len < sizeof(known); k++)
-			len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s", k ? ", " : "",
-						p->classes[k].name);
-		return cc_err_set(err, EINVAL, "%s: unknown placement class \"%s\" (known: %s)", cfg->vms[i].class_where,
-				  cfg->vms[i].class_name, known);
-	}
-	return 0;
 }
 
 struct cc_policy *cc_policy_default(struct cc_err *err)

@@ -2,7 +2,7 @@
  *
  * One record per line, fields separated by single spaces, every field of
  * struct cc_topo written out (nothing is re-derived on reading, so the
- * model read back is the model discovered, whatever topo.c computes).
+ * model read back is the model discovered, whatever topo_build.c computes).
  * Strings are %XX-escaped so that no field holds a space or a newline; CPU
  * sets are cpu-lists ("-" for the empty set).  The last line carries an
  * FNV-1a checksum of everything before it: a truncated or damaged file is

@@ -1,7 +1,7 @@
 /* Topology discovery on the shared real-machine fixtures, the live host,
- * synthetic shapes and broken inputs (plugin/topo.c, topo_json.c,
- * topo_map.c, cli/cmd_topology.c).  Expected values are the fixtures
- * README's truth. */
+ * synthetic shapes and broken inputs (plugin/topo.c and the files of
+ * topo_int.h, topo_json.c, topo_map.c, cli/cmd_topology.c).  Expected
+ * values are the fixtures README's truth. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
