@@ -1,5 +1,7 @@
+/* corecarve: the container flow — a container's request, a carve's steps,
+ * the release (container_int.h says which file does what). */
 #define _GNU_SOURCE
-#include "container.h"
+#include "container_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -16,39 +18,6 @@
 void cc_fault_point(const struct cc_ctx *ctx, const char *step)
 {
 	cc_fault(ctx->fault, step);
-}
-
-struct gc_arg {
-	const struct cc_ctx *ctx;
-	struct cc_cg *cg;
-	struct cc_ledger *l;
-};
-
-static int gc_release(struct cc_carve *c, void *arg)
-{
-	struct gc_arg *g = arg;
-	struct cc_err e = CC_ERR_INIT;
-	char id[sizeof(c->id)], kind[sizeof(c->kind)], cgroup[sizeof(c->cgroup)];
-	int rc;
-
-	/* The undo may load every carve: c moves. */
-	snprintf(id, sizeof(id), "%s", c->id);
-	snprintf(kind, sizeof(kind), "%s", c->kind);
-	snprintf(cgroup, sizeof(cgroup), "%s", c->cgroup);
-	rc = cc_carve_undo(g->ctx, g->cg, g->l, id, &e);
-	if (rc < 0) {
-		if (g->ctx->log)
-			fprintf(g->ctx->log, "corecarve: releasing stale carve %s: %s (kept as releasing)\n", id, e.msg);
-		return -1;
-	}
-	/* A stale exec carve's cgroup is still there, empty (its corecarve
-	 * exec was killed): its cpuset.cpus would keep the kernel from making
-	 * those CPUs exclusive for a sibling (6.12 refuses an exclusive set
-	 * that covers a sibling's cpuset.cpus), so it goes too. */
-	cc_err_clear(&e);
-	if (!strcmp(kind, "exec") && cgroup[0] && cc_cg_rmdir(g->cg, cgroup, &e) < 0 && g->ctx->log)
-		fprintf(g->ctx->log, "corecarve: removing the cgroup of stale carve %s: %s\n", id, e.msg);
-	return 0;
 }
 
 /* A carve already recorded under this container's id is live when it is
@@ -201,6 +170,200 @@ static int keep_off_foreign(const struct cc_ctx *ctx, const struct cc_cg *cg, co
 	return 0;
 }
 
+/* What the steps of one cc_carve_create share.  cc_carve_create owns the
+ * policy, the topology and the ledger (they go when it returns, the
+ * ledger and its lock first); the steps only borrow them. */
+struct carve_job {
+	const struct cc_ctx *ctx;
+	const struct cc_carve_spec *spec;
+	struct cc_create_result *res;
+	struct cc_cg *cg;
+	const struct cc_policy *policy;
+	const struct cc_topo *topo;
+	struct cc_ledger *ledger;
+};
+
+/* The cgroup handle as the context wants it: the tests' operations
+ * instead of the kernel's, the trace a verbose run prints. */
+static int open_cg(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_err *err)
+{
+	if (cc_cg_open(cg, ctx->root, err) < 0)
+		return -1;
+	if (ctx->cg_ops)
+		cc_cg_use(cg, ctx->cg_ops, ctx->cg_ops_arg);
+	cg->trace = ctx->verbose ? ctx->log : NULL;
+	return 0;
+}
+
+/* Containers name the annotation, so a class the policy lacks is the
+ * annotation's error, worded before anything is locked; exec leaves it to
+ * the allocator, whose refusal lists the known classes. */
+static int check_class(const struct cc_policy *policy, const struct cc_request *req, struct cc_err *err)
+{
+	char known[512] = "";
+	size_t n = 0;
+
+	if (cc_policy_class(policy, req->class_name))
+		return 0;
+	/* The refusal lists what the policy offers, as plan's does. */
+	for (int i = 0; i < policy->nclasses && n < sizeof(known); i++)
+		n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", i ? ", " : "", policy->classes[i].name);
+	return cc_err_set(err, EINVAL, "annotation %s: class: unknown placement class \"%s\" (known: %s; policy %s)",
+			  CC_ANNOTATION_KEY, req->class_name, n ? known : "none", policy->source);
+}
+
+/* The topology through the cache in the state directory: discovery is
+ * most of a hook's time, and the model only changes with a reboot,
+ * hotplug or the policy's coreClasses (topo_cache.h says what is
+ * checked).  A source other than the host (the tests', the benchmark's)
+ * is keyed by its description or its file's identity, and cached the same
+ * way. */
+static struct cc_topo *load_topo(const struct cc_ctx *ctx, const struct cc_policy *policy, struct cc_err *err)
+{
+	struct cc_topo_source src = { 0 };
+	struct cc_topo_cache_info tci;
+	struct cc_topo *topo;
+
+	if (ctx->topo_src) {
+		src = *ctx->topo_src;
+	} else {
+		src.kind = CC_TOPO_HOST;
+		src.root = ctx->root;
+	}
+	src.overrides = policy->overrides;
+	src.noverrides = policy->noverrides;
+	topo = cc_topo_cache_load(&src, ctx->state_dir, &tci, err);
+	if (topo && ctx->verbose && ctx->log && !tci.hit)
+		fprintf(ctx->log, "corecarve: topology discovered (cache %s)\n", tci.why);
+	return topo;
+}
+
+/* The ledger locked, then gc'd before anything is decided from it: a
+ * carve under this id whose cgroup is gone is stale, and carves kept as
+ * releasing are tried again.  The index only: the carves already there
+ * are not parsed unless one of them is needed (docs/performance.md, the
+ * busy ledger). */
+static struct cc_ledger *lock_and_gc(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_err *err)
+{
+	_cleanup_ledger_ struct cc_ledger *ledger =
+		cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
+
+	if (!ledger)
+		return NULL;
+	cc_ledger_set_fault(ledger, ctx->fault);
+	cg->fault = ctx->fault;
+	cc_fault_point(ctx, "after-lock");
+	if (container_gc(ctx, cg, ledger, err) < 0)
+		return NULL;
+	cc_fault_point(ctx, "after-gc");
+	return cc_steal_ptr(ledger);
+}
+
+/* A carve the gc kept under this id: createRuntime's, found by prestart
+ * (1: nothing more to do), or an earlier container's with the same id,
+ * released before this one is carved (0). */
+static int settle_earlier(const struct carve_job *j, struct cc_err *err)
+{
+	struct cc_carve *old;
+
+	if (cc_ledger_lookup(j->ledger, j->spec->id, &old, err) < 0)
+		return -1;
+	if (!old)
+		return 0;
+	if (!old->releasing && carve_live(j->cg, old, j->res->cgroup))
+		return 1;
+	if (cc_carve_release(j->ctx, j->cg, j->ledger, j->spec->id, err) < 0)
+		return cc_err_prefix(err, "carve left by an earlier %s %s", j->spec->kind, j->spec->id);
+	return 0;
+}
+
+/* The decision, into res->decision: the allocator over what the ledger
+ * and the partitions that are none of ours hold; nothing is written. */
+static int decide(const struct carve_job *j, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t taken = cc_ledger_taken(j->ledger);
+
+	if (!taken)
+		return cc_err_sys(err, ENOMEM, "ledger");
+	if (keep_off_foreign(j->ctx, j->cg, j->policy, j->topo, j->spec->req, j->res->cgroup, taken, err) < 0)
+		return -1;
+	if (cc_allocate(j->topo, j->policy, taken, j->spec->req, &j->res->decision, err) < 0) {
+		if (!strcmp(j->spec->kind, "container"))
+			cc_err_prefix(err, "container %s", j->spec->id);
+		return -1;
+	}
+	return 0;
+}
+
+/* The effects failed after the journal: the carve goes from the ledger
+ * when they were all undone, or stays as releasing when an undo failed
+ * too, so that gc tries again.  Should this commit fail, gc finds the
+ * carve: its container's cgroup goes with the refused start. */
+static void unjournal(const struct carve_job *j, const char *id, bool undo_failed, struct cc_err *err)
+{
+	struct cc_err commit = CC_ERR_INIT;
+
+	if (undo_failed) {
+		cc_ledger_mark_releasing(j->ledger, id);
+		cc_err_prefix(err, "%s %s (kept as releasing)", j->spec->kind, j->spec->id);
+	} else {
+		cc_ledger_remove(j->ledger, id);
+		cc_err_prefix(err, "%s %s", j->spec->kind, j->spec->id);
+	}
+	cc_ledger_commit(j->ledger, &commit);
+}
+
+/* An exclusive carve: planned, journaled (the carve and every record with
+ * its pending write on disk before the first write a crash would leave
+ * behind), applied (cgroup, IRQ, power), committed.  Killed after the
+ * journal, the runtime removes the refused container's cgroup and the
+ * next hook's gc undoes exactly what is recorded. */
+static int carve_exclusive(const struct carve_job *j, struct cc_err *err)
+{
+	const struct cc_ctx *ctx = j->ctx;
+	struct cc_carve carve;
+	struct cc_cg_plan plan = { 0 };
+	struct cc_effect_run run;
+	bool undo_failed;
+	int rc = -1;
+
+	cc_carve_init(&carve);
+	carve_from(j->spec, &j->res->decision, j->res->cgroup, &carve);
+	run = (struct cc_effect_run){ .ctx = ctx, .cg = j->cg, .ledger = j->ledger, .id = carve.id };
+	run.policy = j->policy;
+	run.topo = j->topo;
+	run.pclass = cc_policy_class(j->policy, j->res->decision.class_name);
+	run.cg_plan = &plan;
+	run.power = &j->res->power;
+	/* Read the world and decide: nothing is written yet but the
+	 * controllers on the path. */
+	if (cc_effect_cgroup_plan(&run, &carve, &plan, err) < 0)
+		goto out;
+	if (cc_ledger_add(j->ledger, &carve, err) < 0 || cc_ledger_commit(j->ledger, err) < 0)
+		goto out;
+	cc_fault_point(ctx, "after-journal");
+	if (cc_effects_apply(&run, &undo_failed, err) < 0) {
+		unjournal(j, carve.id, undo_failed, err);
+		goto out;
+	}
+	cc_fault_point(ctx, "after-cgroup-write");
+	if (cc_ledger_commit(j->ledger, err) < 0) {
+		struct cc_err undo = CC_ERR_INIT;
+
+		/* Everything back; the journal on disk lets gc finish should
+		 * this fail too. */
+		cc_carve_release(ctx, j->cg, j->ledger, carve.id, &undo);
+		goto out;
+	}
+	snprintf(j->res->mode, sizeof(j->res->mode), "%s", carve.mode);
+	j->res->carved = true;
+	rc = 0;
+out:
+	cc_cg_plan_fini(&plan);
+	cc_carve_fini(&carve);
+	return rc;
+}
+
 /* Read the world, decide, journal, apply, record:
  *   policy, topology (cached), ledger (its index), gc -> allocate ->
  *   plan the cgroups -> journal (the carve and every record with its
@@ -212,164 +375,45 @@ static int keep_off_foreign(const struct cc_ctx *ctx, const struct cc_cg *cg, co
 int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 		    struct cc_create_result *res, struct cc_err *err)
 {
-	const struct cc_request *req = spec->req;
-	bool is_container = !strcmp(spec->kind, "container");
 	_cleanup_policy_ struct cc_policy *policy = NULL;
 	_cleanup_topo_ struct cc_topo *topo = NULL;
 	_cleanup_ledger_ struct cc_ledger *ledger = NULL;
-	_cleanup_bitmap_ hwloc_bitmap_t taken = NULL;
-	struct cc_topo_source src = { 0 };
-	struct cc_topo_cache_info tci;
 	struct cc_cg cg;
-	struct cc_carve carve;
-	struct cc_cg_plan plan = { 0 };
-	struct cc_effect_run run;
-	struct gc_arg gc;
-	struct cc_carve *old;
-	bool undo_failed;
-	int rc = -1;
+	struct carve_job j = { .ctx = ctx, .spec = spec, .res = res, .cg = &cg };
+	int r;
 
 	memset(&res->decision, 0, sizeof(res->decision));
 	memset(&res->power, 0, sizeof(res->power));
 	if (spec->cgroup != res->cgroup)
 		snprintf(res->cgroup, sizeof(res->cgroup), "%s", spec->cgroup);
-	cc_carve_init(&carve);
-	if (cc_cg_open(&cg, ctx->root, err) < 0)
-		goto out;
-	if (ctx->cg_ops)
-		cc_cg_use(&cg, ctx->cg_ops, ctx->cg_ops_arg);
-	cg.trace = ctx->verbose ? ctx->log : NULL;
+	if (open_cg(ctx, &cg, err) < 0)
+		return -1;
 	policy = cc_policy_load(ctx->policy_path, err);
 	if (!policy)
-		goto out;
-	/* Containers name the annotation; exec leaves it to the allocator,
-	 * whose refusal lists the known classes. */
-	if (is_container && !cc_policy_class(policy, req->class_name)) {
-		char known[512] = "";
-		size_t n = 0;
-
-		/* The refusal lists what the policy offers, as plan's does. */
-		for (int i = 0; i < policy->nclasses && n < sizeof(known); i++)
-			n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", i ? ", " : "", policy->classes[i].name);
-		cc_err_set(err, EINVAL, "annotation %s: class: unknown placement class \"%s\" (known: %s; policy %s)",
-			   CC_ANNOTATION_KEY, req->class_name, n ? known : "none", policy->source);
-		goto out;
-	}
-	if (ctx->topo_src) {
-		src = *ctx->topo_src;
-	} else {
-		src.kind = CC_TOPO_HOST;
-		src.root = ctx->root;
-	}
-	src.overrides = policy->overrides;
-	src.noverrides = policy->noverrides;
-	/* Through the cache in the state directory: discovery is most of a
-	 * hook's time, and the model only changes with a reboot, hotplug or
-	 * the policy's coreClasses (topo_cache.h says what is checked).  A
-	 * source other than the host (the tests', the benchmark's) is keyed by
-	 * its description or its file's identity, and cached the same way. */
-	topo = cc_topo_cache_load(&src, ctx->state_dir, &tci, err);
+		return -1;
+	if (!strcmp(spec->kind, "container") && check_class(policy, spec->req, err) < 0)
+		return -1;
+	topo = load_topo(ctx, policy, err);
 	if (!topo)
-		goto out;
-	if (ctx->verbose && ctx->log && !tci.hit)
-		fprintf(ctx->log, "corecarve: topology discovered (cache %s)\n", tci.why);
-
-	/* The index only: the carves already there are not parsed unless one
-	 * of them is needed (docs/performance.md, the busy ledger). */
-	ledger = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
+		return -1;
+	ledger = lock_and_gc(ctx, &cg, err);
 	if (!ledger)
-		goto out;
-	cc_ledger_set_fault(ledger, ctx->fault);
-	cg.fault = ctx->fault;
-	cc_fault_point(ctx, "after-lock");
-	/* gc first: a carve under this id whose cgroup is gone is stale, and
-	 * carves kept as releasing are tried again. */
-	gc = (struct gc_arg){ ctx, &cg, ledger };
-	if (cc_ledger_gc(ledger, ctx->root, cg.mount, gc_release, &gc, err) < 0)
-		goto out;
-	cc_fault_point(ctx, "after-gc");
-	if (cc_ledger_lookup(ledger, spec->id, &old, err) < 0)
-		goto out;
-	if (old) {
-		if (!old->releasing && carve_live(&cg, old, res->cgroup)) {
-			rc = 0;
-			goto out;
-		}
-		if (cc_carve_release(ctx, &cg, ledger, spec->id, err) < 0) {
-			cc_err_prefix(err, "carve left by an earlier %s %s", spec->kind, spec->id);
-			goto out;
-		}
-	}
-
-	taken = cc_ledger_taken(ledger);
-	if (!taken) {
-		cc_err_sys(err, ENOMEM, "ledger");
-		goto out;
-	}
-	if (keep_off_foreign(ctx, &cg, policy, topo, req, res->cgroup, taken, err) < 0)
-		goto out;
-	if (cc_allocate(topo, policy, taken, req, &res->decision, err) < 0) {
-		if (is_container)
-			cc_err_prefix(err, "container %s", spec->id);
-		goto out;
-	}
+		return -1;
+	j.policy = policy;
+	j.topo = topo;
+	j.ledger = ledger;
+	r = settle_earlier(&j, err);
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	if (decide(&j, err) < 0)
+		return -1;
 	if (!res->decision.exclusive) {
 		if (apply_shared(&cg, &res->decision, res->cgroup, err) < 0)
-			goto out;
+			return -1;
 		snprintf(res->mode, sizeof(res->mode), "%s", cc_cg_mode_name(CC_MODE_CPUSET_ONLY));
-		rc = 0;
-		goto out;
+		return 0;
 	}
-
-	carve_from(spec, &res->decision, res->cgroup, &carve);
-	run = (struct cc_effect_run){ .ctx = ctx, .cg = &cg, .ledger = ledger, .id = carve.id };
-	run.policy = policy;
-	run.topo = topo;
-	run.pclass = cc_policy_class(policy, res->decision.class_name);
-	run.cg_plan = &plan;
-	run.power = &res->power;
-	/* Read the world and decide: nothing is written yet but the
-	 * controllers on the path. */
-	if (cc_effect_cgroup_plan(&run, &carve, &plan, err) < 0)
-		goto out;
-	/* The journal: the carve and every record with its pending write on
-	 * disk before the first write a crash would leave behind.  Killed
-	 * after it, the runtime removes the refused container's cgroup and
-	 * the next hook's gc undoes exactly what is recorded. */
-	if (cc_ledger_add(ledger, &carve, err) < 0 || cc_ledger_commit(ledger, err) < 0)
-		goto out;
-	cc_fault_point(ctx, "after-journal");
-	if (cc_effects_apply(&run, &undo_failed, err) < 0) {
-		struct cc_err commit = CC_ERR_INIT;
-
-		if (undo_failed) {
-			cc_ledger_mark_releasing(ledger, carve.id);
-			cc_err_prefix(err, "%s %s (kept as releasing)", spec->kind, spec->id);
-		} else {
-			cc_ledger_remove(ledger, carve.id);
-			cc_err_prefix(err, "%s %s", spec->kind, spec->id);
-		}
-		/* Should this commit fail, gc finds the carve: its container's
-		 * cgroup goes with the refused start. */
-		cc_ledger_commit(ledger, &commit);
-		goto out;
-	}
-	cc_fault_point(ctx, "after-cgroup-write");
-	if (cc_ledger_commit(ledger, err) < 0) {
-		struct cc_err undo = CC_ERR_INIT;
-
-		/* Everything back; the journal on disk lets gc finish should
-		 * this fail too. */
-		cc_carve_release(ctx, &cg, ledger, carve.id, &undo);
-		goto out;
-	}
-	snprintf(res->mode, sizeof(res->mode), "%s", carve.mode);
-	res->carved = true;
-	rc = 0;
-out:
-	cc_cg_plan_fini(&plan);
-	cc_carve_fini(&carve);
-	return rc;
+	return carve_exclusive(&j, err);
 }
 
 int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err *err)
@@ -397,11 +441,8 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 		snprintf(ctx->released->mode, sizeof(ctx->released->mode), "%s", c->mode);
 		snprintf(ctx->released->cpus, sizeof(ctx->released->cpus), "%s", cpus ? cpus : "?");
 	}
-	if (cc_cg_open(&cg, ctx->root, err) < 0)
+	if (open_cg(ctx, &cg, err) < 0)
 		return -1;
-	if (ctx->cg_ops)
-		cc_cg_use(&cg, ctx->cg_ops, ctx->cg_ops_arg);
-	cg.trace = ctx->verbose ? ctx->log : NULL;
 	cg.fault = ctx->fault;
 	cc_fault_point(ctx, "before-release");
 	return cc_carve_release(ctx, &cg, ledger, id, err);

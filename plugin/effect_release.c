@@ -1,5 +1,5 @@
 /* corecarve: taking a recorded carve out of the kernel and the ledger —
- * the one path poststop, gc (container.c) and audit --fix (audit_fix.c)
+ * the one path poststop, gc (container_gc.c) and audit --fix (audit_fix.c)
  * share, kept with the effects it runs rather than in the orchestrator,
  * so audit does not include the hook's flow for it. */
 #include "effect.h"

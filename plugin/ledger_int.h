@@ -1,6 +1,8 @@
 /* corecarve: what the ledger's files share, private to them.
  *
  *   ledger.c         the state directory, the public operations
+ *   ledger_gc.c      gc: which carves are dead (their cgroup gone or, for
+ *                    exec, emptied: cgroup.events), taken out one by one
  *   ledger_lock.c    the lock: its bounded wait, its holder's line, and
  *                    naming the holder when a waiter gives up
  *   ledger_carve.c   one carve: its rules and its JSON object
@@ -170,6 +172,11 @@ struct ledger_layout {
 };
 
 void ledger_index_free(struct cc_ledger_index *ix);
+
+/* ---- ledger.c ---- */
+/* Index-only: whether the file's carve at position i was taken out
+ * (cc_ledger_drop); false for a ledger read whole. */
+bool ledger_gone_at(const struct cc_ledger *l, size_t i);
 
 /* ---- ledger_lock.c ---- */
 /* Open <dir>/lock (a writer creates it 0600) and take it, exclusive or

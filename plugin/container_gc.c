@@ -1,0 +1,51 @@
+/* corecarve: the stale carves a hook's gc takes out before it decides
+ * (container_int.h): the ledger says which are dead (ledger_gc.c), the
+ * effects undo them (effect_release.c), and this is the release between
+ * the two — what a hook does with each, and what it logs. */
+#define _GNU_SOURCE
+#include "container_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "effect.h"
+
+struct gc_arg {
+	const struct cc_ctx *ctx;
+	struct cc_cg *cg;
+	struct cc_ledger *l;
+};
+
+static int gc_release(struct cc_carve *c, void *arg)
+{
+	struct gc_arg *g = arg;
+	struct cc_err e = CC_ERR_INIT;
+	char id[sizeof(c->id)], kind[sizeof(c->kind)], cgroup[sizeof(c->cgroup)];
+	int rc;
+
+	/* The undo may load every carve: c moves. */
+	snprintf(id, sizeof(id), "%s", c->id);
+	snprintf(kind, sizeof(kind), "%s", c->kind);
+	snprintf(cgroup, sizeof(cgroup), "%s", c->cgroup);
+	rc = cc_carve_undo(g->ctx, g->cg, g->l, id, &e);
+	if (rc < 0) {
+		if (g->ctx->log)
+			fprintf(g->ctx->log, "corecarve: releasing stale carve %s: %s (kept as releasing)\n", id, e.msg);
+		return -1;
+	}
+	/* A stale exec carve's cgroup is still there, empty (its corecarve
+	 * exec was killed): its cpuset.cpus would keep the kernel from making
+	 * those CPUs exclusive for a sibling (6.12 refuses an exclusive set
+	 * that covers a sibling's cpuset.cpus), so it goes too. */
+	cc_err_clear(&e);
+	if (!strcmp(kind, "exec") && cgroup[0] && cc_cg_rmdir(g->cg, cgroup, &e) < 0 && g->ctx->log)
+		fprintf(g->ctx->log, "corecarve: removing the cgroup of stale carve %s: %s\n", id, e.msg);
+	return 0;
+}
+
+int container_gc(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, struct cc_err *err)
+{
+	struct gc_arg gc = { ctx, cg, l };
+
+	return cc_ledger_gc(l, ctx->root, cg->mount, gc_release, &gc, err);
+}

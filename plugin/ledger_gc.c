@@ -1,0 +1,115 @@
+/* corecarve: the ledger's gc — which journaled carves are dead (their
+ * cgroup gone, an exec carve's cgroup emptied, one kept as releasing) and
+ * taking them out, one commit each (ledger.h, cc_ledger_gc).  Kept apart
+ * from the ledger's files and operations (ledger.c): it is the one part
+ * of the ledger that reads the cgroup tree. */
+#define _GNU_SOURCE
+#include "ledger_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cleanup.h"
+
+/* An exec carve's cgroup that no process uses any more: its `corecarve
+ * exec` was killed before it could release.  Unreadable counts as in use:
+ * CPUs are never handed out on a guess. */
+static bool exec_cgroup_unused(const struct cc_root *root, const char *dir)
+{
+	struct cc_err e = CC_ERR_INIT;
+	char path[2 * PATH_MAX + 16];
+	_cleanup_free_ char *ev = NULL;
+
+	if (cc_path(path, sizeof(path), &e, "%s/cgroup.events", dir) < 0)
+		return false;
+	ev = cc_root_read(root, path, 4096, &e);
+	return ev && (!strncmp(ev, "populated 0", 11) || strstr(ev, "\npopulated 0"));
+}
+
+/* Whether the carve's cgroup is gone (1) or still in use (0); -1 when
+ * that cannot be told: only "it is not there" ends a carve, EACCES or EIO
+ * on a live container's cgroup must not hand its CPUs to someone else. */
+static int carve_gone(const struct cc_root *root, const char *cgroup_mount, const char *id, const char *kind,
+		      const char *cg, struct cc_err *err)
+{
+	char path[2 * PATH_MAX];
+	bool exec = !strcmp(kind, "exec");
+	int r;
+
+	if ((strcmp(kind, "container") != 0 && !exec) || !cg[0])
+		return 0;
+	while (*cg == '/')
+		cg++;
+	if (cc_path(path, sizeof(path), err, "%s/%s", cgroup_mount, cg) < 0)
+		return -1;
+	r = cc_root_is_dir(root, path, err);
+	if (r < 0)
+		return cc_err_prefix(err, "gc of carve \"%s\"", id);
+	return r == 0 || (exec && exec_cgroup_unused(root, path));
+}
+
+/* A carve gc must take up: stale, or kept as releasing. */
+static int gc_due(const struct cc_root *root, const char *cgroup_mount, const char *id, const char *kind,
+		  const char *cg, bool releasing, struct cc_err *err)
+{
+	return releasing ? 1 : carve_gone(root, cgroup_mount, id, kind, cg, err);
+}
+
+int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,
+		 int (*release)(struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
+{
+	int removed = 0, first = 0, r;
+
+	if (!cgroup_mount)
+		cgroup_mount = "/sys/fs/cgroup";
+	if (l->index) {
+		size_t i;
+		json_t *e;
+
+		/* From the index while every carve is live (the common case);
+		 * a stale one is released from its full record.  Loaded, the
+		 * carves keep the file's order: those before it were just
+		 * found live and are not looked up again. */
+		r = 0;
+		json_array_foreach(l->index->entries, i, e) {
+			if (ledger_gone_at(l, i))
+				continue;
+			r = gc_due(root, cgroup_mount, json_string_value(json_array_get(e, 0)),
+				   json_string_value(json_array_get(e, 1)), json_string_value(json_array_get(e, 2)),
+				   json_array_size(e) == 4, err);
+			if (r != 0)
+				break;
+		}
+		if (r < 0)
+			return -1;
+		if (r > 0) {
+			if (cc_ledger_load_all(l, err) < 0)
+				return -1;
+			first = (int)i;
+		}
+	}
+	for (int i = first; i < l->ncarves;) {
+		struct cc_carve *c = &l->carves[i];
+		char id[sizeof(c->id)];
+
+		r = gc_due(root, cgroup_mount, c->id, c->kind, c->cgroup, c->releasing, err);
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			i++;
+			continue;
+		}
+		snprintf(id, sizeof(id), "%s", c->id);
+		if (release && release(c, arg) < 0) {
+			/* Kept, its CPUs still taken: the next gc tries again. */
+			cc_ledger_mark_releasing(l, id);
+			i++;
+		} else {
+			cc_ledger_remove(l, id);
+			removed++;
+		}
+		if (cc_ledger_commit(l, err) < 0)
+			return cc_err_prefix(err, "gc of carve \"%s\"", id);
+	}
+	return removed;
+}
