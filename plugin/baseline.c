@@ -139,12 +139,13 @@ static int parse_result(const json_t *o, const char *where, const char *ctx, str
 			struct cc_err *err)
 {
 	/* A pair can speed a side up (turbo shared over fewer busy cores
-	 * is not that, but a cache warmed by the sibling can be): up to 4x. */
+	 * is not that, but a cache warmed by the sibling can be): up to
+	 * CC_CALIB_RATIO_MAX. */
 	if (!json_is_object(o))
 		return cc_err_set(err, EINVAL, "%s: %.*s: expected an object", where, (int)strlen(ctx) - 1, ctx);
-	if (get_num(o, "ratio", 0, 4, &r->ratio, where, ctx, err) < 0 ||
-	    get_num(o, "ratio_a", 0, 4, &r->ratio_a, where, ctx, err) < 0 ||
-	    get_num(o, "ratio_b", 0, 4, &r->ratio_b, where, ctx, err) < 0 ||
+	if (get_num(o, "ratio", 0, CC_CALIB_RATIO_MAX, &r->ratio, where, ctx, err) < 0 ||
+	    get_num(o, "ratio_a", 0, CC_CALIB_RATIO_MAX, &r->ratio_a, where, ctx, err) < 0 ||
+	    get_num(o, "ratio_b", 0, CC_CALIB_RATIO_MAX, &r->ratio_b, where, ctx, err) < 0 ||
 	    get_num(o, "solo_a", 0, 1e12, &r->solo_a, where, ctx, err) < 0 ||
 	    get_num(o, "solo_b", 0, 1e12, &r->solo_b, where, ctx, err) < 0)
 		return -1;

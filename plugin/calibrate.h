@@ -71,6 +71,12 @@ struct cc_calib_plan {
 int cc_calib_plan(const struct cc_topo *t, hwloc_const_bitmap_t usable, struct cc_calib_plan *p,
 		  struct cc_err *err);
 
+/* The largest ratio a pair can show (a cache warmed by the sibling can
+ * speed a side up; no placement runs a side 4x faster than alone): a
+ * baseline holding more is refused when read, and calibrate measures a
+ * round that shows more again (calibrate_run.c). */
+#define CC_CALIB_RATIO_MAX 4.0
+
 /* One workload's result for a pair: medians over rounds. */
 struct cc_calib_result {
 	double solo_a, solo_b; /* units per second alone (cpu: Mops/s, mem: MB/s) */

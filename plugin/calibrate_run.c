@@ -20,6 +20,8 @@
 #include "cleanup.h"
 
 #define ROUNDS_MAX 101
+/* Tries of one round whose ratios no placement gives (measure_pair). */
+#define ROUND_TRIES 5
 
 enum gate { GATE_WAIT, GATE_GO, GATE_ABORT };
 
@@ -223,23 +225,37 @@ static int measure_pair(const struct cc_calib_pair *p, unsigned long long mem_by
 		struct cc_calib_result *res = &e->res[wk];
 
 		for (int k = 0; k < o->rounds && rc == 0; k++) {
-			struct worker w[2] = { { .cpu = p->a, .buf = ba, .words = bytes / 8 },
-					       { .cpu = p->b, .buf = bb, .words = bytes / 8 } };
-			double soa, sob;
+			int tries = 0;
 
-			if ((rc = interval(&w[0], 1, (enum cc_work)wk, o->ms, err)) < 0)
-				break;
-			soa = w[0].units;
-			if ((rc = interval(&w[1], 1, (enum cc_work)wk, o->ms, err)) < 0)
-				break;
-			sob = w[1].units;
-			if ((rc = interval(w, 2, (enum cc_work)wk, o->ms, err)) < 0)
-				break;
-			sa[k] = soa;
-			sb[k] = sob;
-			ra[k] = soa > 0 ? w[0].units / soa : 0;
-			rb[k] = sob > 0 ? w[1].units / sob : 0;
-			rr[k] = (ra[k] + rb[k]) / 2;
+			/* A side that ran more than CC_CALIB_RATIO_MAX times
+			 * faster paired than alone was descheduled while it was
+			 * measured alone (another task on its CPU): the round
+			 * says nothing about the placement, so it is measured
+			 * again, and a busy host gets an error rather than a
+			 * baseline its own reader refuses. */
+			do {
+				struct worker w[2] = { { .cpu = p->a, .buf = ba, .words = bytes / 8 },
+						       { .cpu = p->b, .buf = bb, .words = bytes / 8 } };
+
+				if ((rc = interval(&w[0], 1, (enum cc_work)wk, o->ms, err)) < 0)
+					break;
+				sa[k] = w[0].units;
+				if ((rc = interval(&w[1], 1, (enum cc_work)wk, o->ms, err)) < 0)
+					break;
+				sb[k] = w[1].units;
+				if ((rc = interval(w, 2, (enum cc_work)wk, o->ms, err)) < 0)
+					break;
+				ra[k] = sa[k] > 0 ? w[0].units / sa[k] : 0;
+				rb[k] = sb[k] > 0 ? w[1].units / sb[k] : 0;
+				rr[k] = (ra[k] + rb[k]) / 2;
+			} while ((ra[k] > CC_CALIB_RATIO_MAX || rb[k] > CC_CALIB_RATIO_MAX) && ++tries < ROUND_TRIES);
+			if (rc == 0 && (ra[k] > CC_CALIB_RATIO_MAX || rb[k] > CC_CALIB_RATIO_MAX))
+				rc = cc_err_set(err, EAGAIN,
+						"calibrate: %s: a side ran %.1fx faster paired than alone in %d tries "
+						"(more than %.0fx: something else ran on CPU %d or %d while it was "
+						"measured alone); calibrate a quiet node, or with a longer --ms",
+						cc_work_name((enum cc_work)wk), ra[k] > rb[k] ? ra[k] : rb[k], ROUND_TRIES,
+						CC_CALIB_RATIO_MAX, p->a, p->b);
 		}
 		if (rc < 0)
 			break;

@@ -594,11 +594,11 @@ START_TEST(test_cli_measure_host)
 	}
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/b.json", dir);
-	ck_assert_msg(cc_test_sh(&out, "'%s' calibrate --rounds 1 --ms 5 --output '%s' 2>&1", bin, path) == 0, "%s", out);
+	ck_assert_msg(cc_test_sh(&out, "'%s' calibrate --rounds 1 --ms 10 --output '%s' 2>&1", bin, path) == 0, "%s", out);
 	ck_assert_msg(strstr(out, "baseline written to ") && strstr(out, "relation cpus"), "%s", out);
 	ck_assert_msg(cc_baseline_load_file(path, &b, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(b.rounds, 1);
-	ck_assert_int_eq(b.ms, 5);
+	ck_assert_int_eq(b.ms, 10);
 	ck_assert_int_ge(b.n, 1);
 	ck_assert_int_eq(b.n + b.nskipped, CC_REL_N);
 	for (int i = 0; i < b.n; i++)
