@@ -10,10 +10,10 @@
 #   make e2e-fetch                only download and unpack the kernels (E2E_CACHE)
 #   make e2e-matrix               the node guests on every kernel with both
 #                                 node images (Debian 12's and 13's stack): the
-#                                 whole matrix, three node guests more than
+#                                 whole matrix, four node guests more than
 #                                 make e2e (about 7 minutes each on 2 cores);
-#                                 make check boots one node image per kernel
-#                                 (E2E_K8S_NODES in run.sh)
+#                                 make check boots Debian 12's on 6.1 and 13's
+#                                 on 7.x (E2E_K8S_NODES in run.sh)
 
 E2E_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 # The test build (CORECARVE_FAULT read: the crash scenarios need it).

@@ -41,6 +41,8 @@
 # CC_EFFECT_PROBE_ARGS, the probe's options (default 2000 wakeups 1 ms
 # apart, a 1 s CPU loop, a 1 s stream over 32 MiB).
 set -eu
+# The probe binary and its /go file go into each container's own rootfs.
+export CC_OWN_ROOTFS=1
 CC_E2E_DIR=${CC_E2E_DIR:-/e2e}
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . "$CC_E2E_DIR/lib.sh"
