@@ -12,7 +12,7 @@
 # Payload (/e2e in the guest): bin/busybox with its applet links (the
 # scenarios run under busybox sh, as in the initramfs guest; Debian's tools
 # come first on PATH), bin/corecarve (also installed as /usr/bin/corecarve),
-# lib.sh, hooklib.sh, cri/ (the kubelet stand-in), k8s/ (the runner and its
+# lib.sh, hooklib.sh, podmanlib.sh, cri/ (the kubelet stand-in), k8s/ (the runner and its
 # unit), the repository's manifests/ and systemd/ units, and images: container images built
 # here from local files (a pause image from cri/pause.c, busybox, and the
 # DaemonSet's image: corecarve with its libraries, busybox as /bin/sh).
@@ -94,7 +94,7 @@ for s in "$e2e"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.s
 	n=$((n + 1))
 done
 [ "$n" -gt 0 ] || die "no k8s-guest scenario matches '$pattern'"
-cp "$e2e/lib.sh" "$e2e/hooklib.sh" "$stage/e2e/"
+cp "$e2e/lib.sh" "$e2e/hooklib.sh" "$e2e/podmanlib.sh" "$stage/e2e/"
 cp "$e2e"/cri/*.py "$stage/e2e/cri/"
 cp "$here/guest-run.sh" "$here/e2e.service" "$stage/e2e/k8s/"
 cp -a "$repo/manifests" "$stage/e2e/manifests"
