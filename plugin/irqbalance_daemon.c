@@ -353,7 +353,7 @@ void cc_irqbalance_notify(const struct cc_root *root, const struct cc_irqbalance
 		res->pid = (pid_t)find_process(root);
 	if (!res->pid)
 		return; /* not running: the file is what its next start reads */
-	if (!cc_root_exists(root, "/run/systemd/system")) {
+	if (!cc_systemd_booted(root)) {
 		snprintf(res->warning, sizeof(res->warning),
 			 "irqbalance (pid %d) has no control socket and systemd is not running: restart it to apply %s",
 			 (int)res->pid, p->file);
