@@ -57,7 +57,9 @@ override CFLAGS := -DCC_SOURCE_DIR=\"$(CURDIR)\" -std=gnu11 $(OPT) $(WARN) $(HAR
 override LDFLAGS := -pie -Wl,-z,relro,-z,now $(SAN_FLAGS) $(LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard plugin/*.c cgroup/*.c))
-CLI_SRC := $(sort $(wildcard cli/*.c hooks/*.c))
+# hooks/first_stage.c is its own program (corecarve-hook, mk/first-stage.mk).
+FIRST_STAGE_SRC := hooks/first_stage.c
+CLI_SRC := $(sort $(filter-out $(FIRST_STAGE_SRC),$(wildcard cli/*.c hooks/*.c)))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TESTLIB_SRC := $(sort $(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c)))
 
@@ -78,12 +80,14 @@ LINK_STAMP := $(BUILD)/.link-static-$(STATIC_DEPS)
 
 ifeq ($(SANITIZE),1)
 BIN := $(BUILD)/corecarve
+FIRST_STAGE_BIN := $(BUILD)/corecarve-hook
 else
 BIN := corecarve
+FIRST_STAGE_BIN := corecarve-hook
 endif
 
 .PHONY: all deps check unit e2e demo clean format bench install uninstall lint-includes
-all: $(BIN)
+all: $(BIN) $(FIRST_STAGE_BIN)
 
 deps:
 	@sh scripts/deps.sh
@@ -121,8 +125,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(LIB) $(LINK_STAMP)
 # Unit tests: each suite is its own binary (Check, fork mode).  The runner
 # prints one "unit: N passed, N failed, N skipped" line over all of them
 # (with CI=true a skip fails it: tests/unit/run.sh).
-unit: $(BIN) $(FAULT_BIN) $(TEST_BIN)
-	@CORECARVE_BIN=$(abspath $(FAULT_BIN)) CORECARVE_RELEASE_BIN=$(abspath $(BIN)) sh tests/unit/run.sh $(TEST_BIN)
+unit: $(BIN) $(FIRST_STAGE_BIN) $(FAULT_BIN) $(TEST_BIN)
+	@CORECARVE_BIN=$(abspath $(FAULT_BIN)) CORECARVE_RELEASE_BIN=$(abspath $(BIN)) \
+		CORECARVE_FIRST_STAGE_BIN=$(abspath $(FIRST_STAGE_BIN)) sh tests/unit/run.sh $(TEST_BIN)
 
 # lint-includes (mk/lint.mk) first: it takes milliseconds and needs no
 # package.  The builds use every CPU (JOBS); the tests run one at a time.
@@ -141,12 +146,12 @@ check: lint-includes deps
 # containers with crun.
 demo: deps
 	@$(MAKE) --no-print-directory all
-	@CORECARVE_BIN=$(abspath $(BIN)) tests/e2e/run.sh --kernel 7 --scenarios '90-demo*' --demo
+	@CORECARVE_BIN=$(abspath $(BIN)) CORECARVE_FIRST_STAGE_BIN=$(abspath $(FIRST_STAGE_BIN)) tests/e2e/run.sh --kernel 7 --scenarios '90-demo*' --demo
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(TESTLIB_SRC) $(wildcard plugin/*.h cgroup/*.h hooks/*.h cli/*.h tests/unit/*.h)
 
 clean:
-	rm -rf build build-san corecarve
+	rm -rf build build-san corecarve corecarve-hook
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(TEST_BIN:=.d) $(BUILD)/faults/cli/fault_env.d

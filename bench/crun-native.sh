@@ -3,8 +3,11 @@
 # host: `crun run` of a container that runs `true`, three arms, interleaved
 # and shuffled per round, ROUNDS rounds:
 #   plain       no hook
-#   hook        corecarve registered for createRuntime and poststop, the
-#               container not annotated (what every container pays)
+#   hook        `corecarve hook` registered for createRuntime and
+#               poststop, the container not annotated
+#   first-stage corecarve-hook (the static first stage beside CORECARVE)
+#               registered the same way: what every container pays with
+#               the registration the manifests use
 #   hook-floor  static busybox `dd of=/dev/null` registered the same way:
 #               the least any hook binary costs.  It reads its stdin as
 #               every hook must: crun writes the state to the hook's stdin,
@@ -55,6 +58,7 @@ hook() { printf '"createRuntime": [ { "path": "%s", "args": ["%s", %s] } ], "pos
 	"$1" "$2" "$3" "$1" "$2" "$4"; }
 bundle plain ''
 bundle hook "$(hook "$bin" corecarve '"hook", "createRuntime"' '"hook", "poststop"')"
+bundle first-stage "$(hook "$(dirname "$bin")/corecarve-hook" corecarve-hook '"createRuntime"' '"poststop"')"
 bundle hook-floor "$(hook "$dir/rootfs/bin/busybox" dd '"of=/dev/null", "status=none"' '"of=/dev/null", "status=none"')"
 
 cat >"$dir/run.sh" <<'EOF'
@@ -63,7 +67,7 @@ dir=$1 rounds=$2
 umount -l /sys/fs/cgroup 2>/dev/null || true
 mount -t cgroup2 none /sys/fs/cgroup
 for ((i = 0; i < rounds; i++)); do
-	for a in $(printf '%s\n' plain hook hook-floor | shuf --random-source=<(yes "$i")); do
+	for a in $(printf '%s\n' plain hook first-stage hook-floor | shuf --random-source=<(yes "$i")); do
 		t0=$EPOCHREALTIME
 		crun --cgroup-manager=disabled run --bundle "$dir/$a" "cc-bench-$a-$i" </dev/null >/dev/null
 		t1=$EPOCHREALTIME
@@ -83,12 +87,12 @@ awk -v rounds="$rounds" '
 	END {
 		p = median(v["plain"])
 		printf "crun run natively (this host, cgroup manager disabled), %d rounds, ms:\n", rounds
-		split("plain hook hook-floor", arms, " ")
-		for (k = 1; k <= 3; k++) {
+		n = split("plain hook first-stage hook-floor", arms, " ")
+		for (k = 1; k <= n; k++) {
 			a = arms[k]; r = ""
 			for (i = 0; i < rounds; i++) if (t["plain", i] > 0) r = r " " t[a, i] / t["plain", i]
 			m = median(v[a]); pr = median(r)
-			printf "  %-10s median %7.2f  ratio of medians %.3f  median of per-round ratios %.3f\n", a, m, m / p, pr
+			printf "  %-11s median %7.2f  ratio of medians %.3f  median of per-round ratios %.3f\n", a, m, m / p, pr
 			printf "BENCH crun-native arm=%s median_ms=%.3f ratio_of_medians=%.3f median_pair_ratio=%.3f n=%d\n", a, m, m / p, pr, rounds > "/dev/stderr"
 		}
 	}' "$dir/times" 2>&1

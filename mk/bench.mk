@@ -66,7 +66,7 @@ bench: bench-host
 	@if [ "$(BENCH_QEMU)" = 1 ]; then $(MAKE) --no-print-directory bench-qemu; \
 	else echo "bench: QEMU part skipped (BENCH_QEMU=0)"; fi
 
-bench-host: bench-build
+bench-host: bench-build $(FIRST_STAGE_BIN)
 	@echo "== decision latency (bench/decide.c)"
 	@$(BENCH_DIR)/decide --n $(BENCH_N) --n-large $(BENCH_N_LARGE) --bin $(abspath $(BIN)) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 	@echo
@@ -88,12 +88,12 @@ bench-callgrind: bench-build
 # so other e2e runs on this tree neither wait for it nor overwrite its log;
 # the kernels are the ones tests/e2e/fetch-kernels.sh keeps in .cache/e2e.
 BENCH_E2E := $(BENCH_DIR)/e2e
-bench-qemu: $(BIN)
+bench-qemu: $(BIN) $(FIRST_STAGE_BIN)
 	@echo "== in the QEMU guest (tests/e2e/scenarios/95-bench.sh, Linux $(BENCH_KERNEL), $(BENCH_PAIRS) rounds)"
 	@mkdir -p $(BENCH_E2E) $(CURDIR)/.cache/e2e/kernels $(CURDIR)/.cache/e2e/debs
 	@ln -sfn $(CURDIR)/.cache/e2e/kernels $(BENCH_E2E)/kernels
 	@ln -sfn $(CURDIR)/.cache/e2e/debs $(BENCH_E2E)/debs
-	@CC_BENCH=1 CC_BENCH_PAIRS=$(BENCH_PAIRS) CORECARVE_BIN=$(abspath $(BIN)) E2E_CACHE=$(abspath $(BENCH_E2E)) \
+	@CC_BENCH=1 CC_BENCH_PAIRS=$(BENCH_PAIRS) CORECARVE_BIN=$(abspath $(BIN)) CORECARVE_FIRST_STAGE_BIN=$(abspath $(FIRST_STAGE_BIN)) E2E_CACHE=$(abspath $(BENCH_E2E)) \
 		E2E_SCENARIO_TIMEOUT=$(BENCH_QEMU_TIMEOUT) E2E_TIMEOUT=$$(($(BENCH_QEMU_TIMEOUT) + 120)) \
 		tests/e2e/run.sh --kernel $(BENCH_KERNEL) --scenarios '95-*' >$(BENCH_DIR)/qemu.out 2>&1; \
 		rc=$$?; grep -E '^e2e' $(BENCH_DIR)/qemu.out; \
@@ -101,8 +101,8 @@ bench-qemu: $(BIN)
 		exit $$rc
 
 # The guest run keeps its own cache directory, as bench-qemu does.
-bench-effect: $(BIN) $(BENCH_DIR)/effect-probe
-	@BENCH_EFFECT_MODE=$(BENCH_EFFECT_MODE) bash bench/effect.sh $(abspath $(BIN)) $(abspath $(BENCH_DIR)/effect-probe) \
+bench-effect: $(BIN) $(FIRST_STAGE_BIN) $(BENCH_DIR)/effect-probe
+	@CORECARVE_FIRST_STAGE_BIN=$(abspath $(FIRST_STAGE_BIN)) BENCH_EFFECT_MODE=$(BENCH_EFFECT_MODE) bash bench/effect.sh $(abspath $(BIN)) $(abspath $(BENCH_DIR)/effect-probe) \
 		$(BENCH_EFFECT_ROUNDS) $(BENCH_KERNEL) $(abspath $(BENCH_DIR))/effect
 
 -include $(BUILD)/bench/decide.d $(BUILD)/bench/benchcg.d $(BUILD)/bench/place.d $(BUILD)/bench/baselines.d $(BUILD)/bench/benchlib.d

@@ -54,7 +54,7 @@ INSTALL_POLICY := $(DESTDIR)$(SYSCONFDIR)/corecarve/policy.yaml
 INSTALL_DOCS := $(notdir $(wildcard docs/*.md))
 
 # Every file install writes (the policy aside), for uninstall and the test.
-INSTALL_FILES := $(DESTDIR)$(BINDIR)/corecarve \
+INSTALL_FILES := $(DESTDIR)$(BINDIR)/corecarve $(DESTDIR)$(BINDIR)/corecarve-hook \
 	$(INSTALL_HOOKS:%=$(DESTDIR)$(HOOKSDIR)/%) \
 	$(foreach m,$(INSTALL_MAN),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	$(INSTALL_UNITS:%=$(DESTDIR)$(UNITDIR)/%) \
@@ -65,11 +65,12 @@ SUBST_PATHS = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@PROMDIR@|$(PROMDIR)|g' -e '
 
 .PHONY: install uninstall install-list
 
-install: $(BIN)
+install: $(BIN) $(FIRST_STAGE_BIN)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(HOOKSDIR) $(DESTDIR)$(SYSCONFDIR)/corecarve \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/corecarve
+	$(INSTALL) -m 0755 $(FIRST_STAGE_BIN) $(DESTDIR)$(BINDIR)/corecarve-hook
 	@for h in $(INSTALL_HOOKS); do \
 		echo "hooks.d: $(DESTDIR)$(HOOKSDIR)/$$h -> $(BINDIR)/corecarve"; \
 		sed 's|"/usr/local/bin/corecarve"|"$(BINDIR)/corecarve"|' manifests/hooks.d/$$h > $(DESTDIR)$(HOOKSDIR)/$$h.tmp && \

@@ -27,11 +27,15 @@ E2E_MATRIX_NODES := 6.1=bookworm 6.1=trixie 6.12=bookworm 6.12=trixie 7=bookworm
 
 .PHONY: e2e e2e-fetch e2e-matrix
 
-e2e: $(E2E_BIN)
-	CORECARVE_BIN=$(abspath $(E2E_BIN)) $(E2E_DIR)/run.sh --kernel $(E2E_KERNEL) --scenarios '$(E2E_SCENARIOS)' $(E2E_FLAGS)
+# The first stage the guests register (corecarve-hook, beside corecarve
+# there as the manifests install it).
+E2E_FIRST_STAGE_BIN ?= $(if $(FIRST_STAGE_BIN),$(FIRST_STAGE_BIN),corecarve-hook)
 
-e2e-matrix: $(E2E_BIN)
-	CORECARVE_BIN=$(abspath $(E2E_BIN)) E2E_K8S_NODES='$(E2E_MATRIX_NODES)' $(E2E_DIR)/run.sh --kernel $(E2E_KERNEL) --scenarios '$(E2E_SCENARIOS)' $(E2E_FLAGS)
+e2e: $(E2E_BIN) $(E2E_FIRST_STAGE_BIN)
+	CORECARVE_BIN=$(abspath $(E2E_BIN)) CORECARVE_FIRST_STAGE_BIN=$(abspath $(E2E_FIRST_STAGE_BIN)) $(E2E_DIR)/run.sh --kernel $(E2E_KERNEL) --scenarios '$(E2E_SCENARIOS)' $(E2E_FLAGS)
+
+e2e-matrix: $(E2E_BIN) $(E2E_FIRST_STAGE_BIN)
+	CORECARVE_BIN=$(abspath $(E2E_BIN)) CORECARVE_FIRST_STAGE_BIN=$(abspath $(E2E_FIRST_STAGE_BIN)) E2E_K8S_NODES='$(E2E_MATRIX_NODES)' $(E2E_DIR)/run.sh --kernel $(E2E_KERNEL) --scenarios '$(E2E_SCENARIOS)' $(E2E_FLAGS)
 
 e2e-fetch:
 	$(E2E_DIR)/fetch-kernels.sh $(E2E_CACHE)

@@ -23,6 +23,11 @@ if [ -z "${CC_KERNEL:-}" ]; then
 	[ -n "$CC_KERNEL" ] || CC_KERNEL=$(uname -r | cut -d. -f1,2)
 fi
 CC_BIN=${CC_BIN:-/usr/bin/corecarve}
+# The hook's first stage, registered as the manifests register it for
+# containerd (hooks/first_stage.c): it runs $CC_BIN's copy beside it,
+# /usr/bin/corecarve, when there is work.  CC_FIRST_STAGE= registers
+# `$CC_BIN hook` itself.
+CC_FIRST_STAGE=${CC_FIRST_STAGE-/usr/bin/corecarve-hook}
 CC_POLICY=${CC_POLICY:-/etc/corecarve/policy.yaml}
 CGROOT=${CGROOT:-/sys/fs/cgroup}
 CC_ROOTFS_TEMPLATE=${CC_ROOTFS_TEMPLATE:-/rootfs-template}
@@ -268,7 +273,8 @@ json_list() {
 #   - annotations: corecarve.io/placement = ANNOTATION_YAML (omitted when
 #     empty), plus CC_ANNOTATIONS (newline-separated key=value lines)
 #   - hooks: for each stage in CC_HOOKS (default "createRuntime poststop";
-#     set CC_HOOKS= for none) run `$CC_BIN hook <stage>` with env
+#     set CC_HOOKS= for none) run `$CC_FIRST_STAGE <stage>` (when CC_BIN is
+#     the corecarve beside it), else `$CC_BIN hook <stage>`, with env
 #     CORECARVE_POLICY=$CC_POLICY and CC_HOOK_ENV (space-separated K=V)
 #   - crun's run.oci.hooks.stdout/stderr annotations send hook output to
 #     DIR/hooks.out and DIR/hooks.err.
@@ -321,7 +327,12 @@ mk_bundle() {
 	_hookjson=
 	# shellcheck disable=SC2086 # word lists on purpose
 	for _st in $_hooks; do
-		_h="{ \"path\": $(json_str "$CC_BIN"), \"args\": $(json_list corecarve hook "$_st"), \"env\": $(json_list "CORECARVE_POLICY=$CC_POLICY" "PATH=/usr/sbin:/usr/bin:/sbin:/bin" ${CC_HOOK_ENV:-}), \"timeout\": 60 }"
+		if [ -n "$CC_FIRST_STAGE" ] && [ "$CC_BIN" = "${CC_FIRST_STAGE%/*}/corecarve" ] && [ -x "$CC_FIRST_STAGE" ]; then
+			_path=$CC_FIRST_STAGE _args=$(json_list corecarve-hook "$_st")
+		else
+			_path=$CC_BIN _args=$(json_list corecarve hook "$_st")
+		fi
+		_h="{ \"path\": $(json_str "$_path"), \"args\": $_args, \"env\": $(json_list "CORECARVE_POLICY=$CC_POLICY" "PATH=/usr/sbin:/usr/bin:/sbin:/bin" ${CC_HOOK_ENV:-}), \"timeout\": 60 }"
 		_hookjson="${_hookjson:+$_hookjson,
 		}$(json_str "$_st"): [ $_h ]"
 	done

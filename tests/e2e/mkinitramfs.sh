@@ -34,6 +34,8 @@ fi
 kdir=$(cd "$1" && pwd)
 out=$2
 ccbin=${CORECARVE_BIN:-$repo/corecarve}
+# The first stage (static: no libraries to copy), beside corecarve.
+firstbin=${CORECARVE_FIRST_STAGE_BIN:-$repo/corecarve-hook}
 pattern=${E2E_SCENARIOS:-*}
 
 die() {
@@ -98,6 +100,8 @@ copy_with_libs() {
 }
 copy_with_libs "$crun" /usr/bin/crun
 copy_with_libs "$ccbin" /usr/bin/corecarve
+[ -x "$firstbin" ] || die "no corecarve-hook at $firstbin (make)"
+cp "$firstbin" "$stage/usr/bin/corecarve-hook"
 # corecarve dlopen()s libsmartcols for its tables (cli/table.h): ldd does
 # not name it.
 smartcols=$(ldconfig -p 2>/dev/null | awk '$1 == "libsmartcols.so.1" { print $NF; exit }')

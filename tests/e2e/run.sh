@@ -10,6 +10,7 @@
 #                pass cc.demo=1 so scenarios print their DEMO lines
 # Environment:
 #   CORECARVE_BIN  corecarve binary to test (default: <repo>/corecarve)
+#   CORECARVE_FIRST_STAGE_BIN  the hook's first stage (default: <repo>/corecarve-hook)
 #   E2E_CACHE      cache directory (default: <repo>/.cache/e2e)
 #   E2E_TIMEOUT    seconds per boot, host side (default: 1500: a whole boot runs every scenario; CI has 2 cores)
 #   E2E_SCENARIO_TIMEOUT  seconds per scenario in the guest (default: 400;
@@ -132,6 +133,15 @@ if [ ! -x "$CORECARVE_BIN" ]; then
 	exit 2
 fi
 export CORECARVE_BIN
+# The registered first stage (hooks/first_stage.c), beside corecarve in
+# the guests.
+CORECARVE_FIRST_STAGE_BIN=${CORECARVE_FIRST_STAGE_BIN:-$repo/corecarve-hook}
+case $CORECARVE_FIRST_STAGE_BIN in /*) ;; *) CORECARVE_FIRST_STAGE_BIN=$(pwd)/$CORECARVE_FIRST_STAGE_BIN ;; esac
+if [ ! -x "$CORECARVE_FIRST_STAGE_BIN" ]; then
+	echo "run.sh: $CORECARVE_FIRST_STAGE_BIN does not exist: build it first (make)" >&2
+	exit 2
+fi
+export CORECARVE_FIRST_STAGE_BIN
 command -v "$qemu" >/dev/null || {
 	echo "run.sh: $qemu not found (scripts/deps.sh installs qemu-system-x86 from bookworm-backports)" >&2
 	exit 2

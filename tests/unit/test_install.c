@@ -22,7 +22,10 @@
 #define SRC CC_SOURCE_DIR
 
 /* make in the source tree, never rebuilding the binary under test. */
-#define MAKE "make -s --no-print-directory -C '" SRC "' BIN='%s' -o '%s'"
+/* The binaries under test, never rebuilt: the one named, and the first
+ * stage make unit names (the tree's own otherwise). */
+#define FIRST_STAGE "\"${CORECARVE_FIRST_STAGE_BIN:-" SRC "/corecarve-hook}\""
+#define MAKE "make -s --no-print-directory -C '" SRC "' BIN='%s' -o '%s' FIRST_STAGE_BIN=" FIRST_STAGE " -o " FIRST_STAGE
 
 static void reset(char **p)
 {
@@ -42,6 +45,7 @@ static char *tmpdir(void)
 static const char *const tree_usr[] = {
 	"/etc/corecarve/policy.yaml",
 	"/usr/bin/corecarve",
+	"/usr/bin/corecarve-hook",
 	"UNITS",
 	"/usr/share/bash-completion/completions/corecarve",
 	"/usr/share/containers/oci/hooks.d/corecarve-createRuntime.json",
@@ -95,6 +99,7 @@ START_TEST(test_install_tree)
 	ck_assert_str_eq(list, want);
 	reset(&list);
 	assert_mode(d, "/usr/bin/corecarve", 0755);
+	assert_mode(d, "/usr/bin/corecarve-hook", 0755);
 	assert_mode(d, "/etc/corecarve/policy.yaml", 0644);
 	assert_mode(d, "/usr/share/containers/oci/hooks.d/corecarve-poststop.json", 0644);
 	assert_mode(d, "/usr/lib/systemd/system/corecarve-audit.service", 0644);
@@ -102,6 +107,14 @@ START_TEST(test_install_tree)
 	/* The binary runs; the policy is the default and loads. */
 	ck_assert_int_eq(cc_test_sh(&out, "'%s/usr/bin/corecarve' --version", d), 0);
 	ck_assert_str_eq(out, "corecarve 0.1.0\n");
+	reset(&out);
+	/* The first stage answers for a container without the annotation by
+	 * itself, and hands the rest to the corecarve beside it. */
+	ck_assert_int_eq(cc_test_sh(&out, "echo '{\"id\":\"c1\",\"bundle\":\"\"}' | '%s/usr/bin/corecarve-hook' createRuntime", d), 0);
+	ck_assert_str_eq(out, "");
+	reset(&out);
+	ck_assert_int_eq(cc_test_sh(&out, "'%s/usr/bin/corecarve-hook' --help", d), 0);
+	ck_assert_ptr_nonnull(strstr(out, "usage: corecarve hook"));
 	reset(&out);
 	ck_assert_int_eq(cc_test_sh(&out, "cmp '%s/etc/corecarve/policy.yaml' '" SRC "/examples/policy-default.yaml'", d), 0);
 	reset(&out);
@@ -205,9 +218,14 @@ START_TEST(test_install_on_node)
 
 	if (!b)
 		return;
-	ck_assert_msg(cc_test_sh(&out, "HOST='%s' BIN='%s' HOOKS='" SRC "/manifests/hooks.d' POLICY=/nonexistent "
+	ck_assert_msg(cc_test_sh(&out, "HOST='%s' BIN='%s' HOOK_BIN=" FIRST_STAGE " HOOKS='" SRC "/manifests/hooks.d' POLICY=/nonexistent "
 			       "DEFAULT_POLICY='" SRC "/examples/policy-default.yaml' sh '" SRC "/manifests/kubernetes/image/install-on-node.sh'",
 			 d, b) == 0, "%s", out);
+	reset(&out);
+	/* The first stage, static, beside the wrapper it runs when there is
+	 * work: it answers an unannotated container on the node as it is. */
+	ck_assert_int_eq(cc_test_sh(&out, "echo '{\"id\":\"c1\",\"bundle\":\"\"}' | '%s/opt/corecarve/bin/corecarve-hook' createRuntime", d), 0);
+	ck_assert_str_eq(out, "");
 	reset(&out);
 	/* The wrapper runs the binary through the copied loader. */
 	ck_assert_int_eq(cc_test_sh(&out, "sed -n 3p '%s/opt/corecarve/bin/corecarve'", d), 0);
@@ -231,7 +249,7 @@ START_TEST(test_install_on_node)
 	/* A policy that does not load replaces nothing. */
 	ck_assert_int_eq(cc_test_sh(NULL, "printf 'classes:\\n  a: {coreType: performance, smt: half}\\n' > '%s/bad.yaml'", d), 0);
 	ck_assert_int_eq(cc_test_sh(&out, "HOST='%s' BIN='%s' HOOKS='" SRC "/manifests/hooks.d' POLICY='%s/bad.yaml' "
-				  "sh '" SRC "/manifests/kubernetes/image/install-on-node.sh'", d, b, d), 1);
+				  "HOOK_BIN=" FIRST_STAGE " sh '" SRC "/manifests/kubernetes/image/install-on-node.sh'", d, b, d), 1);
 	ck_assert_ptr_nonnull(strstr(out, "classes.a.smt: expected isolate or full, got \"half\""));
 	ck_assert_ptr_nonnull(strstr(out, "the node keeps its current one"));
 	reset(&out);

@@ -429,25 +429,34 @@ static json_t *load_json(const char *file)
 	return j;
 }
 
-/* One OCI hook object: absolute path, argv "corecarve hook <stage>", a
- * timeout long enough for the ledger lock on a busy node. */
-static void check_hook(const json_t *h, const char *stage, const char *file)
+/* One OCI hook object: absolute path, argv "corecarve hook <stage>" (or,
+ * for the first stage, "corecarve-hook <stage>"), a timeout long enough
+ * for the ledger lock on a busy node. */
+static void check_hook_as(const json_t *h, const char *stage, const char *file, bool first_stage)
 {
 	const char *p = json_string_value(json_object_get(h, "path"));
 	const json_t *args = json_object_get(h, "args");
 	json_int_t t = json_integer_value(json_object_get(h, "timeout"));
+	size_t n = first_stage ? 2 : 3;
 
-	ck_assert_msg(p && p[0] == '/' && strstr(p, "/corecarve"), "%s: hook.path \"%s\"", file, p ? p : "");
-	ck_assert_int_eq(json_array_size(args), 3);
-	ck_assert_str_eq(json_string_value(json_array_get(args, 0)), "corecarve");
-	ck_assert_str_eq(json_string_value(json_array_get(args, 1)), "hook");
-	ck_assert_str_eq(json_string_value(json_array_get(args, 2)), stage);
+	ck_assert_msg(p && p[0] == '/' && strstr(p, first_stage ? "/corecarve-hook" : "/corecarve"),
+		      "%s: hook.path \"%s\"", file, p ? p : "");
+	ck_assert_int_eq(json_array_size(args), n);
+	ck_assert_str_eq(json_string_value(json_array_get(args, 0)), first_stage ? "corecarve-hook" : "corecarve");
+	if (!first_stage)
+		ck_assert_str_eq(json_string_value(json_array_get(args, 1)), "hook");
+	ck_assert_str_eq(json_string_value(json_array_get(args, n - 1)), stage);
 	ck_assert_msg(t >= 5 && t <= 60, "%s: timeout %lld", file, (long long)t);
 	/* A hook stuck behind the ledger lock gives up and says who holds it
 	 * before the runtime kills it: the wait leaves half the timeout to
 	 * the rest of the hook. */
 	ck_assert_msg(CC_LEDGER_WAIT_MS <= (unsigned)t * 1000 / 2, "%s: timeout %lld s, lock wait %u ms", file,
 		      (long long)t, CC_LEDGER_WAIT_MS);
+}
+
+static void check_hook(const json_t *h, const char *stage, const char *file)
+{
+	check_hook_as(h, stage, file, false);
 }
 
 START_TEST(test_hooks_d)
@@ -495,12 +504,15 @@ START_TEST(test_containerd_crio)
 	_cleanup_free_ char *toml = cc_test_slurp(SRC "manifests/containerd/config.toml");
 	_cleanup_free_ char *crio = cc_test_slurp(SRC "manifests/crio/50-corecarve.conf");
 
-	check_hook(json_array_get(json_object_get(hooks, "createRuntime"), 0), "createRuntime", "corecarve-hooks.json");
-	check_hook(json_array_get(json_object_get(hooks, "poststop"), 0), "poststop", "corecarve-hooks.json");
+	/* containerd runs the base spec's hooks for every container: the
+	 * first stage, which answers the unannotated ones by itself. */
+	check_hook_as(json_array_get(json_object_get(hooks, "createRuntime"), 0), "createRuntime", "corecarve-hooks.json",
+		      true);
+	check_hook_as(json_array_get(json_object_get(hooks, "poststop"), 0), "poststop", "corecarve-hooks.json", true);
 	ck_assert_int_eq(json_object_size(hooks), 2);
-	/* Where the DaemonSet puts the binary. */
+	/* Where the DaemonSet puts it, beside the corecarve it runs. */
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(hooks, "createRuntime"), 0), "path")),
-			 "/opt/corecarve/bin/corecarve");
+			 "/opt/corecarve/bin/corecarve-hook");
 	ck_assert_ptr_nonnull(strstr(toml, "\n  pod_annotations = [\"corecarve.io/*\"]\n"));
 	ck_assert_ptr_nonnull(strstr(toml, "\n  container_annotations = [\"corecarve.io/*\"]\n"));
 	ck_assert_ptr_nonnull(strstr(toml, "\n  base_runtime_spec = \"/etc/containerd/corecarve-base-spec.json\"\n"));

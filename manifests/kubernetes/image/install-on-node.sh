@@ -10,6 +10,9 @@
 #   HOST    where the node's filesystem is mounted in this container (/host)
 #   PREFIX  the install directory as the node sees it (/opt/corecarve)
 #   BIN     the binary to install (/usr/bin/corecarve)
+#   HOOK_BIN  the hook's first stage, static (/usr/bin/corecarve-hook):
+#           containerd's base spec registers $PREFIX/bin/corecarve-hook,
+#           which runs $PREFIX/bin/corecarve beside it when there is work
 #   HOOKS   the hooks.d files (/usr/share/corecarve/hooks.d)
 #   POLICY  the policy to install (/etc/corecarve-policy/policy.yaml: the
 #           ConfigMap; absent: keep the node's, else the default)
@@ -20,6 +23,7 @@ set -eu
 HOST=${HOST:-/host}
 PREFIX=${PREFIX:-/opt/corecarve}
 BIN=${BIN:-/usr/bin/corecarve}
+HOOK_BIN=${HOOK_BIN:-/usr/bin/corecarve-hook}
 HOOKS=${HOOKS:-/usr/share/corecarve/hooks.d}
 POLICY=${POLICY:-/etc/corecarve-policy/policy.yaml}
 DEFAULT_POLICY=${DEFAULT_POLICY:-/usr/share/corecarve/policy-default.yaml}
@@ -35,6 +39,9 @@ put() {
 }
 
 [ -x "$BIN" ] || die "no corecarve binary at $BIN"
+[ -x "$HOOK_BIN" ] || die "no corecarve-hook at $HOOK_BIN"
+# The first stage runs on the node as it is: it must need no library.
+ldd "$HOOK_BIN" 2>/dev/null | grep -q '=>' && die "$HOOK_BIN is linked dynamically; build it static (make with libc.a and libjansson.a)"
 mkdir -p "$HOST$PREFIX/bin" "$HOST$PREFIX/libexec" "$HOST$PREFIX/lib" \
 	"$HOST/etc/containers/oci/hooks.d" "$HOST/etc/corecarve"
 
@@ -60,6 +67,7 @@ exec $PREFIX/lib/$loader --library-path $PREFIX/lib $PREFIX/libexec/corecarve "\
 WRAP
 chmod 0755 "$HOST$PREFIX/bin/corecarve.tmp.$$"
 mv -f "$HOST$PREFIX/bin/corecarve.tmp.$$" "$HOST$PREFIX/bin/corecarve"
+put "$HOOK_BIN" "$HOST$PREFIX/bin/corecarve-hook" 0755
 # What the wrapper will run, run here through the node's mount: the copied
 # loader and libraries are complete.
 "$HOST$PREFIX/lib/$loader" --library-path "$HOST$PREFIX/lib" "$HOST$PREFIX/libexec/corecarve" --version >/dev/null ||
@@ -82,4 +90,4 @@ if [ -r "$POLICY" ]; then
 elif [ ! -e "$HOST/etc/corecarve/policy.yaml" ] && [ -r "$DEFAULT_POLICY" ]; then
 	put "$DEFAULT_POLICY" "$HOST/etc/corecarve/policy.yaml" 0644
 fi
-echo "install-on-node: $PREFIX/bin/corecarve ($loader), hooks in /etc/containers/oci/hooks.d, policy /etc/corecarve/policy.yaml"
+echo "install-on-node: $PREFIX/bin/corecarve ($loader) and corecarve-hook, hooks in /etc/containers/oci/hooks.d, policy /etc/corecarve/policy.yaml"

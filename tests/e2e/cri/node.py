@@ -78,7 +78,7 @@ def install_corecarve(policy=POLICY):
     os.makedirs("/etc/corecarve-policy", exist_ok=True)
     with open("/etc/corecarve-policy/policy.yaml", "w") as f:
         f.write(policy)
-    sh("HOST=/ PREFIX=/opt/corecarve BIN=/usr/bin/corecarve HOOKS=%s/hooks.d POLICY=/etc/corecarve-policy/policy.yaml"
+    sh("HOST=/ PREFIX=/opt/corecarve BIN=/usr/bin/corecarve HOOK_BIN=/usr/bin/corecarve-hook HOOKS=%s/hooks.d POLICY=/etc/corecarve-policy/policy.yaml"
        " sh %s/kubernetes/image/install-on-node.sh" % (MANIFESTS, MANIFESTS))
 
 

@@ -25,12 +25,15 @@ repo=$(cd "$e2e/../.." && pwd)
 kdir=$(cd "$1" && pwd)
 out=$2
 ccbin=${CORECARVE_BIN:-$repo/corecarve}
+# The first stage (static: no libraries to copy).
+firstbin=${CORECARVE_FIRST_STAGE_BIN:-$repo/corecarve-hook}
 pattern=${E2E_SCENARIOS:-*}
 die() {
 	echo "mkinit(k8s): $*" >&2
 	exit 1
 }
 [ -x "$ccbin" ] || die "no corecarve binary at $ccbin (make)"
+[ -x "$firstbin" ] || die "no corecarve-hook at $firstbin (make)"
 busybox=$(command -v busybox) || die "busybox not found (busybox-static)"
 py=/usr/bin/python3
 [ -x "$py" ] || die "$py not found: the image tarballs are made with Debian's python3"
@@ -60,6 +63,7 @@ cp "$busybox" "$stage/e2e/bin/busybox"
 	[ "$a" = busybox ] || ln -s busybox "$stage/e2e/bin/$a"
 done
 cp "$ccbin" "$stage/e2e/bin/corecarve"
+cp "$firstbin" "$stage/e2e/bin/corecarve-hook"
 
 # Modules: the disk, the NIC (its IRQs), overlay (containerd's snapshotter).
 # The 7.x tree is under usr/ (kdir.sh): $modbase is the base depmod and
@@ -122,7 +126,7 @@ smartcols=$(ldconfig -p 2>/dev/null | awk '$1 == "libsmartcols.so.1" { print $NF
 libs="$libs --file=$(readlink -f "$smartcols")=$smartcols"
 # shellcheck disable=SC2086 # option lists
 "$py" "$e2e/cri/mkoci.py" "$stage/e2e/images/corecarve.tar" ghcr.io/corecarve/corecarve:0.1.0 \
-	--file "$ccbin=/usr/bin/corecarve" $libs --file "$busybox=/bin/busybox" $links \
+	--file "$ccbin=/usr/bin/corecarve" --file "$firstbin=/usr/bin/corecarve-hook" $libs --file "$busybox=/bin/busybox" $links \
 	--file "$repo/manifests/kubernetes/image/install-on-node.sh=/usr/libexec/corecarve/install-on-node.sh" \
 	--dir /tmp --dir /proc --dir /sys --dir /dev --dir /etc --entrypoint '["/usr/bin/corecarve"]' 2>/dev/null
 

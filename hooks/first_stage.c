@@ -1,0 +1,210 @@
+/* corecarve-hook: the registered hook's first stage.
+ *
+ * Where a runtime runs the hook for every container (containerd's base
+ * spec, a bundle's config.json), almost every call is for a container
+ * corecarve has nothing to do with: a pod's sandbox, a container without
+ * the corecarve.io/placement annotation, the poststop of one that was
+ * never carved.  `corecarve hook` answers those correctly, but it is a
+ * 3 MB binary with shared libraries to map and relocate, and that start
+ * is most of what it costs (docs/performance.md, "The hook's start").
+ * This program is small and static.  It reads the state the runtime
+ * passes, decides only whether there can be anything to do, and if there
+ * can it executes `corecarve hook STAGE ...` (the `corecarve` beside it)
+ * with the same arguments and the same state on stdin, so the decision,
+ * its errors and its exit status are the full hook's.
+ *
+ * It exits 0 by itself only where the full hook would do nothing and
+ * exit 0:
+ *   createRuntime, prestart: the state parses as `corecarve hook` parses
+ *     it, and no annotation key (the state's, else config.json's, where
+ *     the full hook looks) starts with corecarve.io/placement;
+ *   poststop: the state parses, and the ledger does not exist or does not
+ *     hold the container's id as a JSON string anywhere (a carve, a
+ *     releasing carve or a record's owner: all of them need the full
+ *     hook).
+ * Anything it does not understand (an option other than --state, --policy
+ * and --verbose, a state it cannot parse, a config.json or a ledger it
+ * cannot read, an id that JSON would escape) goes to the full hook, which
+ * reports it.  It writes nothing and logs nothing: the full hook's debug
+ * line for a container without the annotation is not written when the
+ * first stage answers. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "fileio.h"
+#include "ledger.h"
+#include "oci.h"
+#include "paths.h"
+#include "policy.h"
+
+#define LEDGER_READ_MAX (64u << 20)
+
+struct first_args {
+	const char *stage;
+	const char *state_dir;
+	bool simple; /* only options the first stage knows not to change the answer */
+};
+
+static void parse_args(int argc, char **argv, struct first_args *a)
+{
+	a->simple = argc >= 2;
+	for (int i = 1; i < argc && a->simple; i++) {
+		if (i == 1) {
+			a->stage = argv[1];
+			a->simple = !strcmp(a->stage, "createRuntime") || !strcmp(a->stage, "prestart") ||
+				    !strcmp(a->stage, "poststop");
+		} else if (!strcmp(argv[i], "--state") && i + 1 < argc) {
+			a->state_dir = argv[++i];
+		} else if (!strcmp(argv[i], "--policy") && i + 1 < argc) {
+			i++;
+		} else if (strcmp(argv[i], "--verbose")) {
+			a->simple = false;
+		}
+	}
+}
+
+/* Does any key start with the annotation's name (the plain key and every
+ * "corecarve.io/placement.<container>")? */
+static bool asks_placement(const json_t *annotations)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)annotations, k, v) {
+		(void)v;
+		if (!strncmp(k, CC_ANNOTATION_KEY, strlen(CC_ANNOTATION_KEY)))
+			return true;
+	}
+	return false;
+}
+
+/* createRuntime, prestart: where the full hook reads the request (the
+ * state's annotations, else config.json's), is there one?  Unsure is yes. */
+static bool create_needs_full(const struct cc_oci_state *st)
+{
+	struct cc_oci_config cfg = { 0 };
+	struct cc_err err = CC_ERR_INIT;
+	bool r;
+
+	if (json_object_size(st->annotations) || !st->bundle[0])
+		return asks_placement(st->annotations);
+	if (cc_oci_config_load(st->bundle, &cfg, &err) < 0)
+		return true;
+	r = asks_placement(cfg.annotations);
+	cc_oci_config_fini(&cfg);
+	return r;
+}
+
+/* An id jansson writes as it is: no quote, backslash or control byte. */
+static bool id_plain(const char *id)
+{
+	for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+		if (*p == '"' || *p == '\\' || *p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/* poststop: does the ledger name this container at all?  The ledger is
+ * replaced by rename, so this unlocked read sees one whole version; the
+ * container's own createRuntime finished before its poststop began. */
+static bool release_needs_full(const char *state_dir, const char *id)
+{
+	_cleanup_free_ char *text = NULL, *quoted = NULL;
+	struct cc_err err = CC_ERR_INIT;
+	char path[PATH_MAX];
+	size_t len = 0;
+	int n;
+
+	if (!id_plain(id) || asprintf(&quoted, "\"%s\"", id) < 0)
+		return true;
+	n = snprintf(path, sizeof(path), "%s/%s", state_dir, CC_LEDGER_FILE);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return true;
+	/* No ledger (or no state directory): no carve anywhere. */
+	if (cc_read_at(AT_FDCWD, path, NULL, LEDGER_READ_MAX, CC_READ_REGULAR | CC_READ_ABSENT_OK, &text, &len,
+		       &err) < 0)
+		return true;
+	return text && memmem(text, len, quoted, strlen(quoted)) != NULL;
+}
+
+/* The full hook: `corecarve` in this program's directory, with the state
+ * it would have read on stdin (in a memfd: any size, and read like a file). */
+static int exec_full(int argc, char **argv, const char *text, size_t len)
+{
+	char self[PATH_MAX], full[PATH_MAX + 16];
+	char **args;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+	int fd;
+
+	if (n <= 0)
+		return fprintf(stderr, "corecarve-hook: /proc/self/exe: %s\n", n < 0 ? strerror(errno) : "empty"), 2;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return fprintf(stderr, "corecarve-hook: /proc/self/exe: \"%s\" is not a path\n", self), 2;
+	*slash = '\0';
+	snprintf(full, sizeof(full), "%s/corecarve", self);
+
+	if (text) {
+		fd = memfd_create("oci-state", 0);
+		if (fd < 0 || cc_write_all(fd, text, len) < 0 || lseek(fd, 0, SEEK_SET) < 0 ||
+		    (fd != STDIN_FILENO && dup2(fd, STDIN_FILENO) < 0))
+			return fprintf(stderr, "corecarve-hook: the state for %s: %s\n", full, strerror(errno)), 2;
+		if (fd != STDIN_FILENO)
+			close(fd);
+	}
+	/* corecarve hook ARGS...: argv[0] and "hook" for argv[0]. */
+	args = calloc((size_t)argc + 2, sizeof(*args));
+	if (!args)
+		return fprintf(stderr, "corecarve-hook: %s\n", strerror(ENOMEM)), 2;
+	args[0] = (char *)"corecarve";
+	args[1] = (char *)"hook";
+	for (int i = 1; i < argc; i++)
+		args[i + 1] = argv[i];
+	execv(full, args);
+	fprintf(stderr, "corecarve-hook: cannot run %s: %s (install corecarve beside corecarve-hook)\n", full,
+		strerror(errno));
+	free(args);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	_cleanup_free_ char *text = NULL;
+	struct cc_oci_state st = { 0 };
+	struct cc_err err = CC_ERR_INIT;
+	struct first_args a = { 0 };
+	const char *state_dir;
+	size_t len = 0;
+	bool full;
+
+	parse_args(argc, argv, &a);
+	if (!a.simple)
+		return exec_full(argc, argv, NULL, 0);
+	/* Read as the full hook reads it; a state it would refuse goes to it
+	 * whole, for its own error. */
+	if (cc_read_fd(STDIN_FILENO, "OCI state on stdin", CC_OCI_STATE_MAX, 0, &text, &len, &err) < 0)
+		return fprintf(stderr, "corecarve-hook: %s\n", err.msg), 2;
+	if (cc_oci_state_parse(text, len, &st, &err) < 0)
+		return exec_full(argc, argv, text, len);
+	if (strcmp(a.stage, "poststop")) {
+		full = create_needs_full(&st);
+	} else {
+		state_dir = a.state_dir ? a.state_dir : getenv("CORECARVE_STATE_DIR");
+		if (!state_dir || !*state_dir)
+			state_dir = CC_LEDGER_DIR;
+		full = release_needs_full(state_dir, st.id);
+	}
+	cc_oci_state_fini(&st);
+	return full ? exec_full(argc, argv, text, len) : 0;
+}

@@ -1,0 +1,33 @@
+# corecarve-hook, the registered hook's first stage (hooks/first_stage.c):
+# it answers "nothing to do" for the containers corecarve leaves alone and
+# executes the `corecarve` beside it for the rest.  Its start is the point
+# (docs/performance.md, "The hook's first stage"), so it is linked static
+# (no loader, no shared library to map or relocate; the DaemonSet copies
+# it to nodes as it is): libc, jansson, and the library's modules it calls
+# (the OCI state and config.json parser, the bounded read, their error,
+# root and fault helpers).  Those are compiled again here without the
+# sanitizers, which cannot link static, so a SANITIZE=1 tree tests the
+# program it ships.  Without libc.a or libjansson.a (STATIC_DEPS=0) it is
+# linked dynamically, and install-on-node.sh refuses it.
+
+FIRST_STAGE_MODULES := oci.c fileio.c error.c root.c fault.c
+FIRST_STAGE_LIB_SRC := $(filter $(addprefix %/,$(FIRST_STAGE_MODULES)),$(LIB_SRC))
+FIRST_STAGE_OBJ := $(patsubst %.c,$(BUILD)/first/%.o,$(FIRST_STAGE_SRC) $(FIRST_STAGE_LIB_SRC))
+FIRST_STAGE_CFLAGS := $(filter-out $(SAN_FLAGS),$(CFLAGS))
+FIRST_STAGE_LDFLAGS := $(filter-out $(SAN_FLAGS),$(LDFLAGS))
+FIRST_STAGE_STATIC := $(if $(filter 1,$(STATIC_DEPS)),$(if $(call static_found,libc.a),1))
+ifeq ($(FIRST_STAGE_STATIC),1)
+FIRST_STAGE_LINK := -static-pie $(filter-out -pie,$(FIRST_STAGE_LDFLAGS)) -o $(FIRST_STAGE_BIN) $(FIRST_STAGE_OBJ) \
+	-Wl,-Bstatic -ljansson
+else
+FIRST_STAGE_LINK := $(FIRST_STAGE_LDFLAGS) -o $(FIRST_STAGE_BIN) $(FIRST_STAGE_OBJ) $(shell pkg-config --libs jansson)
+endif
+
+$(BUILD)/first/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(FIRST_STAGE_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FIRST_STAGE_BIN): $(FIRST_STAGE_OBJ) $(LINK_STAMP)
+	$(CC) $(FIRST_STAGE_LINK)
+
+-include $(FIRST_STAGE_OBJ:.o=.d)
