@@ -417,6 +417,62 @@ static int vm_part(const struct opts *o, const struct cc_root *root, struct cc_l
 	return rc;
 }
 
+/* --fix: show what was found, repair the findings --fix=... selects
+ * (into *fixed, a repair's failure into fix_err: the others still run),
+ * commit, and audit again into `left`.  The lock stays held throughout. */
+static int fix_part(const struct opts *o, const struct cc_root *root, struct cc_ledger **lp,
+		    const struct cc_topo *topo, const struct cc_policy *policy, const struct cc_audit_report *found,
+		    struct cc_audit_report *left, struct cc_audit_stats *st, struct cc_audit_fix_result *fixed,
+		    struct cc_err *fix_err, int *skipped, FILE *log, struct cc_err *err)
+{
+	struct cc_audit_fix_ctx fx = { .root = root, .ledger = *lp, .topo = topo, .policy = policy, .out = log };
+	struct cc_audit_report sel = { 0 };
+
+	if (!o->common.json) {
+		fprintf(log, "found:\n");
+		if (print_table(log, found, &o->table, err) < 0)
+			return -1;
+		fprintf(log, "\n");
+	}
+	if (selected(o, found, &sel, err) < 0)
+		return -1;
+	if (sel.n)
+		cc_audit_fix(&fx, &sel, fixed, fix_err);
+	*skipped = found->n - sel.n;
+	cc_audit_report_fini(&sel);
+	if (cc_ledger_commit(*lp, err) < 0)
+		return -1;
+	if (audit(o, root, lp, topo, policy, left, st, err) < 0)
+		return -1;
+	if (!o->common.json)
+		fprintf(log, "\n%d repaired, %d failed, %d left to a person; after repair:\n", fixed->repaired,
+			fixed->failed, fixed->manual);
+	if (!o->common.json && *skipped)
+		fprintf(log, "(%d finding%s not repaired: their codes are not in --fix=...)\n", *skipped,
+			*skipped == 1 ? "" : "s");
+	return 0;
+}
+
+/* --prometheus: the findings left and each class's CPUs by state.  The
+ * ledger went to the VM part: capacity reads it again, into *lp. */
+static int prom_part(const struct opts *o, const struct cc_topo *topo, const struct cc_policy *policy,
+		     struct cc_ledger **lp, const struct cc_audit_report *left, struct cc_audit_stats *st,
+		     struct cc_err *err)
+{
+	struct cc_capacity *cap = NULL;
+	int ncap = 0, r;
+
+	if (!(*lp = cc_cli_ledger_open(o->state, CC_LEDGER_READ, &o->lock.lock, err)) ||
+	    cc_capacity_compute(topo, policy, *lp, &cap, &ncap, err) < 0)
+		return -1;
+	st->capacity = cap;
+	st->ncapacity = ncap;
+	r = cc_prom_write(o->prom, left, st, true, err);
+	free(cap);
+	st->capacity = NULL;
+	return r;
+}
+
 int cc_cmd_audit(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -459,34 +515,11 @@ int cc_cmd_audit(int argc, char **argv)
 	if (audit(&o, root, &ledger, topo, policy, &found, &st, &err) < 0)
 		goto out;
 	if (o.fix && found.n) {
-		struct cc_audit_fix_ctx fx = { .root = root, .ledger = ledger, .topo = topo, .policy = policy };
-		struct cc_audit_report sel = { 0 };
-
 		/* With --json the changes go to stderr, so stdout stays one document. */
 		log = o.common.json ? stderr : stdout;
-		fx.out = log;
-		if (!o.common.json) {
-			fprintf(log, "found:\n");
-			if (print_table(log, &found, &o.table, &err) < 0)
-				goto out;
-			fprintf(log, "\n");
-		}
-		if (selected(&o, &found, &sel, &err) < 0)
+		if (fix_part(&o, root, &ledger, topo, policy, &found, &left, &st, &fixed, &fix_err, &skipped, log,
+			     &err) < 0)
 			goto out;
-		if (sel.n)
-			cc_audit_fix(&fx, &sel, &fixed, &fix_err);
-		skipped = found.n - sel.n;
-		cc_audit_report_fini(&sel);
-		if (cc_ledger_commit(ledger, &err) < 0)
-			goto out;
-		if (audit(&o, root, &ledger, topo, policy, &left, &st, &err) < 0)
-			goto out;
-		if (!o.common.json)
-			fprintf(log, "\n%d repaired, %d failed, %d left to a person; after repair:\n", fixed.repaired,
-				fixed.failed, fixed.manual);
-		if (!o.common.json && skipped)
-			fprintf(log, "(%d finding%s not repaired: their codes are not in --fix=...)\n", skipped,
-				skipped == 1 ? "" : "s");
 	} else {
 		left = found;
 		memset(&found, 0, sizeof(found));
@@ -501,22 +534,8 @@ int cc_cmd_audit(int argc, char **argv)
 			goto out;
 		summary(stdout, &left, &st);
 	}
-	if (o.prom) {
-		struct cc_capacity *cap = NULL;
-		int ncap = 0;
-
-		/* The ledger went to the VM part: capacity reads it again. */
-		if (!(ledger = cc_cli_ledger_open(o.state, CC_LEDGER_READ, &o.lock.lock, &err)) ||
-		    cc_capacity_compute(topo, policy, ledger, &cap, &ncap, &err) < 0)
-			goto out;
-		st.capacity = cap;
-		st.ncapacity = ncap;
-		r = cc_prom_write(o.prom, &left, &st, true, &err);
-		free(cap);
-		st.capacity = NULL;
-		if (r < 0)
-			goto out;
-	}
+	if (o.prom && prom_part(&o, topo, policy, &ledger, &left, &st, &err) < 0)
+		goto out;
 	if (cc_err_isset(&fix_err))
 		fprintf(stderr, "corecarve: audit --fix: %s\n", fix_err.msg);
 	rc = left.n ? CC_EXIT_REFUSED : CC_EXIT_OK;

@@ -109,61 +109,127 @@ static int slice_properties(const struct cc_root *root, const char *cgroup, cons
 	return 0;
 }
 
+/* What the command line asks for. */
+struct args {
+	struct cc_cli_common common;
+	const char *cgroup, *cpus, *mems;
+	bool dry, if_needed, force;
+};
+
+/* argv into `a`.  --cpus and --mems take the next word only (no
+ * --cpus=LIST); CGROUP is the first word that starts with '/'.  1: --help
+ * was printed; -1 with err set. */
+static int parse_args(int argc, char **argv, struct args *a, struct cc_err *err)
+{
+	for (int i = 1; i < argc; i++) {
+		int r;
+
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--dry-run")) {
+			a->dry = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--if-needed")) {
+			a->if_needed = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
+			a->cpus = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--force")) {
+			a->force = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--mems") && i + 1 < argc) {
+			a->mems = argv[++i];
+			continue;
+		}
+		r = cc_cli_common_opt(&a->common, argc, argv, &i, err);
+		if (r < 0)
+			return -1;
+		if (r == 0 && !a->cgroup && argv[i][0] == '/') {
+			a->cgroup = argv[i];
+			continue;
+		}
+		if (r == 0)
+			return cc_err_set(err, EINVAL,
+					  "init-parent: unexpected argument \"%s\" (see corecarve init-parent --help)",
+					  argv[i]);
+	}
+	return 0;
+}
+
+/* --if-needed: 1 when the kernel lacks remote partitions and the parent
+ * is to be made, 0 when it has them (said on stdout), -1 with err set. */
+static int parent_needed(struct cc_cg *cg, const char *cgroup, bool dry, struct cc_err *err)
+{
+	int remote;
+
+	/* What a container runtime or the first carve would do anyway:
+	 * without cpuset below the root no child shows its files. */
+	if (dry)
+		printf("write /sys/fs/cgroup/cgroup.subtree_control: +cpuset +cpu\n");
+	else if (cc_cg_write(cg, "/", "cgroup.subtree_control", "+cpuset +cpu", NULL, err) < 0)
+		return -1;
+	remote = remote_partitions(cg);
+	if (remote < 0 && !dry) {
+		/* No child with cpuset yet: ask one made for the purpose. */
+		if (cc_cg_mkdir(cg, "/corecarve.probe", err) < 0)
+			return -1;
+		remote = cc_cg_exists(cg, "/corecarve.probe", "cpuset.cpus.exclusive");
+		if (cc_cg_rmdir(cg, "/corecarve.probe", err) < 0)
+			return -1;
+	}
+	if (remote > 0) {
+		printf("%s: not needed: the kernel has remote partitions (cpuset.cpus.exclusive)\n", cgroup);
+		return 0;
+	}
+	if (remote < 0)
+		printf("(no cgroup below the root has cpuset yet: a real run asks /corecarve.probe)\n");
+	return 1;
+}
+
+/* --dry-run: the writes of cc_cg_init_parent (cgroup/partition.c), in its
+ * order. */
+static void print_dry_writes(const char *cgroup, const char *list, const char *mlist)
+{
+	printf("mkdir /sys/fs/cgroup%s (unless it exists)\n"
+	       "write +cpuset (and +cpu) to cgroup.subtree_control of its ancestors\n",
+	       cgroup);
+	if (mlist && *mlist)
+		printf("write /sys/fs/cgroup%s/cpuset.mems: %s\n", cgroup, mlist);
+	printf("write /sys/fs/cgroup%s/cpuset.cpus: %s\n"
+	       "write /sys/fs/cgroup%s/cpuset.cpus.exclusive: %s (where the kernel has the file)\n"
+	       "write /sys/fs/cgroup%s/cpuset.cpus.partition: root (then read back: a valid root)\n"
+	       "write /sys/fs/cgroup%s/cgroup.subtree_control: +cpuset\n"
+	       "init-parent --dry-run: nothing was changed\n",
+	       cgroup, list ? list : "?", cgroup, list ? list : "?", cgroup, cgroup);
+}
+
 int cc_cmd_init_parent(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_cli_common common = { 0 };
+	struct args a = { 0 };
 	_cleanup_root_ struct cc_root *root = NULL;
 	_cleanup_policy_ struct cc_policy *policy = NULL;
 	_cleanup_topo_ struct cc_topo *topo = NULL;
 	_cleanup_bitmap_ hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
 	_cleanup_bitmap_ hwloc_bitmap_t mems = hwloc_bitmap_alloc();
 	_cleanup_free_ char *list = NULL, *mlist = NULL;
-	const char *cgroup = NULL, *cpus_arg = NULL, *mems_arg = NULL, *kubelet;
-	bool dry = false, if_needed = false, force = false;
+	const char *cgroup, *kubelet;
 	struct cc_cg cg;
-	int remote;
+	int r;
 
-	for (int i = 1; i < argc; i++) {
-		int r;
-
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return CC_EXIT_OK;
-		}
-		if (!strcmp(argv[i], "--dry-run")) {
-			dry = true;
-			continue;
-		}
-		if (!strcmp(argv[i], "--if-needed")) {
-			if_needed = true;
-			continue;
-		}
-		if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
-			cpus_arg = argv[++i];
-			continue;
-		}
-		if (!strcmp(argv[i], "--force")) {
-			force = true;
-			continue;
-		}
-		if (!strcmp(argv[i], "--mems") && i + 1 < argc) {
-			mems_arg = argv[++i];
-			continue;
-		}
-		r = cc_cli_common_opt(&common, argc, argv, &i, &err);
-		if (r < 0)
-			return cc_cli_fail(&err);
-		if (r == 0 && !cgroup && argv[i][0] == '/') {
-			cgroup = argv[i];
-			continue;
-		}
-		if (r == 0) {
-			cc_err_set(&err, EINVAL, "init-parent: unexpected argument \"%s\" (see corecarve init-parent --help)",
-				   argv[i]);
-			return cc_cli_fail(&err);
-		}
-	}
+	r = parse_args(argc, argv, &a, &err);
+	if (r > 0)
+		return CC_EXIT_OK;
+	if (r < 0)
+		return cc_cli_fail(&err);
+	cgroup = a.cgroup;
 	if (!cgroup) {
 		usage(stderr);
 		return CC_EXIT_ERROR;
@@ -172,14 +238,14 @@ int cc_cmd_init_parent(int argc, char **argv)
 		cc_err_set(&err, EINVAL, "init-parent: CGROUP: \"%s\" is not an absolute cgroup path below the root", cgroup);
 		return cc_cli_fail(&err);
 	}
-	if (common.xml || common.synthetic) {
+	if (a.common.xml || a.common.synthetic) {
 		cc_err_set(&err, EINVAL, "init-parent acts on this host: --hwloc-xml/--synthetic make no sense here");
 		return cc_cli_fail(&err);
 	}
-	if (cc_cli_load(&common, &root, &policy, &topo, &err) < 0)
+	if (cc_cli_load(&a.common, &root, &policy, &topo, &err) < 0)
 		return cc_cli_fail(&err);
 	kubelet = cc_kubelet_evidence(root);
-	if (kubelet && !force && !if_needed) {
+	if (kubelet && !a.force && !a.if_needed) {
 		fprintf(stderr,
 			"corecarve: init-parent %s: refused on a kubelet node (%s): as a partition root it would take its "
 			"CPUs from the kubelet's pods, which live outside it and would run on the reserved CPUs only; "
@@ -188,8 +254,8 @@ int cc_cmd_init_parent(int argc, char **argv)
 			cgroup, kubelet);
 		return CC_EXIT_REFUSED;
 	}
-	if (cpus_arg) {
-		if (cc_cpulist_parse(cpus_arg, cpus, "--cpus", &err) < 0)
+	if (a.cpus) {
+		if (cc_cpulist_parse(a.cpus, cpus, "--cpus", &err) < 0)
 			return cc_cli_fail(&err);
 	} else {
 		_cleanup_bitmap_ hwloc_bitmap_t reserved = cc_policy_reserved(policy, topo);
@@ -197,38 +263,22 @@ int cc_cmd_init_parent(int argc, char **argv)
 		hwloc_bitmap_and(cpus, topo->online, topo->allowed);
 		hwloc_bitmap_andnot(cpus, cpus, reserved);
 	}
-	if (mems_arg && cc_cpulist_parse(mems_arg, mems, "--mems", &err) < 0)
+	if (a.mems && cc_cpulist_parse(a.mems, mems, "--mems", &err) < 0)
 		return cc_cli_fail(&err);
 	list = cc_cpulist_format(cpus);
 	mlist = cc_cpulist_format(mems);
 	if (cc_cg_open(&cg, root, &err) < 0)
 		return cc_cli_fail(&err);
-	if (if_needed) {
-		/* What a container runtime or the first carve would do anyway:
-		 * without cpuset below the root no child shows its files. */
-		if (dry)
-			printf("write /sys/fs/cgroup/cgroup.subtree_control: +cpuset +cpu\n");
-		else if (cc_cg_write(&cg, "/", "cgroup.subtree_control", "+cpuset +cpu", NULL, &err) < 0)
+	if (a.if_needed) {
+		r = parent_needed(&cg, cgroup, a.dry, &err);
+		if (r < 0)
 			return cc_cli_fail(&err);
-		remote = remote_partitions(&cg);
-		if (remote < 0 && !dry) {
-			/* No child with cpuset yet: ask one made for the purpose. */
-			if (cc_cg_mkdir(&cg, "/corecarve.probe", &err) < 0)
-				return cc_cli_fail(&err);
-			remote = cc_cg_exists(&cg, "/corecarve.probe", "cpuset.cpus.exclusive");
-			if (cc_cg_rmdir(&cg, "/corecarve.probe", &err) < 0)
-				return cc_cli_fail(&err);
-		}
-		if (remote > 0) {
-			printf("%s: not needed: the kernel has remote partitions (cpuset.cpus.exclusive)\n", cgroup);
+		if (r == 0)
 			return CC_EXIT_OK;
-		}
-		if (remote < 0)
-			printf("(no cgroup below the root has cpuset yet: a real run asks /corecarve.probe)\n");
 	}
 	/* After --if-needed: where the kernel has remote partitions nothing is
 	 * made, kubelet or not. */
-	if (kubelet && !force && if_needed) {
+	if (kubelet && !a.force && a.if_needed) {
 		/* What corecarve-prepare.service runs at boot: a skip, not a
 		 * failure, on a Kubernetes node before 6.7. */
 		printf("%s: not made: a kubelet node (%s) on a kernel without cpuset.cpus.exclusive; a partition root "
@@ -237,21 +287,10 @@ int cc_cmd_init_parent(int argc, char **argv)
 		       cgroup, kubelet);
 		return CC_EXIT_OK;
 	}
-	if (dry) {
+	if (a.dry) {
 		if (slice_properties(root, cgroup, list ? list : "", mlist, true, &err) < 0)
 			return cc_cli_fail(&err);
-		/* The writes of cc_cg_init_parent (cgroup/partition.c), in its order. */
-		printf("mkdir /sys/fs/cgroup%s (unless it exists)\n"
-		       "write +cpuset (and +cpu) to cgroup.subtree_control of its ancestors\n",
-		       cgroup);
-		if (mlist && *mlist)
-			printf("write /sys/fs/cgroup%s/cpuset.mems: %s\n", cgroup, mlist);
-		printf("write /sys/fs/cgroup%s/cpuset.cpus: %s\n"
-		       "write /sys/fs/cgroup%s/cpuset.cpus.exclusive: %s (where the kernel has the file)\n"
-		       "write /sys/fs/cgroup%s/cpuset.cpus.partition: root (then read back: a valid root)\n"
-		       "write /sys/fs/cgroup%s/cgroup.subtree_control: +cpuset\n"
-		       "init-parent --dry-run: nothing was changed\n",
-		       cgroup, list ? list : "?", cgroup, list ? list : "?", cgroup, cgroup);
+		print_dry_writes(cgroup, list, mlist);
 		return CC_EXIT_OK;
 	}
 	if (slice_properties(root, cgroup, list ? list : "", mlist, false, &err) < 0 ||

@@ -315,155 +315,187 @@ static int refuse(const struct cc_err *err, bool json)
 	return err->code == ENOSPC ? CC_EXIT_REFUSED : CC_EXIT_ERROR;
 }
 
+/* What the command line asks for.  `lock` holds a pointer into itself:
+ * this struct stays where cc_cmd_plan put it. */
+struct args {
+	struct cc_cli_common common;
+	struct cc_table_opts table;
+	struct cc_request req;
+	const char *state;
+	bool explain;
+	struct cc_cli_lock lock;
+};
+
+/* One of this command's own options (`own`) at argv[*i], as NAME VALUE or
+ * NAME=VALUE, into `a`; "unexpected argument" for anything else. */
+static int parse_own(int argc, char **argv, int *i, struct args *a, const char **cls, const char **cpus,
+		     struct cc_err *err)
+{
+	const char *arg = argv[*i], *v = NULL;
+	size_t k;
+	int e;
+
+	for (k = 0; k < sizeof(own) / sizeof(own[0]); k++) {
+		size_t n = strlen(own[k]);
+
+		if (!strncmp(arg, own[k], n) && arg[n] == '=') {
+			v = arg + n + 1;
+			break;
+		}
+		if (!strcmp(arg, own[k])) {
+			if (*i + 1 >= argc)
+				return cc_err_set(err, EINVAL, "%s: missing argument", own[k]);
+			v = argv[++*i];
+			break;
+		}
+	}
+	switch (k) {
+	case 0:
+		*cls = v;
+		break;
+	case 1:
+		*cpus = v;
+		break;
+	case 2:
+		a->state = v;
+		break;
+	case 3:
+		if (parse_enum("--smt", v, smt_name, 2, &e, err) < 0)
+			return -1;
+		a->req.has_smt = true;
+		a->req.smt = (enum cc_smt)e;
+		break;
+	case 4:
+		if (parse_enum("--memory", v, memory_name, 3, &e, err) < 0)
+			return -1;
+		a->req.has_memory = true;
+		a->req.memory = (enum cc_memory)e;
+		break;
+	case 5:
+		if (parse_enum("--irq", v, irq_name, 2, &e, err) < 0)
+			return -1;
+		a->req.has_irq = true;
+		a->req.irq = (enum cc_irq)e;
+		break;
+	default:
+		return cc_err_set(err, EINVAL, "plan: unexpected argument \"%s\" (see corecarve plan --help)", arg);
+	}
+	return 0;
+}
+
+/* argv into `a`, the request checked as far as it can be without the
+ * policy.  1: --help was printed; -1 with err set. */
+static int parse_args(int argc, char **argv, struct args *a, struct cc_err *err)
+{
+	const char *cls = NULL, *cpus = NULL;
+
+	memset(&a->req, 0, sizeof(a->req));
+	/* Planned as the annotation would be asked for, so an override the
+	 * class does not grant is refused here with the hook's words. */
+	snprintf(a->req.annotation, sizeof(a->req.annotation), "%s", CC_ANNOTATION_KEY);
+	for (int i = 1; i < argc; i++) {
+		int r;
+
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--explain")) {
+			a->explain = true;
+			continue;
+		}
+		r = cc_cli_common_opt(&a->common, argc, argv, &i, err);
+		if (r == 0)
+			r = cc_table_opt(&a->table, argc, argv, &i, err);
+		if (r < 0)
+			return -1;
+		if (r == 0 && parse_own(argc, argv, &i, a, &cls, &cpus, err) < 0)
+			return -1;
+	}
+	if (!cls || !cpus)
+		return cc_err_set(err, EINVAL, "plan: --class and --cpus are required (see corecarve plan --help)");
+	if (strlen(cls) >= sizeof(a->req.class_name))
+		return cc_err_set(err, EINVAL, "--class: name longer than %zu bytes", sizeof(a->req.class_name) - 1);
+	snprintf(a->req.class_name, sizeof(a->req.class_name), "%s", cls);
+	if (parse_count(cpus, &a->req.cpus, err) < 0 || cc_cli_lock(&a->lock, argc, argv, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* The CPUs the policy reserves and those the ledger records as carved,
+ * into cx; the ledger, when one is read, stays open in *ledger for the
+ * power plan.  *ledger_dir: the one read, NULL for none. */
+static int read_taken(const struct args *a, const struct cc_root *root, const struct cc_policy *policy,
+		      const struct cc_topo *topo, char *state_buf, size_t state_len, const char **ledger_dir,
+		      struct cc_ledger **ledger, struct context *cx, struct cc_err *err)
+{
+	/* The host's ledger describes the host: never apply it to a captured
+	 * tree, an XML export or a synthetic shape unless asked to. */
+	bool host = !a->common.xml && !a->common.synthetic && (!a->common.root || root->is_host);
+
+	/* --state or the variable, else this host's, else a captured tree's own. */
+	if (cc_cli_state_dir(a->state, a->common.root, state_buf, state_len, ledger_dir, err) < 0)
+		return -1;
+	if (!*ledger_dir && host)
+		*ledger_dir = CC_LEDGER_DIR;
+	else if (*ledger_dir == state_buf && access(state_buf, F_OK) < 0)
+		*ledger_dir = NULL; /* a tree without a ledger: nothing taken */
+	cx->reserved = cc_policy_reserved(policy, topo);
+	if (*ledger_dir) {
+		*ledger = cc_cli_ledger_open(*ledger_dir, CC_LEDGER_READ, &a->lock.lock, err);
+		if (!*ledger)
+			return -1;
+		cx->taken = cc_ledger_taken(*ledger);
+	} else {
+		cx->taken = hwloc_bitmap_alloc();
+	}
+	if (!cx->reserved || !cx->taken)
+		return cc_err_set(err, ENOMEM, "plan: out of memory");
+	return 0;
+}
+
 int cc_cmd_plan(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_cli_common common = { 0 };
+	struct args a = { 0 };
 	_cleanup_root_ struct cc_root *root = NULL;
 	_cleanup_policy_ struct cc_policy *policy = NULL;
 	_cleanup_topo_ struct cc_topo *topo = NULL;
 	_cleanup_ledger_ struct cc_ledger *ledger = NULL;
-	struct cc_request req;
 	struct cc_decision d;
 	struct context cx = { 0 };
-	struct cc_cli_lock lock;
-	const char *cls = NULL, *cpus = NULL, *state = NULL, *ledger_dir = NULL;
-	struct cc_table_opts table = { 0 };
+	const char *ledger_dir = NULL;
 	char state_buf[PATH_MAX];
-	bool host, explain = false;
 	int rc;
 
-	memset(&req, 0, sizeof(req));
-	/* Planned as the annotation would be asked for, so an override the
-	 * class does not grant is refused here with the hook's words. */
-	snprintf(req.annotation, sizeof(req.annotation), "%s", CC_ANNOTATION_KEY);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = NULL;
-		int r, e;
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return CC_EXIT_OK;
-		}
-		if (!strcmp(a, "--explain")) {
-			explain = true;
-			continue;
-		}
-		r = cc_cli_common_opt(&common, argc, argv, &i, &err);
-		if (r == 0)
-			r = cc_table_opt(&table, argc, argv, &i, &err);
-		if (r < 0)
-			return cc_cli_fail(&err);
-		if (r > 0)
-			continue;
-		size_t k;
-
-		for (k = 0; k < sizeof(own) / sizeof(own[0]); k++) {
-			size_t n = strlen(own[k]);
-
-			if (!strncmp(a, own[k], n) && a[n] == '=') {
-				v = a + n + 1;
-				break;
-			}
-			if (!strcmp(a, own[k])) {
-				if (i + 1 >= argc) {
-					cc_err_set(&err, EINVAL, "%s: missing argument", own[k]);
-					return cc_cli_fail(&err);
-				}
-				v = argv[++i];
-				break;
-			}
-		}
-		switch (k) {
-		case 0:
-			cls = v;
-			break;
-		case 1:
-			cpus = v;
-			break;
-		case 2:
-			state = v;
-			break;
-		case 3:
-			if (parse_enum("--smt", v, smt_name, 2, &e, &err) < 0)
-				return cc_cli_fail(&err);
-			req.has_smt = true;
-			req.smt = (enum cc_smt)e;
-			break;
-		case 4:
-			if (parse_enum("--memory", v, memory_name, 3, &e, &err) < 0)
-				return cc_cli_fail(&err);
-			req.has_memory = true;
-			req.memory = (enum cc_memory)e;
-			break;
-		case 5:
-			if (parse_enum("--irq", v, irq_name, 2, &e, &err) < 0)
-				return cc_cli_fail(&err);
-			req.has_irq = true;
-			req.irq = (enum cc_irq)e;
-			break;
-		default:
-			cc_err_set(&err, EINVAL, "plan: unexpected argument \"%s\" (see corecarve plan --help)", a);
-			return cc_cli_fail(&err);
-		}
-	}
-	if (!cls || !cpus) {
-		cc_err_set(&err, EINVAL, "plan: --class and --cpus are required (see corecarve plan --help)");
-		return cc_cli_fail(&err);
-	}
-	if (strlen(cls) >= sizeof(req.class_name)) {
-		cc_err_set(&err, EINVAL, "--class: name longer than %zu bytes", sizeof(req.class_name) - 1);
-		return cc_cli_fail(&err);
-	}
-	snprintf(req.class_name, sizeof(req.class_name), "%s", cls);
-	if (parse_count(cpus, &req.cpus, &err) < 0 || cc_cli_lock(&lock, argc, argv, &err) < 0)
+	rc = parse_args(argc, argv, &a, &err);
+	if (rc > 0)
+		return CC_EXIT_OK;
+	if (rc < 0)
 		return cc_cli_fail(&err);
 
-	if (cc_cli_load(&common, &root, &policy, &topo, &err) < 0)
+	if (cc_cli_load(&a.common, &root, &policy, &topo, &err) < 0)
 		return cc_cli_fail(&err);
-
-	/* The host's ledger describes the host: never apply it to a captured
-	 * tree, an XML export or a synthetic shape unless asked to. */
-	host = !common.xml && !common.synthetic && (!common.root || root->is_host);
-	/* --state or the variable, else this host's, else a captured tree's own. */
-	if (cc_cli_state_dir(state, common.root, state_buf, sizeof(state_buf), &ledger_dir, &err) < 0)
-		return cc_cli_fail(&err);
-	if (!ledger_dir && host)
-		ledger_dir = CC_LEDGER_DIR;
-	else if (ledger_dir == state_buf && access(state_buf, F_OK) < 0)
-		ledger_dir = NULL; /* a tree without a ledger: nothing taken */
-	cx.reserved = cc_policy_reserved(policy, topo);
-	if (ledger_dir) {
-		ledger = cc_cli_ledger_open(ledger_dir, CC_LEDGER_READ, &lock.lock, &err);
-		if (!ledger) {
-			context_fini(&cx);
-			return cc_cli_fail(&err);
-		}
-		cx.taken = cc_ledger_taken(ledger);
-	} else {
-		cx.taken = hwloc_bitmap_alloc();
-	}
-	if (!cx.reserved || !cx.taken) {
+	if (read_taken(&a, root, policy, topo, state_buf, sizeof(state_buf), &ledger_dir, &ledger, &cx, &err) < 0) {
 		context_fini(&cx);
-		cc_err_set(&err, ENOMEM, "plan: out of memory");
 		return cc_cli_fail(&err);
 	}
 
-	if (cc_allocate(topo, policy, cx.taken, &req, &d, &err) < 0) {
+	if (cc_allocate(topo, policy, cx.taken, &a.req, &d, &err) < 0) {
 		context_fini(&cx);
-		return refuse(&err, common.json);
+		return refuse(&err, a.common.json);
 	}
 	rc = context_fill(topo, &d, &cx, &err);
 	/* Power files exist only in a real sysfs: the host or a --root tree. */
-	if (rc == 0 && !common.xml && !common.synthetic)
+	if (rc == 0 && !a.common.xml && !a.common.synthetic)
 		rc = plan_power(root, ledger, policy, &d, &cx, &err);
 	if (rc == 0) {
-		if (common.json)
+		if (a.common.json)
 			rc = print_json(&d, &cx, policy);
 		else
-			rc = print_text(&d, &cx, policy, topo, ledger_dir, &table, &err);
-		if (rc == 0 && explain && !common.json && d.exclusive)
-			rc = cc_cli_plan_explain(&common, root, topo, d.cpus, d.parked);
+			rc = print_text(&d, &cx, policy, topo, ledger_dir, &a.table, &err);
+		if (rc == 0 && a.explain && !a.common.json && d.exclusive)
+			rc = cc_cli_plan_explain(&a.common, root, topo, d.cpus, d.parked);
 	}
 	cc_decision_fini(&d);
 	context_fini(&cx);

@@ -77,10 +77,123 @@ static int refusal_priority(const struct cc_err *err)
 	}
 }
 
+/* What the command line asks for. */
+struct args {
+	struct cc_cli_common common;
+	const char *stage, *state_dir;
+	bool verbose;
+};
+
+/* argv into `a`: the stage is the first word that is not an option.
+ * 1: --help was printed (exit 0); 2: no stage, usage on stderr (exit 2);
+ * -1 with err set. */
+static int parse_args(int argc, char **argv, struct args *a, struct cc_err *err)
+{
+	for (int i = 1; i < argc; i++) {
+		int r;
+
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--verbose")) {
+			a->verbose = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--state") && i + 1 < argc) {
+			a->state_dir = argv[++i];
+			continue;
+		}
+		r = cc_cli_common_opt(&a->common, argc, argv, &i, err);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
+		if (!a->stage && argv[i][0] != '-') {
+			a->stage = argv[i];
+			continue;
+		}
+		return cc_err_set(err, EINVAL, "hook: unexpected argument \"%s\"", argv[i]);
+	}
+	if (!a->stage) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(a->stage, "createRuntime") && strcmp(a->stage, "prestart") && strcmp(a->stage, "poststop"))
+		return cc_err_set(err, EINVAL, "hook: unknown stage \"%s\" (expected createRuntime, prestart or poststop)",
+				  a->stage);
+	if (a->common.xml || a->common.synthetic)
+		return cc_err_set(err, EINVAL,
+				  "hook: --hwloc-xml and --synthetic describe other machines; the hook acts on this one");
+	return 0;
+}
+
+/* poststop: give the container's carve back; the journal says what was
+ * given back, or that nothing was recorded. */
+static int stage_poststop(const struct cc_ctx *ctx, const struct cc_journal *journal, const char *stage,
+			  const struct cc_oci_state *st, struct cc_err *err)
+{
+	const struct cc_release_note *released = ctx->released;
+
+	if (cc_container_release(ctx, st->id, err) < 0) {
+		journal_line(journal, LOG_ERR, "error", stage, st->id, released->class_name, released->cpus,
+			     released->mode, "poststop %s: release failed, kept as releasing (retried): %s", st->id,
+			     err->msg);
+		return cc_err_prefix(err, "poststop %s", st->id);
+	}
+	if (released->found)
+		journal_line(journal, LOG_INFO, "release", stage, st->id, released->class_name, released->cpus,
+			     released->mode, "release %s: class %s, cpus %s (%s) given back", st->id,
+			     released->class_name, released->cpus, released->mode);
+	else
+		journal_line(journal, LOG_DEBUG, "none", stage, st->id, NULL, NULL, NULL,
+			     "poststop %s: no carve recorded, nothing to give back", st->id);
+	return 0;
+}
+
+/* createRuntime or prestart: carve what the annotation asks for; the
+ * journal says what was carved, refused, or that there was nothing to do. */
+static int stage_create(const struct cc_ctx *ctx, const struct cc_journal *journal, const char *stage,
+			const struct cc_oci_state *st, struct cc_err *err)
+{
+	struct cc_create_result res;
+
+	if (cc_container_create(ctx, st, &res, err) < 0) {
+		journal_line(journal, refusal_priority(err), "refuse", stage, st->id, NULL, NULL, NULL,
+			     "refuse %s at %s: %s", st->id, stage, err->msg);
+		cc_err_prefix(err, "%s %s", stage, st->id);
+		cc_decision_fini(&res.decision);
+		return -1;
+	}
+	if (res.carved) {
+		_cleanup_free_ char *c = cc_cpulist_format(res.decision.cpus);
+		_cleanup_free_ char *p = cc_cpulist_format(res.decision.parked);
+		_cleanup_free_ char *m = cc_cpulist_format(res.decision.mems);
+
+		journal_line(journal, LOG_INFO, res.decision.exclusive ? "carve" : "shared", stage, st->id,
+			     res.decision.class_name, c, res.mode,
+			     "carve %s: class %s on %s cpus %s parked %s mems %s (%s) in %s", st->id,
+			     res.decision.class_name, res.decision.core_class, c ? c : "?", p && *p ? p : "-",
+			     m && *m ? m : "-", res.mode, res.cgroup);
+		if (ctx->verbose)
+			fprintf(stderr, "corecarve: %s: class %s on %s cpus %s parked %s mems %s (%s) in %s\n", st->id,
+				res.decision.class_name, res.decision.core_class, c ? c : "?", p ? p : "?", m ? m : "?",
+				res.mode, res.cgroup);
+	} else {
+		/* A hook that ran and matched nothing leaves a trace too
+		 * (at debug: crun bundles run it for every container). */
+		journal_line(journal, LOG_DEBUG, "none", stage, st->id, NULL, NULL, NULL,
+			     "%s %s: no corecarve.io/placement annotation, or carved already: nothing to do", stage,
+			     st->id);
+	}
+	cc_decision_fini(&res.decision);
+	return 0;
+}
+
 int cc_cmd_hook(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_cli_common common = { 0 };
+	struct args a = { 0 };
 	struct cc_oci_state st = { 0 };
 	struct cc_ctx ctx = { 0 };
 	struct cc_journal journal = { .fd = -1 };
@@ -88,50 +201,18 @@ int cc_cmd_hook(int argc, char **argv)
 	struct cc_cli_lock lock;
 	_cleanup_root_ struct cc_root *root = NULL;
 	_cleanup_free_ char *text = NULL;
-	const char *stage = NULL, *state_dir = NULL;
-	bool verbose = false;
+	const char *stage;
 	size_t len = 0;
-	int rc = CC_EXIT_ERROR;
+	int r, rc = CC_EXIT_ERROR;
 
-	for (int i = 1; i < argc; i++) {
-		int r;
-
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return CC_EXIT_OK;
-		}
-		if (!strcmp(argv[i], "--verbose")) {
-			verbose = true;
-			continue;
-		}
-		if (!strcmp(argv[i], "--state") && i + 1 < argc) {
-			state_dir = argv[++i];
-			continue;
-		}
-		r = cc_cli_common_opt(&common, argc, argv, &i, &err);
-		if (r < 0)
-			return cc_cli_fail(&err);
-		if (r > 0)
-			continue;
-		if (!stage && argv[i][0] != '-') {
-			stage = argv[i];
-			continue;
-		}
-		cc_err_set(&err, EINVAL, "hook: unexpected argument \"%s\"", argv[i]);
-		return cc_cli_fail(&err);
-	}
-	if (!stage) {
-		usage(stderr);
+	r = parse_args(argc, argv, &a, &err);
+	if (r == 1)
+		return CC_EXIT_OK;
+	if (r == 2)
 		return CC_EXIT_ERROR;
-	}
-	if (strcmp(stage, "createRuntime") && strcmp(stage, "prestart") && strcmp(stage, "poststop")) {
-		cc_err_set(&err, EINVAL, "hook: unknown stage \"%s\" (expected createRuntime, prestart or poststop)", stage);
+	if (r < 0)
 		return cc_cli_fail(&err);
-	}
-	if (common.xml || common.synthetic) {
-		cc_err_set(&err, EINVAL, "hook: --hwloc-xml and --synthetic describe other machines; the hook acts on this one");
-		return cc_cli_fail(&err);
-	}
+	stage = a.stage;
 
 	if (cc_cli_lock(&lock, argc, argv, &err) < 0)
 		return cc_cli_fail(&err);
@@ -140,14 +221,14 @@ int cc_cmd_hook(int argc, char **argv)
 		return cc_cli_fail(&err);
 	if (cc_oci_state_parse(text, len, &st, &err) < 0)
 		return cc_cli_fail(&err);
-	root = cc_root_open(common.root ? common.root : "/", &err);
+	root = cc_root_open(a.common.root ? a.common.root : "/", &err);
 	if (!root) {
 		cc_err_prefix(&err, "--root");
 		goto out;
 	}
 	ctx.root = root;
-	ctx.policy_path = cc_cli_policy_path(&common);
-	ctx.state_dir = state_dir ? state_dir : getenv("CORECARVE_STATE_DIR");
+	ctx.policy_path = cc_cli_policy_path(&a.common);
+	ctx.state_dir = a.state_dir ? a.state_dir : getenv("CORECARVE_STATE_DIR");
 	if (ctx.state_dir && !*ctx.state_dir)
 		ctx.state_dir = NULL;
 	ctx.fault = cc_cli_fault();
@@ -155,7 +236,7 @@ int cc_cmd_hook(int argc, char **argv)
 	snprintf(lock.holder, sizeof(lock.holder), "corecarve hook %s %.200s", stage, st.id);
 	ctx.lock = &lock.lock;
 	ctx.log = stderr;
-	ctx.verbose = verbose;
+	ctx.verbose = a.verbose;
 	ctx.released = &released;
 	/* Inputs from the runtime are read and every path is resolved: from
 	 * here on only file I/O (plugin/sandbox.h), and the one log socket,
@@ -167,56 +248,12 @@ int cc_cmd_hook(int argc, char **argv)
 			goto out;
 	}
 
-	if (!strcmp(stage, "poststop")) {
-		if (cc_container_release(&ctx, st.id, &err) < 0) {
-			journal_line(&journal, LOG_ERR, "error", stage, st.id, released.class_name, released.cpus,
-				     released.mode, "poststop %s: release failed, kept as releasing (retried): %s", st.id,
-				     err.msg);
-			cc_err_prefix(&err, "poststop %s", st.id);
-			goto out;
-		}
-		if (released.found)
-			journal_line(&journal, LOG_INFO, "release", stage, st.id, released.class_name, released.cpus,
-				     released.mode, "release %s: class %s, cpus %s (%s) given back", st.id,
-				     released.class_name, released.cpus, released.mode);
-		else
-			journal_line(&journal, LOG_DEBUG, "none", stage, st.id, NULL, NULL, NULL,
-				     "poststop %s: no carve recorded, nothing to give back", st.id);
+	if (!strcmp(stage, "poststop"))
+		r = stage_poststop(&ctx, &journal, stage, &st, &err);
+	else
+		r = stage_create(&ctx, &journal, stage, &st, &err);
+	if (r == 0)
 		rc = CC_EXIT_OK;
-	} else {
-		struct cc_create_result res;
-
-		if (cc_container_create(&ctx, &st, &res, &err) < 0) {
-			journal_line(&journal, refusal_priority(&err), "refuse", stage, st.id, NULL, NULL, NULL,
-				     "refuse %s at %s: %s", st.id, stage, err.msg);
-			cc_err_prefix(&err, "%s %s", stage, st.id);
-			cc_decision_fini(&res.decision);
-			goto out;
-		}
-		if (res.carved) {
-			_cleanup_free_ char *c = cc_cpulist_format(res.decision.cpus);
-			_cleanup_free_ char *p = cc_cpulist_format(res.decision.parked);
-			_cleanup_free_ char *m = cc_cpulist_format(res.decision.mems);
-
-			journal_line(&journal, LOG_INFO, res.decision.exclusive ? "carve" : "shared", stage, st.id,
-				     res.decision.class_name, c, res.mode,
-				     "carve %s: class %s on %s cpus %s parked %s mems %s (%s) in %s", st.id,
-				     res.decision.class_name, res.decision.core_class, c ? c : "?", p && *p ? p : "-",
-				     m && *m ? m : "-", res.mode, res.cgroup);
-			if (verbose)
-				fprintf(stderr, "corecarve: %s: class %s on %s cpus %s parked %s mems %s (%s) in %s\n",
-					st.id, res.decision.class_name, res.decision.core_class, c ? c : "?",
-					p ? p : "?", m ? m : "?", res.mode, res.cgroup);
-		} else {
-			/* A hook that ran and matched nothing leaves a trace too
-			 * (at debug: crun bundles run it for every container). */
-			journal_line(&journal, LOG_DEBUG, "none", stage, st.id, NULL, NULL, NULL,
-				     "%s %s: no corecarve.io/placement annotation, or carved already: nothing to do",
-				     stage, st.id);
-		}
-		cc_decision_fini(&res.decision);
-		rc = CC_EXIT_OK;
-	}
 out:
 	cc_journal_close(&journal);
 	cc_oci_state_fini(&st);

@@ -243,7 +243,10 @@ int cc_audit_irq_growth(const struct cc_irq_counts *a, const struct cc_irq_count
 /* ---- checks (pure) ---------------------------------------------------- */
 
 struct cc_audit_in {
-	const struct cc_ledger *ledger;
+	/* Not const: the checks read the ledger's record sections, which it
+	 * parses lazily on the first read (cc_noderecs_open, cc_ledger_find):
+	 * reading them changes its cache, never what it holds. */
+	struct cc_ledger *ledger;
 	const struct cc_topo *topo;
 	const struct cc_policy *policy;
 	const struct cc_audit_snap *snap;

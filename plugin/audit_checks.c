@@ -234,7 +234,7 @@ static int check_cgroup_records(const struct cc_audit_in *in, struct cc_audit_re
 	struct cc_noderecs recs;
 	int rc = -1;
 
-	if (cc_noderecs_open(&recs, (struct cc_ledger *)in->ledger, CC_CG_SECTION, "sections." CC_CG_SECTION,
+	if (cc_noderecs_open(&recs, in->ledger, CC_CG_SECTION, "sections." CC_CG_SECTION,
 			     cc_cg_rec_kinds, cc_cg_rec_held_kinds, err) < 0)
 		return -1;
 	if (cc_noderecs_load_all(&recs, err) < 0)
@@ -287,15 +287,12 @@ out:
 	return rc;
 }
 
-int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+/* RELEASE_PENDING and STALE_RECORD: the ledger's carves whose release
+ * failed, or whose cgroup is gone without a poststop. */
+static int check_stale(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
 {
 	const struct cc_ledger *l = in->ledger;
-	const struct cc_audit_snap *s = in->snap;
-	_cleanup_free_ hwloc_bitmap_t *below = calloc((size_t)s->ncgroups + 1, sizeof(*below));
-	int rc = -1;
 
-	if (!below)
-		return cc_err_sys(err, ENOMEM, "audit");
 	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
 		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		struct cc_finding *f;
@@ -303,7 +300,7 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 		if (c->releasing) {
 			f = cc_audit_add(out, CC_AUDIT_RELEASE_PENDING, c->id, err);
 			if (!f)
-				goto out;
+				return -1;
 			f->repair = CC_REPAIR_RELEASE;
 			CC_AUDIT_SET(f->object, "carve %s", c->id);
 			CC_AUDIT_SET(f->expected, "released: its container is gone or was refused");
@@ -312,11 +309,11 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 			CC_AUDIT_SET(f->target, "%s", c->cgroup);
 			continue;
 		}
-		if (!c->cgroup[0] || cc_audit_snap_find(s, c->cgroup) >= 0)
+		if (!c->cgroup[0] || cc_audit_snap_find(in->snap, c->cgroup) >= 0)
 			continue;
 		f = cc_audit_add(out, CC_AUDIT_STALE_RECORD, c->id, err);
 		if (!f)
-			goto out;
+			return -1;
 		f->repair = CC_REPAIR_RELEASE;
 		CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
 		CC_AUDIT_SET(f->expected, "the carve's cgroup exists");
@@ -324,10 +321,19 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 		CC_AUDIT_SET(f->fix, "--fix undoes what it recorded and frees its CPUs");
 		CC_AUDIT_SET(f->target, "%s", c->cgroup);
 	}
-	/* What the carves below each ancestor hold exclusively (remote
-	 * partitions draw cpuset.cpus.exclusive down the chain).  Ancestors
-	 * are found by path: a stale carve's cgroup is gone, its parents may
-	 * still hold its CPUs, and that is STALE_RECORD's repair. */
+	return 0;
+}
+
+/* What the carves below each ancestor hold exclusively (remote
+ * partitions draw cpuset.cpus.exclusive down the chain), into below[] by
+ * snapshot index (NULL: none).  Ancestors are found by path: a stale
+ * carve's cgroup is gone, its parents may still hold its CPUs, and that is
+ * STALE_RECORD's repair. */
+static int exclusive_below(const struct cc_audit_in *in, hwloc_bitmap_t *below, struct cc_err *err)
+{
+	const struct cc_ledger *l = in->ledger;
+	const struct cc_audit_snap *s = in->snap;
+
 	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
 		char path[PATH_MAX], up[PATH_MAX];
 
@@ -342,13 +348,21 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 			p = cc_audit_snap_find(s, path);
 			if (p < 0 || !s->cgroups[p].exclusive || hwloc_bitmap_iszero(s->cgroups[p].exclusive))
 				continue;
-			if (!below[p] && !(below[p] = hwloc_bitmap_alloc())) {
-				cc_err_sys(err, ENOMEM, "audit");
-				goto out;
-			}
+			if (!below[p] && !(below[p] = hwloc_bitmap_alloc()))
+				return cc_err_sys(err, ENOMEM, "audit");
 			hwloc_bitmap_or(below[p], below[p], cc_ledger_carve_at(l, k)->cpus);
 		}
 	}
+	return 0;
+}
+
+/* UNKNOWN_CARVE: a partition, or exclusive CPUs beyond what the carves
+ * below hold (`below`, from exclusive_below), on a cgroup no carve owns. */
+static int check_unknown(const struct cc_audit_in *in, hwloc_bitmap_t *below, struct cc_audit_report *out,
+			 struct cc_err *err)
+{
+	const struct cc_audit_snap *s = in->snap;
+
 	for (int i = 1; i < s->ncgroups; i++) {
 		const struct cc_audit_cgroup *g = &s->cgroups[i];
 		_cleanup_bitmap_ hwloc_bitmap_t extra = NULL;
@@ -360,10 +374,8 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 			continue;
 		if (g->exclusive && !hwloc_bitmap_iszero(g->exclusive)) {
 			extra = hwloc_bitmap_dup(g->exclusive);
-			if (!extra) {
-				cc_err_sys(err, ENOMEM, "audit");
-				goto out;
-			}
+			if (!extra)
+				return cc_err_sys(err, ENOMEM, "audit");
 			if (below[i])
 				hwloc_bitmap_andnot(extra, extra, below[i]);
 		}
@@ -377,7 +389,7 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 			continue;
 		f = cc_audit_add(out, CC_AUDIT_UNKNOWN_CARVE, "", err);
 		if (!f)
-			goto out;
+			return -1;
 		CC_AUDIT_SET(f->object, "cgroup %s", g->path);
 		CC_AUDIT_SET(f->expected, "no partition or exclusive CPUs outside the ledger");
 		if (part)
@@ -388,11 +400,18 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 				 fmt(a, sizeof(a), g->exclusive), fmt(b, sizeof(b), extra));
 		CC_AUDIT_SET(f->fix, "not corecarve's: if a crashed hook left it, write member to its partition and clear cpuset.cpus.exclusive; else its owner must");
 	}
-	/* No carve, yet cgroups only corecarve makes: this is not the ledger
-	 * the hook keeps (a wrong --state, a misspelt CORECARVE_STATE_DIR, a
-	 * DaemonSet volume on another path) or it was lost.  Without this a
-	 * wrong directory reads as a clean node. */
-	for (int i = 1; i < s->ncgroups && !cc_ledger_ncarves(l); i++) {
+	return 0;
+}
+
+/* LEDGER_MISSING: no carve, yet cgroups only corecarve makes: this is not
+ * the ledger the hook keeps (a wrong --state, a misspelt
+ * CORECARVE_STATE_DIR, a DaemonSet volume on another path) or it was lost.
+ * Without this a wrong directory reads as a clean node. */
+static int check_ledger_missing(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_audit_snap *s = in->snap;
+
+	for (int i = 1; i < s->ncgroups && !cc_ledger_ncarves(in->ledger); i++) {
 		const struct cc_audit_cgroup *g = &s->cgroups[i];
 		bool parked = !strcmp(base_name(g->path), CC_PARKED_NAME) && !hwloc_bitmap_iszero(g->cpus);
 		bool exec = !strncmp(g->path, "/corecarve.exec/exec-", 21) && g->populated;
@@ -401,15 +420,27 @@ int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report 
 		if (!parked && !exec)
 			continue;
 		if (!(f = cc_audit_add(out, CC_AUDIT_LEDGER_MISSING, "", err)))
-			goto out;
+			return -1;
 		CC_AUDIT_SET(f->object, "cgroup %s", g->path);
 		CC_AUDIT_SET(f->expected, "a carve in the ledger that made it");
 		CC_AUDIT_SET(f->actual, "the ledger holds no carve; %s", parked ? "parked CPUs held" : "a carved command runs");
 		CC_AUDIT_SET(f->fix, "audit the hook's state directory (its --state or CORECARVE_STATE_DIR, "
 				     "the DaemonSet's run-corecarve path); if the ledger was lost, see corecarve(8), DAMAGED LEDGER");
 	}
-	rc = check_cgroup_records(in, out, err);
-out:
+	return 0;
+}
+
+int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_audit_snap *s = in->snap;
+	_cleanup_free_ hwloc_bitmap_t *below = calloc((size_t)s->ncgroups + 1, sizeof(*below));
+	int rc = -1;
+
+	if (!below)
+		return cc_err_sys(err, ENOMEM, "audit");
+	if (check_stale(in, out, err) == 0 && exclusive_below(in, below, err) == 0 &&
+	    check_unknown(in, below, out, err) == 0 && check_ledger_missing(in, out, err) == 0)
+		rc = check_cgroup_records(in, out, err);
 	for (int i = 0; i < s->ncgroups; i++)
 		if (below[i])
 			hwloc_bitmap_free(below[i]);
@@ -625,23 +656,27 @@ static bool boundary(const struct cc_audit_snap *s, int i)
 	return g->parent == 0 || s->cgroups[g->parent].above_carve;
 }
 
-int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+/* The CPU sets the exclusivity checks share: the carves' CPUs gathered by
+ * check_carves_exclusive, then read by check_outside_carves; `x` is
+ * scratch. */
+struct excl_sets {
+	hwloc_bitmap_t reserved, taken;
+	hwloc_bitmap_t soft;        /* CPUs of cpuset-only carves */
+	hwloc_bitmap_t parked;      /* every carve's parked siblings */
+	hwloc_bitmap_t parked_part; /* those of partition carves */
+	hwloc_bitmap_t x;
+};
+
+/* RESERVED_CARVED and OVERLAP, carve by carve; fills the soft and parked
+ * sets for check_outside_carves. */
+static int check_carves_exclusive(const struct cc_audit_in *in, const int *own, struct excl_sets *e,
+				  struct cc_audit_report *out, struct cc_err *err)
 {
 	const struct cc_ledger *l = in->ledger;
 	const struct cc_audit_snap *s = in->snap;
-	_cleanup_free_ int *own = owners(l, err);
-	_cleanup_bitmap_ hwloc_bitmap_t reserved = cc_policy_reserved(in->policy, in->topo);
-	_cleanup_bitmap_ hwloc_bitmap_t taken = cc_ledger_taken(l);
-	_cleanup_bitmap_ hwloc_bitmap_t soft = hwloc_bitmap_alloc();
-	_cleanup_bitmap_ hwloc_bitmap_t parked = hwloc_bitmap_alloc();
-	_cleanup_bitmap_ hwloc_bitmap_t parked_part = hwloc_bitmap_alloc();
-	_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc();
+	hwloc_bitmap_t x = e->x;
 	char a[BUF], b[BUF];
 
-	if (!own)
-		return -1;
-	if (!reserved || !taken || !soft || !parked || !parked_part || !x)
-		return cc_err_sys(err, ENOMEM, "audit");
 	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
 		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		enum cc_cg_mode mode;
@@ -649,26 +684,26 @@ int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_rep
 		struct cc_finding *f;
 
 		hwloc_bitmap_or(x, c->cpus, c->parked);
-		hwloc_bitmap_and(x, x, reserved);
+		hwloc_bitmap_and(x, x, e->reserved);
 		if (!hwloc_bitmap_iszero(x)) {
 			f = ADD(CC_AUDIT_RESERVED_CARVED, c->id);
 			CC_AUDIT_SET(f->object, "carve %s", c->id);
-			CC_AUDIT_SET(f->expected, "none of the reserved CPUs %s", fmt(a, sizeof(a), reserved));
+			CC_AUDIT_SET(f->expected, "none of the reserved CPUs %s", fmt(a, sizeof(a), e->reserved));
 			CC_AUDIT_SET(f->actual, "holds %s", fmt(b, sizeof(b), x));
 			CC_AUDIT_SET(f->fix, "the policy's reserved set changed under a running carve: restart the container to carve it again");
 		}
 		/* A stale carve's CPUs are its record's to release. */
 		if (i >= 0 && carve_mode(c, &mode) == 0) {
 			if (mode == CC_MODE_CPUSET_ONLY)
-				hwloc_bitmap_or(soft, soft, c->cpus);
+				hwloc_bitmap_or(e->soft, e->soft, c->cpus);
 			else
-				hwloc_bitmap_or(parked_part, parked_part, c->parked);
-			hwloc_bitmap_or(parked, parked, c->parked);
+				hwloc_bitmap_or(e->parked_part, e->parked_part, c->parked);
+			hwloc_bitmap_or(e->parked, e->parked, c->parked);
 		}
 		if (i < 0 || partition_broken(c, &s->cgroups[i]))
 			continue;
 		/* Runs on CPUs another carve owns. */
-		hwloc_bitmap_and(x, s->cgroups[i].effective, taken);
+		hwloc_bitmap_and(x, s->cgroups[i].effective, e->taken);
 		hwloc_bitmap_andnot(x, x, c->cpus);
 		hwloc_bitmap_andnot(x, x, c->parked);
 		if (!hwloc_bitmap_iszero(x)) {
@@ -682,6 +717,19 @@ int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_rep
 			CC_AUDIT_SET(f->fix, "--fix writes the carve's cpuset again");
 		}
 	}
+	return 0;
+}
+
+/* SOFT_EXCLUSIVITY_LEAK and SPLIT_CORE: tasks outside the carves on a
+ * cpuset-only carve's CPUs or on parked siblings. */
+static int check_outside_carves(const struct cc_audit_in *in, const int *own, const struct excl_sets *e,
+				struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_ledger *l = in->ledger;
+	const struct cc_audit_snap *s = in->snap;
+	hwloc_bitmap_t x = e->x;
+	char a[BUF], b[BUF];
+
 	for (int i = 0; i < s->ncgroups; i++) {
 		const struct cc_audit_cgroup *g = &s->cgroups[i];
 		bool root = i == 0;
@@ -694,7 +742,7 @@ int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_rep
 		 * of its effective set. */
 		if (!g->populated || partition_word(g->partition) || (!root && !boundary(s, i)))
 			continue;
-		hwloc_bitmap_and(x, g->effective, soft);
+		hwloc_bitmap_and(x, g->effective, e->soft);
 		if (!root && !hwloc_bitmap_iszero(x)) {
 			f = ADD(CC_AUDIT_SOFT_EXCLUSIVITY_LEAK, owner_id(l, own, x));
 			f->repair = CC_REPAIR_TAKE_BACK;
@@ -705,10 +753,10 @@ int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_rep
 				 fmt(b, sizeof(b), g->effective));
 			CC_AUDIT_SET(f->fix, "--fix takes the carved CPUs out of its cpuset.cpus");
 		}
-		hwloc_bitmap_and(x, g->effective, root ? parked_part : parked);
+		hwloc_bitmap_and(x, g->effective, root ? e->parked_part : e->parked);
 		if (!hwloc_bitmap_iszero(x)) {
 			const char *id = owner_id(l, own, x);
-			const struct cc_carve *c = cc_ledger_find((struct cc_ledger *)l, id);
+			const struct cc_carve *c = cc_ledger_find(in->ledger, id);
 			enum cc_cg_mode mode = CC_MODE_CPUSET_ONLY;
 
 			if (c)
@@ -730,6 +778,27 @@ int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_rep
 		}
 	}
 	return 0;
+}
+
+int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
+{
+	const struct cc_ledger *l = in->ledger;
+	_cleanup_free_ int *own = owners(l, err);
+	_cleanup_bitmap_ hwloc_bitmap_t reserved = cc_policy_reserved(in->policy, in->topo);
+	_cleanup_bitmap_ hwloc_bitmap_t taken = cc_ledger_taken(l);
+	_cleanup_bitmap_ hwloc_bitmap_t soft = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t parked = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t parked_part = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc();
+	struct excl_sets e = { reserved, taken, soft, parked, parked_part, x };
+
+	if (!own)
+		return -1;
+	if (!reserved || !taken || !soft || !parked || !parked_part || !x)
+		return cc_err_sys(err, ENOMEM, "audit");
+	if (check_carves_exclusive(in, own, &e, out, err) < 0)
+		return -1;
+	return check_outside_carves(in, own, &e, out, err);
 }
 
 /* ---- quota: QUOTA_ON_CARVE, QUOTA_WITH_PINNING --------------------------- */

@@ -315,6 +315,107 @@ static void abort_child(pid_t pid)
 		;
 }
 
+/* What cc_exec_carved refuses before it forks: the carve it is asked for
+ * must be one it can make on this host.  Fills req's class name. */
+static int check_request(const struct cc_ctx *ctx, const struct cc_exec_carve *opt, const char *parent,
+			 struct cc_request *req, struct cc_err *err)
+{
+	if (!ctx->root->is_host)
+		return cc_err_set(err, EPERM, "exec --carve acts on this host: the root must be \"/\"");
+	if (opt->cpus < 1)
+		return cc_err_set(err, EINVAL, "--cpus: a carve needs a size, e.g. --cpus 2");
+	if (snprintf(req->class_name, sizeof(req->class_name), "%s", opt->class_name) >= (int)sizeof(req->class_name))
+		return cc_err_set(err, EINVAL, "--class: name longer than %zu characters", sizeof(req->class_name) - 1);
+	if (!cc_cgroup_path_safe(parent) || !strcmp(parent, "/"))
+		return cc_err_set(err, EINVAL, "--cgroup-parent: \"%s\" is not an absolute cgroup path below the root",
+				  parent);
+	return 0;
+}
+
+/* Put the waiting child `pid` into its own cgroup below `parent` and carve
+ * it.  The child is in the cgroup before the carve is recorded, so the
+ * carve is never seen without a process (that is what gc reclaims).  On
+ * failure the child is killed and its cgroup removed. */
+static int carve_child(const struct cc_ctx *ctx, struct cc_cg *cg, const char *parent, pid_t pid,
+		       struct cc_carve_spec *spec, struct cc_create_result *res, struct cc_err *err)
+{
+	struct cc_err step = CC_ERR_INIT;
+	char pidstr[32];
+
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+	if (cc_cg_mkdir(cg, parent, err) < 0 || cc_cg_mkdir(cg, spec->cgroup, err) < 0) {
+		abort_child(pid);
+		return -1;
+	}
+	if (cc_cg_write(cg, spec->cgroup, "cgroup.procs", pidstr, NULL, err) < 0 ||
+	    cc_carve_create(ctx, spec, res, err) < 0) {
+		abort_child(pid);
+		cc_cg_rmdir(cg, spec->cgroup, &step);
+		return -1;
+	}
+	return 0;
+}
+
+/* Tell the carved child its CPUs and memory nodes on `*go_w` (closed
+ * after), then wait for the command to end: 0 and *status when it ran, -1
+ * when it could not be started (the child's report on `rep_r`) or waited
+ * for. */
+static int run_child(const struct cc_ctx *ctx, int *go_w, int rep_r, pid_t pid, const char *id, const char *cgroup,
+		     const struct cc_create_result *res, int *status, const sigset_t *mask, struct cc_err *err)
+{
+	_cleanup_free_ char *cpus = cc_cpulist_format(res->decision.cpus);
+	_cleanup_free_ char *mems = cc_cpulist_format(res->decision.mems);
+	struct report report = { 0 };
+	char *msg = NULL;
+	ssize_t n;
+
+	if (ctx->verbose && ctx->log && cpus && mems) {
+		_cleanup_free_ char *parked = cc_cpulist_format(res->decision.parked);
+
+		fprintf(ctx->log, "corecarve: %s: class %s on %s cpus %s parked %s mems %s (%s) in %s\n", id,
+			res->decision.class_name, res->decision.core_class, cpus, parked && *parked ? parked : "-",
+			*mems ? mems : "-", res->carved ? res->mode : "shared, not carved", cgroup);
+	}
+	if (!cpus || !mems || asprintf(&msg, "%d %s %s\n", (int)res->decision.memory, *cpus ? cpus : "-",
+				      *mems ? mems : "-") < 0) {
+		cc_err_sys(err, ENOMEM, "exec");
+		abort_child(pid);
+		return -1;
+	}
+	/* Unwritten, the child reads EOF and does not run the command. */
+	(void)cc_write_all(*go_w, msg, strlen(msg));
+	free(msg);
+	close(*go_w);
+	*go_w = -1;
+	/* EOF: the command exec'd (close-on-exec); data: it could not. */
+	n = read_full(rep_r, &report, sizeof(report));
+	if (wait_child(pid, status, mask) < 0)
+		return cc_err_sys(err, errno, "exec: waitpid");
+	if (n == (ssize_t)sizeof(report))
+		return cc_err_set(err, report.code, "%s", report.msg);
+	return 0;
+}
+
+/* Whatever the command left behind dies with the carve: its CPUs are
+ * handed back now.  Every step runs; the first failure is reported unless
+ * err already holds one. */
+static int release_child(const struct cc_ctx *ctx, struct cc_cg *cg, const char *cgroup, const char *id,
+			 struct cc_err *err)
+{
+	struct cc_err step = CC_ERR_INIT;
+	int rc = 0;
+
+	if (cc_cg_empty(cg, cgroup, &step) < 0 && !cc_err_isset(err))
+		*err = step, rc = -1;
+	cc_err_clear(&step);
+	if (cc_container_release(ctx, id, &step) < 0 && !cc_err_isset(err))
+		*err = step, rc = -1;
+	cc_err_clear(&step);
+	if (cc_cg_rmdir(cg, cgroup, &step) < 0 && !cc_err_isset(err))
+		*err = step, rc = -1;
+	return rc;
+}
+
 int cc_exec_carved(const struct cc_ctx *ctx, const struct cc_exec_carve *opt, char *const argv[],
 		   int *status, struct cc_create_result *res, struct cc_err *err)
 {
@@ -322,28 +423,17 @@ int cc_exec_carved(const struct cc_ctx *ctx, const struct cc_exec_carve *opt, ch
 	int go[2] = { -1, -1 }, rep[2] = { -1, -1 };
 	struct cc_request req = { .cpus = opt->cpus };
 	struct cc_carve_spec spec = { .kind = "exec", .req = &req };
-	struct cc_err step = CC_ERR_INIT;
-	struct report report = { 0 };
-	char cgroup[PATH_MAX], id[64], pidstr[32], *msg = NULL;
-	_cleanup_free_ char *cpus = NULL, *mems = NULL;
+	char cgroup[PATH_MAX], id[64];
 	struct cc_cg cg;
 	sigset_t stop, mask;
 	bool signals_blocked = false;
-	ssize_t n;
 	pid_t pid;
 	int rc = -1;
 
 	*status = -1;
 	memset(res, 0, sizeof(*res));
-	if (!ctx->root->is_host)
-		return cc_err_set(err, EPERM, "exec --carve acts on this host: the root must be \"/\"");
-	if (opt->cpus < 1)
-		return cc_err_set(err, EINVAL, "--cpus: a carve needs a size, e.g. --cpus 2");
-	if (snprintf(req.class_name, sizeof(req.class_name), "%s", opt->class_name) >= (int)sizeof(req.class_name))
-		return cc_err_set(err, EINVAL, "--class: name longer than %zu characters", sizeof(req.class_name) - 1);
-	if (!cc_cgroup_path_safe(parent) || !strcmp(parent, "/"))
-		return cc_err_set(err, EINVAL, "--cgroup-parent: \"%s\" is not an absolute cgroup path below the root",
-				  parent);
+	if (check_request(ctx, opt, parent, &req, err) < 0)
+		return -1;
 	if (cc_cg_open(&cg, ctx->root, err) < 0)
 		return -1;
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
@@ -374,67 +464,15 @@ int cc_exec_carved(const struct cc_ctx *ctx, const struct cc_exec_carve *opt, ch
 	close(rep[1]);
 	go[0] = rep[1] = -1;
 
-	/* The child is in the cgroup before the carve is recorded, so the
-	 * carve is never seen without a process (that is what gc reclaims). */
 	snprintf(cgroup, sizeof(cgroup), "%s/exec-%d", parent, (int)pid);
 	snprintf(id, sizeof(id), "exec:%d", (int)pid);
-	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
-	if (cc_cg_mkdir(&cg, parent, err) < 0 || cc_cg_mkdir(&cg, cgroup, err) < 0) {
-		abort_child(pid);
-		goto close_fds;
-	}
-	if (cc_cg_write(&cg, cgroup, "cgroup.procs", pidstr, NULL, err) < 0) {
-		abort_child(pid);
-		cc_cg_rmdir(&cg, cgroup, &step);
-		goto close_fds;
-	}
 	spec.id = id;
 	spec.cgroup = cgroup;
-	if (cc_carve_create(ctx, &spec, res, err) < 0) {
-		abort_child(pid);
-		cc_cg_rmdir(&cg, cgroup, &step);
+	if (carve_child(ctx, &cg, parent, pid, &spec, res, err) < 0)
 		goto close_fds;
-	}
-
-	cpus = cc_cpulist_format(res->decision.cpus);
-	mems = cc_cpulist_format(res->decision.mems);
-	if (ctx->verbose && ctx->log && cpus && mems) {
-		_cleanup_free_ char *parked = cc_cpulist_format(res->decision.parked);
-
-		fprintf(ctx->log, "corecarve: %s: class %s on %s cpus %s parked %s mems %s (%s) in %s\n", id,
-			res->decision.class_name, res->decision.core_class, cpus, parked && *parked ? parked : "-",
-			*mems ? mems : "-", res->carved ? res->mode : "shared, not carved", cgroup);
-	}
-	if (!cpus || !mems || asprintf(&msg, "%d %s %s\n", (int)res->decision.memory, *cpus ? cpus : "-",
-				      *mems ? mems : "-") < 0) {
-		msg = NULL;
-		cc_err_sys(err, ENOMEM, "exec");
-		abort_child(pid);
-	} else {
-		/* Unwritten, the child reads EOF and does not run the command. */
-		(void)cc_write_all(go[1], msg, strlen(msg));
-		free(msg);
-		close(go[1]);
-		go[1] = -1;
-		/* EOF: the command exec'd (close-on-exec); data: it could not. */
-		n = read_full(rep[0], &report, sizeof(report));
-		if (wait_child(pid, status, &mask) < 0)
-			cc_err_sys(err, errno, "exec: waitpid");
-		else if (n == (ssize_t)sizeof(report))
-			cc_err_set(err, report.code, "%s", report.msg);
-		else
-			rc = 0;
-	}
-	/* Whatever the command left behind dies with the carve: its CPUs are
-	 * handed back now. */
-	if (cc_cg_empty(&cg, cgroup, &step) < 0 && !cc_err_isset(err))
-		*err = step, rc = -1;
-	cc_err_clear(&step);
-	if (cc_container_release(ctx, id, &step) < 0 && !cc_err_isset(err))
-		*err = step, rc = -1;
-	cc_err_clear(&step);
-	if (cc_cg_rmdir(&cg, cgroup, &step) < 0 && !cc_err_isset(err))
-		*err = step, rc = -1;
+	rc = run_child(ctx, &go[1], rep[0], pid, id, cgroup, res, status, &mask, err);
+	if (release_child(ctx, &cg, cgroup, id, err) < 0)
+		rc = -1;
 close_fds:
 	for (int i = 0; i < 2; i++) {
 		if (go[i] >= 0)

@@ -830,15 +830,101 @@ static int kept_blocks(struct cc_ledger *l, char **entries, size_t *elen, char *
 	return 0;
 }
 
+/* The entry and carve lines the file already holds, kept as they are:
+ * the snapshot's blocks, or kept_blocks' copies (*kept_entries and
+ * *kept_lines, the caller's to free) when some were cut; none for a
+ * ledger without an index. */
+struct old_blocks {
+	const char *entries, *lines;
+	size_t entries_len, lines_len;
+	size_t n;       /* carves in them */
+	uint64_t eh, lh; /* their hashes, to continue over the new lines */
+};
+
+static int keep_old_blocks(struct cc_ledger *l, char **kept_entries, char **kept_lines, struct old_blocks *o,
+		      struct cc_err *err)
+{
+	const struct cc_ledger_index *ix = l->index;
+
+	if (ix && ix->cut) {
+		size_t elen = 0, llen = 0, n = 0;
+
+		if (kept_blocks(l, kept_entries, &elen, kept_lines, &llen, &n, err) < 0)
+			return -1;
+		*o = (struct old_blocks){ *kept_entries, *kept_lines, elen, llen, n,
+					  cc_fnv1a(CC_FNV1A_INIT, *kept_entries, elen),
+					  cc_fnv1a(CC_FNV1A_INIT, *kept_lines, llen) };
+		return 0;
+	}
+	o->entries = ix ? l->snapshot + ix->entries_off : "";
+	o->lines = ix ? l->snapshot + ix->lines_off : "";
+	o->entries_len = ix ? ix->entries_len : 0;
+	o->lines_len = ix ? ix->lines_len : 0;
+	o->n = ix ? json_array_size(ix->entries) : 0;
+	o->eh = ix ? ix->entries_hash : CC_FNV1A_INIT;
+	o->lh = ix ? ix->lines_hash : CC_FNV1A_INIT;
+	return 0;
+}
+
+/* The loaded carves' entry lines to `fe` and carve lines to `fl`, their
+ * CPUs added to the index's taken and steered sets. */
+static int new_blocks(const struct cc_ledger *l, FILE *fe, FILE *fl, hwloc_bitmap_t taken, hwloc_bitmap_t steered,
+		      struct cc_err *err)
+{
+	for (int i = 0; i < l->ncarves; i++) {
+		const struct cc_carve *c = &l->carves[i];
+		_cleanup_json_ json_t *o = ledger_carve_to_json(c), *e = c->releasing ? json_pack("[ssss]", c->id, c->kind, c->cgroup, "releasing")
+									    : json_pack("[sss]", c->id, c->kind, c->cgroup);
+
+		if (!o || !e)
+			return cc_err_set(err, EINVAL, "%s/" CC_LEDGER_FILE ": carve \"%s\" cannot be serialised",
+					  l->dir, c->id);
+		if (put_line(fe, e) < 0 || put_line(fl, o) < 0 || hwloc_bitmap_or(taken, taken, c->cpus) < 0 ||
+		    hwloc_bitmap_or(taken, taken, c->parked) < 0)
+			return cc_err_sys(err, ENOMEM, "%s/" CC_LEDGER_FILE ": serialise", l->dir);
+		if (c->steer_irqs &&
+		    (hwloc_bitmap_or(steered, steered, c->cpus) < 0 || hwloc_bitmap_or(steered, steered, c->parked) < 0))
+			return cc_err_sys(err, ENOMEM, "%s/" CC_LEDGER_FILE ": serialise", l->dir);
+	}
+	return 0;
+}
+
+/* The file: the header line, then every entry line (kept, then new),
+ * every carve line (the same), and the record lines; where each block
+ * starts goes into `at`, the record lines' offset into *recs_off.  NULL:
+ * out of memory. */
+static char *assemble(const char *head, const struct old_blocks *o, const char *entries, size_t entries_len,
+		      const char *lines, size_t lines_len, const char *recs, size_t recs_len, int ncarves,
+		      struct ledger_layout *at, size_t *recs_off)
+{
+	size_t head_len = strlen(head);
+	char *out = malloc(head_len + 1 + o->entries_len + entries_len + o->lines_len + lines_len + recs_len + 1), *p;
+
+	if (!out)
+		return NULL;
+	p = mempcpy(out, head, head_len);
+	*p++ = '\n';
+	at->entries_off = (size_t)(p - out);
+	p = mempcpy(p, o->entries, o->entries_len);
+	p = mempcpy(p, entries, entries_len);
+	at->lines_off = (size_t)(p - out);
+	at->lines_lineno = 2 + o->n + (size_t)ncarves;
+	p = mempcpy(p, o->lines, o->lines_len);
+	p = mempcpy(p, lines, lines_len);
+	*recs_off = (size_t)(p - out);
+	at->recs_lineno = at->lines_lineno + o->n + (size_t)ncarves;
+	p = mempcpy(p, recs, recs_len);
+	*p = '\0';
+	return out;
+}
+
 char *ledger_serialize(struct cc_ledger *l, struct ledger_layout *at, struct cc_err *err)
 {
 	const struct cc_ledger_index *ix = l->index;
 	_cleanup_free_ char *kept_entries = NULL, *kept_lines = NULL;
-	size_t kept_elen = 0, kept_llen = 0, nkept = 0;
-	const char *old_entries, *old_lines;
-	size_t old_entries_len, old_lines_len, n;
-	uint64_t eh, lh, recs_hash = CC_FNV1A_INIT;
-	size_t entries_len = 0, lines_len = 0, recs_len = 0, head_len;
+	struct old_blocks old;
+	uint64_t recs_hash = CC_FNV1A_INIT;
+	size_t entries_len = 0, lines_len = 0, recs_len = 0;
 	size_t nrecs[LEDGER_NRECSETS], recs_off;
 	long long next[LEDGER_NRECSETS];
 	int nlines = ledger_recs_count(l);
@@ -849,55 +935,24 @@ char *ledger_serialize(struct cc_ledger *l, struct ledger_layout *at, struct cc_
 	_cleanup_free_ struct ledger_rec_at *rec_at = NULL;
 	_cleanup_fclose_ FILE *fe = NULL;
 	_cleanup_fclose_ FILE *fl = NULL;
-	char digest[DIGEST_MAX], *out, *p;
+	char digest[DIGEST_MAX], *out;
 
 	at->recs = NULL;
 	if (!doc || !index || !taken || !steered)
 		goto nomem;
-	if (ix && ix->cut) {
-		if (kept_blocks(l, &kept_entries, &kept_elen, &kept_lines, &kept_llen, &nkept, err) < 0)
-			return NULL;
-		old_entries = kept_entries;
-		old_entries_len = kept_elen;
-		old_lines = kept_lines;
-		old_lines_len = kept_llen;
-		n = nkept;
-		eh = cc_fnv1a(CC_FNV1A_INIT, kept_entries, kept_elen);
-		lh = cc_fnv1a(CC_FNV1A_INIT, kept_lines, kept_llen);
-	} else {
-		old_entries = ix ? l->snapshot + ix->entries_off : "";
-		old_lines = ix ? l->snapshot + ix->lines_off : "";
-		old_entries_len = ix ? ix->entries_len : 0;
-		old_lines_len = ix ? ix->lines_len : 0;
-		n = ix ? json_array_size(ix->entries) : 0;
-		eh = ix ? ix->entries_hash : CC_FNV1A_INIT;
-		lh = ix ? ix->lines_hash : CC_FNV1A_INIT;
-	}
-	at->entries_len = old_entries_len;
-	at->lines_len = old_lines_len;
-	at->entries_hash = eh;
-	at->lines_hash = lh;
+	if (keep_old_blocks(l, &kept_entries, &kept_lines, &old, err) < 0)
+		return NULL;
+	at->entries_len = old.entries_len;
+	at->lines_len = old.lines_len;
+	at->entries_hash = old.eh;
+	at->lines_hash = old.lh;
 	fe = open_memstream(&entries, &entries_len);
 	fl = open_memstream(&lines, &lines_len);
 	rec_at = calloc((size_t)nlines + 1, sizeof(*rec_at));
 	if (!fe || !fl || !rec_at)
 		goto nomem;
-	for (int i = 0; i < l->ncarves; i++) {
-		const struct cc_carve *c = &l->carves[i];
-		_cleanup_json_ json_t *o = ledger_carve_to_json(c), *e = c->releasing ? json_pack("[ssss]", c->id, c->kind, c->cgroup, "releasing")
-									    : json_pack("[sss]", c->id, c->kind, c->cgroup);
-
-		if (!o || !e)
-			return cc_err_set(err, EINVAL, "%s/" CC_LEDGER_FILE ": carve \"%s\" cannot be serialised",
-					  l->dir, c->id),
-			       NULL;
-		if (put_line(fe, e) < 0 || put_line(fl, o) < 0 || hwloc_bitmap_or(taken, taken, c->cpus) < 0 ||
-		    hwloc_bitmap_or(taken, taken, c->parked) < 0)
-			goto nomem;
-		if (c->steer_irqs &&
-		    (hwloc_bitmap_or(steered, steered, c->cpus) < 0 || hwloc_bitmap_or(steered, steered, c->parked) < 0))
-			goto nomem;
-	}
+	if (new_blocks(l, fe, fl, taken, steered, err) < 0)
+		return NULL;
 	if (ledger_recs_write(l, &recs, &recs_len, &recs_hash, rec_at, err) < 0)
 		return NULL;
 	if (close_stream(&fe) != 0 || close_stream(&fl) != 0)
@@ -907,10 +962,10 @@ char *ledger_serialize(struct cc_ledger *l, struct ledger_layout *at, struct cc_
 	recs_index = records_index(l, nrecs, next);
 	if (!t || !s || (nlines && !recs_index))
 		goto nomem;
-	index_digest(cc_fnv1a(eh, entries, entries_len), cc_fnv1a(lh, lines, lines_len), recs_hash, nrecs, next, t, s,
-		     digest);
+	index_digest(cc_fnv1a(old.eh, entries, entries_len), cc_fnv1a(old.lh, lines, lines_len), recs_hash, nrecs,
+		     next, t, s, digest);
 	if (set_new(doc, "version", json_integer(CC_LEDGER_VERSION)) < 0 ||
-	    set_new(index, "carves", json_integer((json_int_t)(n + (size_t)l->ncarves))) < 0 ||
+	    set_new(index, "carves", json_integer((json_int_t)(old.n + (size_t)l->ncarves))) < 0 ||
 	    set_new(index, "taken", json_string(t)) < 0 || set_new(index, "steered", json_string(s)) < 0 ||
 	    set_new(index, "digest", json_string(digest)) < 0 ||
 	    (recs_index && set_new(index, "records", json_incref(recs_index)) < 0) ||
@@ -919,23 +974,9 @@ char *ledger_serialize(struct cc_ledger *l, struct ledger_layout *at, struct cc_
 	head = json_dumps(doc, 0);
 	if (!head)
 		goto nomem;
-	head_len = strlen(head);
-	out = malloc(head_len + 1 + old_entries_len + entries_len + old_lines_len + lines_len + recs_len + 1);
+	out = assemble(head, &old, entries, entries_len, lines, lines_len, recs, recs_len, l->ncarves, at, &recs_off);
 	if (!out)
 		goto nomem;
-	p = mempcpy(out, head, head_len);
-	*p++ = '\n';
-	at->entries_off = (size_t)(p - out);
-	p = mempcpy(p, old_entries, old_entries_len);
-	p = mempcpy(p, entries, entries_len);
-	at->lines_off = (size_t)(p - out);
-	at->lines_lineno = 2 + n + (size_t)l->ncarves;
-	p = mempcpy(p, old_lines, old_lines_len);
-	p = mempcpy(p, lines, lines_len);
-	recs_off = (size_t)(p - out);
-	at->recs_lineno = at->lines_lineno + n + (size_t)l->ncarves;
-	p = mempcpy(p, recs, recs_len);
-	*p = '\0';
 	for (int i = 0; i < nlines; i++)
 		rec_at[i].off += recs_off;
 	at->recs = cc_steal_ptr(rec_at);

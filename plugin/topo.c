@@ -32,6 +32,63 @@ static int topo_sets_alloc(struct cc_topo *topo)
 	return topo->online && topo->allowed && topo->offline && topo->present && topo->possible ? 0 : -1;
 }
 
+/* topo->source, the name errors and the map give the topology; a
+ * synthetic description is parsed here into hwloc's (*desc) and the
+ * classes it names (*syn). */
+static int name_source(const struct cc_topo_source *src, struct cc_topo *topo, char **desc,
+		       struct cc_class_override **syn, int *nsyn, struct cc_err *err)
+{
+	switch (src->kind) {
+	case CC_TOPO_HOST:
+		if (src->root->is_host)
+			snprintf(topo->source, sizeof(topo->source), "host");
+		else
+			snprintf(topo->source, sizeof(topo->source), "--root %s", src->root->path);
+		break;
+	case CC_TOPO_XML:
+		snprintf(topo->source, sizeof(topo->source), "--hwloc-xml %s", src->arg);
+		break;
+	case CC_TOPO_SYNTHETIC:
+		if (topo_parse_synthetic(src->arg, desc, syn, nsyn, err) < 0)
+			return -1;
+		snprintf(topo->source, sizeof(topo->source), "synthetic:%s", *desc);
+		break;
+	}
+	return 0;
+}
+
+/* The online, present, possible, offline and allowed sets: hwloc's
+ * online set checked against the kernel's (`cs`, read from sysfs) on a
+ * host or --root tree, hwloc's complete cpuset for the other sources. */
+static int cpu_sets(hwloc_topology_t t, const struct cc_topo_source *src, const struct topo_cpu_state *cs,
+		    struct cc_topo *topo, struct cc_err *err)
+{
+	hwloc_bitmap_copy(topo->online, hwloc_topology_get_topology_cpuset(t));
+	if (src->kind == CC_TOPO_HOST) {
+		/* hwloc quietly drops CPUs whose sysfs entries it cannot use;
+		 * the model must be the kernel's. */
+		if (!hwloc_bitmap_isequal(topo->online, cs->online)) {
+			_cleanup_free_ char *h = cc_cpulist_format(topo->online);
+			_cleanup_free_ char *k = cc_cpulist_format(cs->online);
+
+			return cc_err_set(err, EINVAL, "%s: hwloc found CPUs %s but /sys/devices/system/cpu/online lists %s",
+					  src->root->path, h ? h : "?", k ? k : "?");
+		}
+		hwloc_bitmap_copy(topo->present, cs->present);
+		hwloc_bitmap_copy(topo->possible, cs->possible);
+	} else {
+		/* An XML export keeps offline CPUs in its complete cpuset. */
+		hwloc_bitmap_copy(topo->present, hwloc_topology_get_complete_cpuset(t));
+		hwloc_bitmap_or(topo->present, topo->present, topo->online);
+		hwloc_bitmap_copy(topo->possible, topo->present);
+	}
+	hwloc_bitmap_andnot(topo->offline, topo->present, topo->online);
+	hwloc_bitmap_copy(topo->allowed, topo->online);
+	if (src->kind == CC_TOPO_HOST && src->root->is_host && src->caller_view)
+		topo_host_allowed(t, topo->allowed);
+	return 0;
+}
+
 struct cc_topo *cc_topo_load(const struct cc_topo_source *src, struct cc_err *err)
 {
 	_cleanup_topo_ struct cc_topo *topo = NULL;
@@ -49,23 +106,8 @@ struct cc_topo *cc_topo_load(const struct cc_topo_source *src, struct cc_err *er
 	topo = calloc(1, sizeof(*topo));
 	if (!topo || topo_sets_alloc(topo) < 0)
 		return cc_err_sys(err, ENOMEM, "topology"), NULL;
-
-	switch (src->kind) {
-	case CC_TOPO_HOST:
-		if (src->root->is_host)
-			snprintf(topo->source, sizeof(topo->source), "host");
-		else
-			snprintf(topo->source, sizeof(topo->source), "--root %s", src->root->path);
-		break;
-	case CC_TOPO_XML:
-		snprintf(topo->source, sizeof(topo->source), "--hwloc-xml %s", src->arg);
-		break;
-	case CC_TOPO_SYNTHETIC:
-		if (topo_parse_synthetic(src->arg, &desc, &syn, &nsyn, err) < 0)
-			goto out;
-		snprintf(topo->source, sizeof(topo->source), "synthetic:%s", desc);
-		break;
-	}
+	if (name_source(src, topo, &desc, &syn, &nsyn, err) < 0)
+		goto out;
 
 	if (src->kind == CC_TOPO_HOST) {
 		cs.online = hwloc_bitmap_alloc();
@@ -82,33 +124,8 @@ struct cc_topo *cc_topo_load(const struct cc_topo_source *src, struct cc_err *er
 		cc_err_sys(err, errno, "hwloc");
 		goto out;
 	}
-	if (topo_load_hwloc(t, src, desc, err) < 0)
+	if (topo_load_hwloc(t, src, desc, err) < 0 || cpu_sets(t, src, &cs, topo, err) < 0)
 		goto out;
-
-	hwloc_bitmap_copy(topo->online, hwloc_topology_get_topology_cpuset(t));
-	if (src->kind == CC_TOPO_HOST) {
-		/* hwloc quietly drops CPUs whose sysfs entries it cannot use;
-		 * the model must be the kernel's. */
-		if (!hwloc_bitmap_isequal(topo->online, cs.online)) {
-			_cleanup_free_ char *h = cc_cpulist_format(topo->online);
-			_cleanup_free_ char *k = cc_cpulist_format(cs.online);
-
-			cc_err_set(err, EINVAL, "%s: hwloc found CPUs %s but /sys/devices/system/cpu/online lists %s",
-				   src->root->path, h ? h : "?", k ? k : "?");
-			goto out;
-		}
-		hwloc_bitmap_copy(topo->present, cs.present);
-		hwloc_bitmap_copy(topo->possible, cs.possible);
-	} else {
-		/* An XML export keeps offline CPUs in its complete cpuset. */
-		hwloc_bitmap_copy(topo->present, hwloc_topology_get_complete_cpuset(t));
-		hwloc_bitmap_or(topo->present, topo->present, topo->online);
-		hwloc_bitmap_copy(topo->possible, topo->present);
-	}
-	hwloc_bitmap_andnot(topo->offline, topo->present, topo->online);
-	hwloc_bitmap_copy(topo->allowed, topo->online);
-	if (src->kind == CC_TOPO_HOST && src->root->is_host && src->caller_view)
-		topo_host_allowed(t, topo->allowed);
 
 	llc_level = calloc((size_t)hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU) + 1, sizeof(int));
 	if (!llc_level) {

@@ -99,34 +99,63 @@ static int obj_os(hwloc_obj_t o)
 	return o && o->os_index != HWLOC_UNKNOWN_INDEX ? (int)o->os_index : -1;
 }
 
-/* Every core, PU and domain of the machine, built from hwloc. */
-int topo_build_structure(hwloc_topology_t t, struct cc_topo *topo, hwloc_const_bitmap_t online,
-			 int *llc_level, struct cc_err *err)
+/* What topo_build_structure gathers while it walks the PUs: the domains
+ * met so far, and each core's index into them (-2: none of that kind)
+ * until the domains exist. */
+struct build {
+	struct objmap pk, l2, llc, cores;
+	int *core_pkg, *core_l2, *core_llc;
+	int *llc_level;
+};
+
+/* A new core, first seen at `pu`, with the domains above it.  -1: out of
+ * memory. */
+static int add_core(struct build *b, struct cc_topo *topo, hwloc_obj_t core, hwloc_obj_t pu)
 {
-	struct objmap pk = { 0 }, l2 = { 0 }, llc = { 0 }, cores = { 0 };
+	hwloc_obj_t l2obj = NULL, llcobj = NULL, key;
+	struct cc_core *c;
+	int id;
+
+	if (objmap_find_or_add(&b->cores, core) < 0)
+		return -1;
+	id = topo->ncores++;
+	c = &topo->cores[id];
+	c->id = id;
+	c->numa = c->cls = -1;
+	c->pus = hwloc_bitmap_alloc();
+	if (!c->pus)
+		return -1;
+	hwloc_bitmap_set(c->pus, pu->os_index);
+	c->npus = 1;
+	b->llc_level[id] = 0;
+	for (hwloc_obj_t o = core->parent; o; o = o->parent) {
+		if (!hwloc_obj_type_is_dcache(o->type))
+			continue;
+		if (!l2obj && o->attr->cache.depth == 2)
+			l2obj = o;
+		if (!llcobj || o->attr->cache.depth > llcobj->attr->cache.depth)
+			llcobj = o;
+	}
+	key = package_key(core);
+	b->core_pkg[id] = objmap_find_or_add(&b->pk, key);
+	b->core_l2[id] = l2obj ? objmap_find_or_add(&b->l2, l2obj) : -2;
+	b->core_llc[id] = llcobj ? objmap_find_or_add(&b->llc, llcobj) : -2;
+	if (b->core_pkg[id] < 0 || b->core_l2[id] == -1 || b->core_llc[id] == -1)
+		return -1;
+	if (llcobj)
+		b->llc_level[id] = (int)llcobj->attr->cache.depth;
+	return 0;
+}
+
+/* Cores in hwloc's logical order (locality order: package, cache, core),
+ * so neighbouring core ids are close in the machine.  The PUs of a core
+ * are consecutive in that order.  -1: out of memory. */
+static int walk_pus(hwloc_topology_t t, struct cc_topo *topo, hwloc_const_bitmap_t online, struct build *b)
+{
 	hwloc_obj_t pu = NULL, prev_core = NULL;
-	int nnuma = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
-	int npu = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
-	_cleanup_free_ int *core_pkg = NULL, *core_l2 = NULL, *core_llc = NULL;
-	int rc = -1;
 
-	if (npu <= 0)
-		return cc_err_set(err, EINVAL, "the topology has no CPU");
-	core_pkg = malloc((size_t)npu * sizeof(int));
-	core_l2 = malloc((size_t)npu * sizeof(int));
-	core_llc = malloc((size_t)npu * sizeof(int));
-	topo->cores = calloc((size_t)npu, sizeof(*topo->cores));
-	if (!core_pkg || !core_l2 || !core_llc || !topo->cores)
-		goto nomem;
-
-	/* Cores in hwloc's logical order (locality order: package, cache,
-	 * core), so neighbouring core ids are close in the machine.  The PUs
-	 * of a core are consecutive in that order. */
 	while ((pu = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PU, pu))) {
 		hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_CORE, pu);
-		hwloc_obj_t l2obj = NULL, llcobj = NULL, key;
-		struct cc_core *c;
-		int id;
 
 		if (!hwloc_bitmap_isset(online, pu->os_index))
 			continue;
@@ -138,65 +167,35 @@ int topo_build_structure(hwloc_topology_t t, struct cc_topo *topo, hwloc_const_b
 			continue;
 		}
 		prev_core = core;
-		if (objmap_find_or_add(&cores, core) < 0)
-			goto nomem;
-		id = topo->ncores++;
-		c = &topo->cores[id];
-		c->id = id;
-		c->numa = c->cls = -1;
-		c->pus = hwloc_bitmap_alloc();
-		if (!c->pus)
-			goto nomem;
-		hwloc_bitmap_set(c->pus, pu->os_index);
-		c->npus = 1;
-		llc_level[id] = 0;
-		for (hwloc_obj_t o = core->parent; o; o = o->parent) {
-			if (!hwloc_obj_type_is_dcache(o->type))
-				continue;
-			if (!l2obj && o->attr->cache.depth == 2)
-				l2obj = o;
-			if (!llcobj || o->attr->cache.depth > llcobj->attr->cache.depth)
-				llcobj = o;
-		}
-		key = package_key(core);
-		core_pkg[id] = objmap_find_or_add(&pk, key);
-		core_l2[id] = l2obj ? objmap_find_or_add(&l2, l2obj) : -2;
-		core_llc[id] = llcobj ? objmap_find_or_add(&llc, llcobj) : -2;
-		if (core_pkg[id] < 0 || core_l2[id] == -1 || core_llc[id] == -1)
-			goto nomem;
-		if (llcobj)
-			llc_level[id] = (int)llcobj->attr->cache.depth;
+		if (add_core(b, topo, core, pu) < 0)
+			return -1;
 	}
-	if (topo->ncores == 0) {
-		cc_err_set(err, EINVAL, "the topology has no online CPU");
-		goto out;
-	}
+	return 0;
+}
 
-	topo->npackages = pk.n;
-	topo->nl2s = l2.n;
-	topo->nllcs = llc.n;
-	topo->nnuma = nnuma > 0 ? nnuma : 0;
-	if (domains_alloc(&topo->packages, pk.n) < 0 || domains_alloc(&topo->l2s, l2.n) < 0 ||
-	    domains_alloc(&topo->llcs, llc.n) < 0 || domains_alloc(&topo->numa, topo->nnuma) < 0)
-		goto nomem;
-	for (int i = 0; i < pk.n; i++) {
+/* The allocated domains' OS ids, cache levels and sizes, and the NUMA
+ * nodes' online CPUs. */
+static void describe_domains(hwloc_topology_t t, struct cc_topo *topo, hwloc_const_bitmap_t online,
+			     const struct build *b)
+{
+	for (int i = 0; i < b->pk.n; i++) {
 		/* The lowest physical id among merged packages. */
 		hwloc_obj_t p = NULL;
 
 		while ((p = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PACKAGE, p)))
-			if (pk.objs[i] && (p == pk.objs[i] || hwloc_obj_is_in_subtree(t, p, pk.objs[i])) &&
+			if (b->pk.objs[i] && (p == b->pk.objs[i] || hwloc_obj_is_in_subtree(t, p, b->pk.objs[i])) &&
 			    (topo->packages[i].os < 0 || obj_os(p) < topo->packages[i].os))
 				topo->packages[i].os = obj_os(p);
 	}
-	for (int i = 0; i < l2.n; i++) {
-		topo->l2s[i].os = obj_os(l2.objs[i]);
+	for (int i = 0; i < b->l2.n; i++) {
+		topo->l2s[i].os = obj_os(b->l2.objs[i]);
 		topo->l2s[i].level = 2;
-		topo->l2s[i].size = l2.objs[i]->attr->cache.size;
+		topo->l2s[i].size = b->l2.objs[i]->attr->cache.size;
 	}
-	for (int i = 0; i < llc.n; i++) {
-		topo->llcs[i].os = obj_os(llc.objs[i]);
-		topo->llcs[i].level = (int)llc.objs[i]->attr->cache.depth;
-		topo->llcs[i].size = llc.objs[i]->attr->cache.size;
+	for (int i = 0; i < b->llc.n; i++) {
+		topo->llcs[i].os = obj_os(b->llc.objs[i]);
+		topo->llcs[i].level = (int)b->llc.objs[i]->attr->cache.depth;
+		topo->llcs[i].size = b->llc.objs[i]->attr->cache.size;
 	}
 	for (int i = 0; i < topo->nnuma; i++) {
 		hwloc_obj_t n = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, (unsigned)i);
@@ -204,13 +203,17 @@ int topo_build_structure(hwloc_topology_t t, struct cc_topo *topo, hwloc_const_b
 		topo->numa[i].os = obj_os(n);
 		hwloc_bitmap_and(topo->numa[i].cpus, n->cpuset, online);
 	}
+}
 
+/* Each core's package, caches and NUMA node, now that the domains exist. */
+static void link_cores(struct cc_topo *topo, const struct build *b)
+{
 	for (int id = 0; id < topo->ncores; id++) {
 		struct cc_core *c = &topo->cores[id];
 
-		c->package = core_pkg[id];
-		c->l2 = core_l2[id] >= 0 ? core_l2[id] : -1;
-		c->llc = core_llc[id] >= 0 ? core_llc[id] : -1;
+		c->package = b->core_pkg[id];
+		c->l2 = b->core_l2[id] >= 0 ? b->core_l2[id] : -1;
+		c->llc = b->core_llc[id] >= 0 ? b->core_llc[id] : -1;
 		/* The first node (logical order: DRAM before HBM or CXL
 		 * memory) whose CPUs include the core's. */
 		for (int n = 0; n < topo->nnuma; n++)
@@ -219,15 +222,51 @@ int topo_build_structure(hwloc_topology_t t, struct cc_topo *topo, hwloc_const_b
 				break;
 			}
 	}
+}
+
+/* Every core, PU and domain of the machine, built from hwloc. */
+int topo_build_structure(hwloc_topology_t t, struct cc_topo *topo, hwloc_const_bitmap_t online,
+			 int *llc_level, struct cc_err *err)
+{
+	struct build b = { .llc_level = llc_level };
+	int nnuma = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+	int npu = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
+	_cleanup_free_ int *core_pkg = NULL, *core_l2 = NULL, *core_llc = NULL;
+	int rc = -1;
+
+	if (npu <= 0)
+		return cc_err_set(err, EINVAL, "the topology has no CPU");
+	b.core_pkg = core_pkg = malloc((size_t)npu * sizeof(int));
+	b.core_l2 = core_l2 = malloc((size_t)npu * sizeof(int));
+	b.core_llc = core_llc = malloc((size_t)npu * sizeof(int));
+	topo->cores = calloc((size_t)npu, sizeof(*topo->cores));
+	if (!core_pkg || !core_l2 || !core_llc || !topo->cores)
+		goto nomem;
+	if (walk_pus(t, topo, online, &b) < 0)
+		goto nomem;
+	if (topo->ncores == 0) {
+		cc_err_set(err, EINVAL, "the topology has no online CPU");
+		goto out;
+	}
+
+	topo->npackages = b.pk.n;
+	topo->nl2s = b.l2.n;
+	topo->nllcs = b.llc.n;
+	topo->nnuma = nnuma > 0 ? nnuma : 0;
+	if (domains_alloc(&topo->packages, b.pk.n) < 0 || domains_alloc(&topo->l2s, b.l2.n) < 0 ||
+	    domains_alloc(&topo->llcs, b.llc.n) < 0 || domains_alloc(&topo->numa, topo->nnuma) < 0)
+		goto nomem;
+	describe_domains(t, topo, online, &b);
+	link_cores(topo, &b);
 	rc = 0;
 	goto out;
 nomem:
 	cc_err_sys(err, ENOMEM, "topology");
 out:
-	objmap_free(&pk);
-	objmap_free(&l2);
-	objmap_free(&llc);
-	objmap_free(&cores);
+	objmap_free(&b.pk);
+	objmap_free(&b.l2);
+	objmap_free(&b.llc);
+	objmap_free(&b.cores);
 	return rc;
 }
 

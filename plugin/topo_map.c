@@ -391,54 +391,53 @@ static void emit_distances(struct map *m)
 	}
 }
 
-int cc_topo_map(FILE *out, const struct cc_topo *t, const struct cc_topo_view *view, struct cc_err *err)
+/* The map's columns: every core's cell (m->cells, allocated by the
+ * caller) and the widest, the class tags, the class table's list column,
+ * and where cluster notes start.  -1: out of memory. */
+static int layout(struct map *m, struct cc_err *err)
 {
-	_cleanup_free_ char(*tags)[TAG_MAX] = calloc((size_t)t->nclasses + 1, sizeof(*tags));
-	_cleanup_free_ int *buf = calloc((size_t)t->ncores + 1, sizeof(int));
-	_cleanup_free_ char *online = cc_cpulist_format(t->online);
-	_cleanup_bitmap_ hwloc_bitmap_t disallowed = hwloc_bitmap_alloc();
-	struct map m = { .out = out, .t = t, .view = view, .tags = tags };
-	int npus = cc_topo_online_pus(t), cmemless = 0;
-	int rc = 0;
+	const struct cc_topo *t = m->t;
+	int prefix, per, widest = 0;
 
-	if (!tags || !buf || !online || !disallowed)
-		return cc_err_sys(err, ENOMEM, "topology map");
-	m.cells = calloc((size_t)t->ncores + 1, sizeof(char *));
-	if (!m.cells)
-		return cc_err_sys(err, ENOMEM, "topology map");
-	m.cellw = 0;
+	m->cellw = 0;
 	for (int id = 0; id < t->ncores; id++) {
-		m.cells[id] = core_cell(t, id);
-		if (!m.cells[id]) {
-			rc = cc_err_sys(err, ENOMEM, "topology map");
-			goto out;
-		}
-		if ((int)strlen(m.cells[id]) + 2 > m.cellw)
-			m.cellw = (int)strlen(m.cells[id]) + 2;
+		m->cells[id] = core_cell(t, id);
+		if (!m->cells[id])
+			return cc_err_sys(err, ENOMEM, "topology map");
+		if ((int)strlen(m->cells[id]) + 2 > m->cellw)
+			m->cellw = (int)strlen(m->cells[id]) + 2;
 	}
-	make_tags(&m);
+	make_tags(m);
 	for (int i = 0; i < t->nclasses; i++) {
 		_cleanup_free_ char *l = cc_cpulist_format(t->classes[i].cpus);
 		int w = l ? (int)strlen(l) : 1;
 
-		if (w > m.listw)
-			m.listw = w < 24 ? w : 24;
+		if (w > m->listw)
+			m->listw = w < 24 ? w : 24;
 	}
-	{
-		/* Cluster notes start in one column: after the widest first
-		 * line of a cluster row. */
-		int prefix = 4 + m.tagw + 2, per = (MAP_WIDTH - prefix) / m.cellw, widest = 0;
+	/* Cluster notes start in one column: after the widest first line of
+	 * a cluster row. */
+	prefix = 4 + m->tagw + 2;
+	per = (MAP_WIDTH - prefix) / m->cellw;
+	for (int l = 0; l < t->nl2s; l++)
+		if (t->l2s[l].ncores > widest)
+			widest = t->l2s[l].ncores;
+	if (per < 1)
+		per = 1;
+	m->notecol = prefix + (widest < per ? widest : per) * m->cellw - 2;
+	return 0;
+}
 
-		for (int l = 0; l < t->nl2s; l++)
-			if (t->l2s[l].ncores > widest)
-				widest = t->l2s[l].ncores;
-		if (per < 1)
-			per = 1;
-		m.notecol = prefix + (widest < per ? widest : per) * m.cellw - 2;
-	}
+/* The title and the counts, then the CPUs the map leaves out: not
+ * present, offline, or outside the allowed set. */
+static void emit_header(const struct map *m, const char *online, hwloc_bitmap_t disallowed)
+{
+	const struct cc_topo *t = m->t;
+	FILE *out = m->out;
+	int npus = cc_topo_online_pus(t);
 
-	if (view && view->title) {
-		fprintf(out, "%s\n", view->title);
+	if (m->view && m->view->title) {
+		fprintf(out, "%s\n", m->view->title);
 	} else {
 		/* Long --root paths keep their informative end. */
 		int room = MAP_WIDTH - (int)strlen("Topology: ");
@@ -470,6 +469,45 @@ int cc_topo_map(FILE *out, const struct cc_topo *t, const struct cc_topo_view *v
 
 		fprintf(out, "outside the allowed set (never used, marked !): %s\n", s ? s : "?");
 	}
+}
+
+/* Memory-only nodes (HBM, CXL) have no block of their own: named once. */
+static void emit_memless(const struct map *m)
+{
+	const struct cc_topo *t = m->t;
+	int cmemless = 0;
+
+	for (int n = 0; n < t->nnuma; n++)
+		if (t->numa[n].ncores == 0)
+			cmemless++;
+	if (cmemless) {
+		fprintf(m->out, "\nNUMA nodes without CPUs:");
+		for (int n = 0; n < t->nnuma; n++)
+			if (t->numa[n].ncores == 0)
+				fprintf(m->out, " %d", t->numa[n].os);
+		fputc('\n', m->out);
+	}
+}
+
+int cc_topo_map(FILE *out, const struct cc_topo *t, const struct cc_topo_view *view, struct cc_err *err)
+{
+	_cleanup_free_ char(*tags)[TAG_MAX] = calloc((size_t)t->nclasses + 1, sizeof(*tags));
+	_cleanup_free_ int *buf = calloc((size_t)t->ncores + 1, sizeof(int));
+	_cleanup_free_ char *online = cc_cpulist_format(t->online);
+	_cleanup_bitmap_ hwloc_bitmap_t disallowed = hwloc_bitmap_alloc();
+	struct map m = { .out = out, .t = t, .view = view, .tags = tags };
+	int rc = 0;
+
+	if (!tags || !buf || !online || !disallowed)
+		return cc_err_sys(err, ENOMEM, "topology map");
+	m.cells = calloc((size_t)t->ncores + 1, sizeof(char *));
+	if (!m.cells)
+		return cc_err_sys(err, ENOMEM, "topology map");
+	if (layout(&m, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	emit_header(&m, online, disallowed);
 	emit_classes(&m);
 
 	/* Blocks in the order their first core appears. */
@@ -481,16 +519,7 @@ int cc_topo_map(FILE *out, const struct cc_topo *t, const struct cc_topo_view *v
 		if (!seen)
 			emit_block(&m, t->cores[id].package, t->cores[id].numa, buf);
 	}
-	for (int n = 0; n < t->nnuma; n++)
-		if (t->numa[n].ncores == 0)
-			cmemless++;
-	if (cmemless) {
-		fprintf(out, "\nNUMA nodes without CPUs:");
-		for (int n = 0; n < t->nnuma; n++)
-			if (t->numa[n].ncores == 0)
-				fprintf(out, " %d", t->numa[n].os);
-		fputc('\n', out);
-	}
+	emit_memless(&m);
 	emit_distances(&m);
 	fprintf(out, "\ncN [CPUs] = core N and its hardware threads; \"= L2 ... cluster\" = cores\n"
 		     "sharing one L2; rows start with the class tag (* = mixed classes).\n");

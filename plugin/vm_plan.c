@@ -426,6 +426,75 @@ static hwloc_const_bitmap_t main_affinity(const struct cc_vm_proc *p)
 	return p->nemu ? p->emu[0].affinity : NULL;
 }
 
+/* A shared class: every vCPU on the class's shared pool, nothing carved,
+ * nothing recorded.  -1: out of memory. */
+static int shared_entry(struct cc_vm_entry *e, const struct cc_vm_proc *p, const struct cc_decision *d)
+{
+	e->state = CC_VM_SHARED;
+	snprintf(e->carve.class_name, sizeof(e->carve.class_name), "%s", d->class_name);
+	snprintf(e->carve.core_class, sizeof(e->carve.core_class), "%s", d->core_class);
+	hwloc_bitmap_copy(e->carve.cpus, d->cpus);
+	for (int i = 0; i < p->nvcpus; i++) {
+		const struct cc_vm_thread *t = &p->vcpus[i];
+
+		if ((t->cgroup[0] && cg_add(e, t->cgroup, "cpuset.cpus", t->cg_cpus, d->cpus) < 0) ||
+		    pin_add(e, t->tid, t->vcpu, t->affinity, d->cpus) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The VM's carve, as the ledger will hold it, from the decision. */
+static void carve_from(struct cc_vm_entry *e, const struct cc_decision *d)
+{
+	snprintf(e->carve.id, sizeof(e->carve.id), "%s", e->id);
+	snprintf(e->carve.kind, sizeof(e->carve.kind), "vm");
+	snprintf(e->carve.class_name, sizeof(e->carve.class_name), "%s", d->class_name);
+	snprintf(e->carve.core_class, sizeof(e->carve.core_class), "%s", d->core_class);
+	snprintf(e->carve.mode, sizeof(e->carve.mode), "affinity");
+	hwloc_bitmap_copy(e->carve.cpus, d->cpus);
+	hwloc_bitmap_copy(e->carve.parked, d->parked);
+	hwloc_bitmap_copy(e->carve.mems, d->mems);
+	e->carve.exclusive = true;
+	e->carve.steer_irqs = d->irq == CC_IRQ_STEER_AWAY;
+}
+
+/* The carve's VM record, appended to its changes: the process, each
+ * vCPU's CPU in `map` and the affinity to give back at release (a
+ * replanned VM keeps the first plan's, from `prev_rec`).  -1: out of
+ * memory. */
+static int record_vm(struct cc_vm_entry *e, const struct cc_vm_proc *p, const struct cc_vm_rec *prev_rec,
+		     const int *map, int threads)
+{
+	struct cc_vm_rec rec = { 0 };
+	json_t *rj;
+	int rc = -1;
+
+	rec.pid = p->pid;
+	rec.start = p->start;
+	rec.threads = threads;
+	rec.vcpus = calloc((size_t)p->nvcpus, sizeof(*rec.vcpus));
+	rec.emulator_old = prev_rec ? hwloc_bitmap_dup(prev_rec->emulator_old)
+				    : main_affinity(p) ? hwloc_bitmap_dup(main_affinity(p)) : hwloc_bitmap_alloc();
+	if (!rec.vcpus || !rec.emulator_old)
+		goto out;
+	for (int i = 0; i < p->nvcpus; i++) {
+		const struct cc_vm_vcpu_rec *old = rec_vcpu(prev_rec, p->vcpus[i].vcpu);
+
+		rec.vcpus[i] = (struct cc_vm_vcpu_rec){ p->vcpus[i].vcpu, p->vcpus[i].tid, map[i],
+							hwloc_bitmap_dup(old ? old->old : p->vcpus[i].affinity) };
+		rec.nvcpus++;
+		if (!rec.vcpus[i].old)
+			goto out;
+	}
+	rj = cc_vm_rec_json(&rec);
+	if (rj && json_array_append_new(e->carve.changes, rj) == 0)
+		rc = 0;
+out:
+	cc_vm_rec_fini(&rec);
+	return rc;
+}
+
 static int new_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc_vm_spec *spec,
 		     const struct cc_vm_proc *p, int prev, struct cc_err *err)
 {
@@ -435,10 +504,8 @@ static int new_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc_
 	struct cc_request req = { .cpus = p->nvcpus, .has_smt = true, .has_memory = true };
 	struct cc_err e2 = CC_ERR_INIT;
 	struct cc_decision d;
-	struct cc_vm_rec rec = { 0 };
 	_cleanup_free_ int *map = NULL;
 	int threads = cc_vm_threads(spec, pl->w->policy);
-	json_t *rj;
 	int rc = -1;
 
 	if (!pc) {
@@ -464,19 +531,8 @@ static int new_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc_
 	e->nwarnings = d.nwarnings;
 	memcpy(e->warnings, d.warnings, sizeof(e->warnings));
 	if (!d.exclusive) {
-		/* A shared class: every vCPU on the class's shared pool,
-		 * nothing carved, nothing recorded. */
-		e->state = CC_VM_SHARED;
-		snprintf(e->carve.class_name, sizeof(e->carve.class_name), "%s", d.class_name);
-		snprintf(e->carve.core_class, sizeof(e->carve.core_class), "%s", d.core_class);
-		hwloc_bitmap_copy(e->carve.cpus, d.cpus);
-		for (int i = 0; i < p->nvcpus; i++) {
-			const struct cc_vm_thread *t = &p->vcpus[i];
-
-			if ((t->cgroup[0] && cg_add(e, t->cgroup, "cpuset.cpus", t->cg_cpus, d.cpus) < 0) ||
-			    pin_add(e, t->tid, t->vcpu, t->affinity, d.cpus) < 0)
-				goto nomem;
-		}
+		if (shared_entry(e, p, &d) < 0)
+			goto nomem;
 		cc_decision_fini(&d);
 		return 0;
 	}
@@ -489,38 +545,8 @@ static int new_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc_
 		cc_decision_fini(&d);
 		return 0;
 	}
-	snprintf(e->carve.id, sizeof(e->carve.id), "%s", e->id);
-	snprintf(e->carve.kind, sizeof(e->carve.kind), "vm");
-	snprintf(e->carve.class_name, sizeof(e->carve.class_name), "%s", d.class_name);
-	snprintf(e->carve.core_class, sizeof(e->carve.core_class), "%s", d.core_class);
-	snprintf(e->carve.mode, sizeof(e->carve.mode), "affinity");
-	hwloc_bitmap_copy(e->carve.cpus, d.cpus);
-	hwloc_bitmap_copy(e->carve.parked, d.parked);
-	hwloc_bitmap_copy(e->carve.mems, d.mems);
-	e->carve.exclusive = true;
-	e->carve.steer_irqs = d.irq == CC_IRQ_STEER_AWAY;
-
-	rec.pid = p->pid;
-	rec.start = p->start;
-	rec.threads = threads;
-	rec.vcpus = calloc((size_t)p->nvcpus, sizeof(*rec.vcpus));
-	rec.emulator_old = prev_rec ? hwloc_bitmap_dup(prev_rec->emulator_old)
-				    : main_affinity(p) ? hwloc_bitmap_dup(main_affinity(p)) : hwloc_bitmap_alloc();
-	if (!rec.vcpus || !rec.emulator_old)
-		goto nomem;
-	for (int i = 0; i < p->nvcpus; i++) {
-		const struct cc_vm_vcpu_rec *old = rec_vcpu(prev_rec, p->vcpus[i].vcpu);
-
-		rec.vcpus[i] = (struct cc_vm_vcpu_rec){ p->vcpus[i].vcpu, p->vcpus[i].tid, map[i],
-							hwloc_bitmap_dup(old ? old->old : p->vcpus[i].affinity) };
-		rec.nvcpus++;
-		if (!rec.vcpus[i].old)
-			goto nomem;
-	}
-	rj = cc_vm_rec_json(&rec);
-	if (!rj || json_array_append_new(e->carve.changes, rj) < 0)
-		goto nomem;
-	if (pin_vcpus(e, p, map, d.mems, prev_changes) < 0)
+	carve_from(e, &d);
+	if (record_vm(e, p, prev_rec, map, threads) < 0 || pin_vcpus(e, p, map, d.mems, prev_changes) < 0)
 		goto nomem;
 	take(pl->taken, &e->carve, true);
 	rc = 0;
@@ -528,7 +554,6 @@ static int new_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc_
 nomem:
 	cc_err_sys(err, ENOMEM, "VM plan");
 out:
-	cc_vm_rec_fini(&rec);
 	cc_decision_fini(&d);
 	return rc;
 }

@@ -296,6 +296,77 @@ static void sb_tag(struct sbuf *sb, const char *tag)
 	sb_escaped(sb, tag, strlen(tag), KEY_MAX);
 }
 
+/* The node type a scalar, mapping-start or sequence-start event opens,
+ * and the anchor and tag it carries (NULL: none). */
+static enum cc_ytype event_kind(const yaml_event_t *ev, const char **anchor, const char **tag)
+{
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		*anchor = (const char *)ev->data.scalar.anchor;
+		*tag = (const char *)ev->data.scalar.tag;
+		return CC_YSCALAR;
+	case YAML_MAPPING_START_EVENT:
+		*anchor = (const char *)ev->data.mapping_start.anchor;
+		*tag = (const char *)ev->data.mapping_start.tag;
+		return CC_YMAPPING;
+	default:
+		*anchor = (const char *)ev->data.sequence_start.anchor;
+		*tag = (const char *)ev->data.sequence_start.tag;
+		return CC_YSEQUENCE;
+	}
+}
+
+/* A mapping's key: held in `top` until its value comes, so the value's
+ * node carries it.  Only a scalar, without NUL, not seen before in the
+ * mapping. */
+static int on_key(struct builder *b, struct frame *top, const yaml_event_t *ev, enum cc_ytype type, int line,
+		  int col, struct cc_err *err)
+{
+	const struct cc_ynode *parent = top->node;
+	const char *text = (const char *)ev->data.scalar.value;
+	size_t len = ev->data.scalar.length;
+
+	if (type != CC_YSCALAR)
+		return err_at(err, EINVAL, b->doc, line, col, parent, NULL, -1, "mapping keys must be scalars, got a %s",
+			      type == CC_YMAPPING ? "mapping" : "sequence");
+	if (strlen(text) != len)
+		return err_at(err, EINVAL, b->doc, line, col, parent, NULL, -1, "a key holds a NUL character");
+	for (const struct cc_ynode *c = parent->first; c; c = c->next)
+		if (!strcmp(c->key, text))
+			return err_at(err, EINVAL, b->doc, line, col, parent, text, -1,
+				      "duplicate key (first at line %d)", c->key_line);
+	top->key = strdup(text);
+	if (!top->key)
+		return cc_err_sys(err, ENOMEM, "YAML key");
+	top->key_line = line;
+	top->key_col = col;
+	return 0;
+}
+
+/* Hang the new node `n` in the tree: the document's root, or the last
+ * child of the collection being filled (under the key it waited for, or
+ * at the sequence's next index). */
+static void link_node(struct builder *b, struct frame *top, struct cc_ynode *n)
+{
+	if (!top) {
+		b->doc->root = n;
+		return;
+	}
+	if (top->node->type == CC_YMAPPING) {
+		n->key = cc_steal_ptr(top->key);
+		n->key_line = top->key_line;
+		n->key_col = top->key_col;
+	} else {
+		n->index = top->node->n;
+	}
+	if (top->node->last)
+		top->node->last->next = n;
+	else
+		top->node->first = n;
+	top->node->last = n;
+	top->node->n++;
+}
+
 static int on_node(struct builder *b, const yaml_event_t *ev, struct cc_err *err)
 {
 	struct frame *top = b->depth ? &b->stack[b->depth - 1] : NULL;
@@ -306,27 +377,10 @@ static int on_node(struct builder *b, const yaml_event_t *ev, struct cc_err *err
 	const char *key = top && !is_key ? top->key : NULL;
 	int index = top && top->node->type == CC_YSEQUENCE ? top->node->n : -1;
 	const char *anchor = NULL, *tag = NULL, *why = NULL;
-	enum cc_ytype type;
+	enum cc_ytype type = event_kind(ev, &anchor, &tag);
 	struct cc_ynode *n;
 	bool is_str;
 
-	switch (ev->type) {
-	case YAML_SCALAR_EVENT:
-		type = CC_YSCALAR;
-		anchor = (const char *)ev->data.scalar.anchor;
-		tag = (const char *)ev->data.scalar.tag;
-		break;
-	case YAML_MAPPING_START_EVENT:
-		type = CC_YMAPPING;
-		anchor = (const char *)ev->data.mapping_start.anchor;
-		tag = (const char *)ev->data.mapping_start.tag;
-		break;
-	default:
-		type = CC_YSEQUENCE;
-		anchor = (const char *)ev->data.sequence_start.anchor;
-		tag = (const char *)ev->data.sequence_start.tag;
-		break;
-	}
 	if (b->doc->nnodes >= CC_YAML_MAX_NODES)
 		return err_at(err, E2BIG, b->doc, line, col, parent, key, index,
 			      "more than %d nodes", CC_YAML_MAX_NODES);
@@ -345,29 +399,8 @@ static int on_node(struct builder *b, const yaml_event_t *ev, struct cc_err *err
 		sb_tag(&sb, tag);
 		return err_at(err, EINVAL, b->doc, line, col, parent, key, index, "tag %s %s", t, why);
 	}
-
-	if (is_key) {
-		const char *text = (const char *)ev->data.scalar.value;
-		size_t len = ev->data.scalar.length;
-
-		if (type != CC_YSCALAR)
-			return err_at(err, EINVAL, b->doc, line, col, parent, NULL, -1,
-				      "mapping keys must be scalars, got a %s",
-				      type == CC_YMAPPING ? "mapping" : "sequence");
-		if (strlen(text) != len)
-			return err_at(err, EINVAL, b->doc, line, col, parent, NULL, -1,
-				      "a key holds a NUL character");
-		for (const struct cc_ynode *c = parent->first; c; c = c->next)
-			if (!strcmp(c->key, text))
-				return err_at(err, EINVAL, b->doc, line, col, parent, text, -1,
-					      "duplicate key (first at line %d)", c->key_line);
-		top->key = strdup(text);
-		if (!top->key)
-			return cc_err_sys(err, ENOMEM, "YAML key");
-		top->key_line = line;
-		top->key_col = col;
-		return 0;
-	}
+	if (is_key)
+		return on_key(b, top, ev, type, line, col, err);
 
 	n = calloc(1, sizeof(*n));
 	if (!n)
@@ -378,23 +411,7 @@ static int on_node(struct builder *b, const yaml_event_t *ev, struct cc_err *err
 	n->line = line;
 	n->col = col;
 	n->index = -1;
-	if (!top) {
-		b->doc->root = n;
-	} else {
-		if (top->node->type == CC_YMAPPING) {
-			n->key = cc_steal_ptr(top->key);
-			n->key_line = top->key_line;
-			n->key_col = top->key_col;
-		} else {
-			n->index = top->node->n;
-		}
-		if (top->node->last)
-			top->node->last->next = n;
-		else
-			top->node->first = n;
-		top->node->last = n;
-		top->node->n++;
-	}
+	link_node(b, top, n);
 
 	if (type == CC_YSCALAR) {
 		n->len = ev->data.scalar.length;
