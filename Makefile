@@ -52,11 +52,16 @@ OPT ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
 	-Wno-missing-field-initializers
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
-override CFLAGS := -DCC_SOURCE_DIR=\"$(CURDIR)\" -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(SAN_FLAGS) -Iplugin -Icgroup -Ihooks -Icli \
+# plugin/ is in folders by role (README.md, "Layout"; docs/design.md,
+# "Module walls"), one -I each, so an #include names the header alone and
+# a file can change folder without touching its includers.
+PLUGIN_DIRS := $(patsubst %/,%,$(sort $(wildcard plugin/*/)))
+INC_FLAGS := $(addprefix -I,$(PLUGIN_DIRS)) -Icgroup -Ihooks -Icli
+override CFLAGS := -DCC_SOURCE_DIR=\"$(CURDIR)\" -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(SAN_FLAGS) $(INC_FLAGS) \
 	$(PKG_CFLAGS) $(CFLAGS)
 override LDFLAGS := -pie -Wl,-z,relro,-z,now $(SAN_FLAGS) $(LDFLAGS)
 
-LIB_SRC := $(sort $(wildcard plugin/*.c cgroup/*.c))
+LIB_SRC := $(sort $(wildcard $(PLUGIN_DIRS:%=%/*.c) cgroup/*.c))
 # hooks/first_stage.c is its own program (corecarve-hook, mk/first-stage.mk).
 FIRST_STAGE_SRC := hooks/first_stage.c
 CLI_SRC := $(sort $(filter-out $(FIRST_STAGE_SRC),$(wildcard cli/*.c hooks/*.c)))
@@ -67,7 +72,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 # The test build: the same objects but cli/fault_env.c, compiled with
 # -DCC_FAULT_INJECTION so CORECARVE_FAULT=<step> kills the process at a
-# named step (plugin/fault.h).  `make unit` and `make e2e` run this binary;
+# named step (plugin/core/fault.h).  `make unit` and `make e2e` run this binary;
 # the installed one ignores the variable.
 FAULT_BIN := $(BUILD)/faults/corecarve
 FAULT_OBJ := $(filter-out $(BUILD)/cli/fault_env.o,$(CLI_OBJ)) $(BUILD)/faults/cli/fault_env.o
@@ -149,7 +154,7 @@ demo: deps
 	@CORECARVE_BIN=$(abspath $(BIN)) CORECARVE_FIRST_STAGE_BIN=$(abspath $(FIRST_STAGE_BIN)) tests/e2e/run.sh --kernel 7 --scenarios '90-demo*' --demo
 
 format:
-	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(TESTLIB_SRC) $(wildcard plugin/*.h cgroup/*.h hooks/*.h cli/*.h tests/unit/*.h)
+	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(TESTLIB_SRC) $(wildcard $(PLUGIN_DIRS:%=%/*.h) cgroup/*.h hooks/*.h cli/*.h tests/unit/*.h)
 
 clean:
 	rm -rf build build-san corecarve corecarve-hook

@@ -1,5 +1,5 @@
 /* corecarve audit: compare the ledger with the live kernel; --fix repairs
- * what is safe and audits again.  The work is in plugin/audit*.c; this
+ * what is safe and audits again.  The work is in plugin/report/audit*.c; this
  * reads argv and the environment, prints, and maps to the exit status. */
 #define _GNU_SOURCE
 #include <errno.h>

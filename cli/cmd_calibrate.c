@@ -1,5 +1,5 @@
 /* corecarve calibrate: measure this node's placement table and keep it as
- * its baseline (plugin/calibrate.h, docs/calibrate.md). */
+ * its baseline (plugin/report/calibrate.h, docs/calibrate.md). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>

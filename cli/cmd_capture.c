@@ -1,4 +1,4 @@
-/* corecarve capture: write this node's --root tree (plugin/capture.h), for
+/* corecarve capture: write this node's --root tree (plugin/report/capture.h), for
  * bug reports and fixtures: `corecarve capture DIR`, then
  * `corecarve doctor --root DIR` (or topology, plan, status, irq status,
  * audit) on any machine. */

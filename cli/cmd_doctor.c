@@ -1,5 +1,5 @@
 /* corecarve doctor: is this node ready?  Reads the world (root, policy,
- * topology), runs plugin/doctor.c's checks, prints one line per check with
+ * topology), runs plugin/report/doctor.c's checks, prints one line per check with
  * why it matters and the fix.  Exit 0 ready, 1 warnings, 2 not usable. */
 #define _GNU_SOURCE
 #include <errno.h>

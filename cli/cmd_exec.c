@@ -1,5 +1,5 @@
 /* corecarve exec: run a command on the CPUs of a placement class, as a
- * class-aware taskset + numactl (see plugin/exec.h).  A wrapper, so it
+ * class-aware taskset + numactl (see plugin/flows/exec.h).  A wrapper, so it
  * follows the wrappers' exit convention (env, nice, timeout): the
  * command's own status, 125 when corecarve itself failed, 126 when the
  * command could not be run, 127 when it was not found. */

@@ -1,5 +1,5 @@
 /* corecarve vm: pin VMs' vCPUs on whole cores of one core class, reserved
- * in the ledger like containers (plugin/vm.h). */
+ * in the ledger like containers (plugin/flows/vm.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>

@@ -1,4 +1,4 @@
-/* corecarve CLI: the crash-test switch, CORECARVE_FAULT=<step> (plugin/fault.h).
+/* corecarve CLI: the crash-test switch, CORECARVE_FAULT=<step> (plugin/core/fault.h).
  *
  * Only a build for the tests reads it: `make` compiles this file a second
  * time with -DCC_FAULT_INJECTION into $(BUILD)/faults/corecarve, the binary

@@ -239,7 +239,7 @@ int cc_cmd_hook(int argc, char **argv)
 	ctx.verbose = a.verbose;
 	ctx.released = &released;
 	/* Inputs from the runtime are read and every path is resolved: from
-	 * here on only file I/O (plugin/sandbox.h), and the one log socket,
+	 * here on only file I/O (plugin/core/sandbox.h), and the one log socket,
 	 * connected now.  Host only: with --root the hook reads a captured
 	 * tree, changes nothing and logs nothing. */
 	if (root->is_host) {

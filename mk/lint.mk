@@ -1,8 +1,10 @@
 # Checks of the sources that need no build, run first by `make check`.
-#   make lint-includes   the #include graph of plugin/ cgroup/ hooks/ cli/:
+#   make lint-includes   the #include graph of plugin/*/ cgroup/ hooks/ cli/:
 #                        no cycle between module families, and a family's
 #                        private header (<family>_int.h) included by that
-#                        family alone (scripts/include-graph.sh)
+#                        family alone; every plugin file in a role folder
+#                        (plugin/<folder>/, none loose in plugin/) and
+#                        every family in one folder (scripts/include-graph.sh)
 .PHONY: lint-includes
 lint-includes:
 	@sh scripts/include-graph.sh

@@ -4,14 +4,20 @@
 #
 #   scripts/include-graph.sh [DIR]     DIR: the tree to check (default: this one)
 #
-# A family is what a file belongs to: in plugin/ its name up to the first
-# "_" or "." (ledger.c, ledger_recs.c and ledger_int.h are family
-# "ledger"; topo_cache.c is "topo"); in cgroup/, hooks/ and cli/ the
-# folder.  From every #include "..." of plugin/ cgroup/ hooks/ cli/ it
-# builds the graph of families (an edge from the includer's family to the
-# included header's) and fails:
-#   - when the graph has a cycle: it names the families around it and, for
-#     each step, one include that makes it;
+# A family is what a file belongs to: in plugin/<folder>/ its name up to
+# the first "_" or "." (ledger.c, ledger_recs.c and ledger_int.h are
+# family "ledger"; topo_cache.c is "topo"); in cgroup/, hooks/ and cli/
+# the folder.  plugin/'s folders group the families by role (core/,
+# topo/, config/, alloc/, effects/, ledger/, flows/, report/: README.md,
+# "Layout"); the folder is not part of a family's name.  It fails:
+#   - when a .c or .h lies directly in plugin/ or deeper than
+#     plugin/<folder>/: every plugin file is in exactly one role folder;
+#   - when a family's files are in two folders of plugin/: a family is
+#     one module, and a newcomer finds all of it with one `ls`;
+#   - when the graph of families, built from every #include "..." of
+#     plugin/ cgroup/ hooks/ cli/ (an edge from the includer's family to
+#     the included header's), has a cycle: it names the families around
+#     it and, for each step, one include that makes it;
 #   - when a file includes a family's private header (<family>_int.h)
 #     from outside that family.
 # Includes within a family are its own business and never a cycle.  The
@@ -20,35 +26,77 @@ set -eu
 
 dir=${1:-$(dirname "$0")/..}
 cd "$dir"
+bad=0
+# Every file in a folder: none in plugin/ itself, none a level too deep.
+for f in plugin/*.c plugin/*.h plugin/*/*/*.c plugin/*/*/*.h; do
+	[ -f "$f" ] || continue
+	fam=${f##*/}
+	fam=${fam%%[_.]*}
+	home=
+	for g in plugin/*/"$fam".* plugin/*/"$fam"_*; do
+		[ -f "$g" ] && [ "$g" != "$f" ] && home=${g%/*}/ && break
+	done
+	if [ -n "$home" ]; then
+		echo "include-graph: $f: not in a role folder: git mv it to $home, with the rest of the $fam family" >&2
+	else
+		echo "include-graph: $f: not in a role folder: every plugin file is in plugin/<folder>/; git mv it to the one its role names (README.md, \"Layout\")" >&2
+	fi
+	bad=1
+done
 files=
-for d in plugin cgroup hooks cli; do
+for d in plugin/*/ cgroup hooks cli; do
+	d=${d%/}
 	for f in "$d"/*.c "$d"/*.h; do
 		[ -f "$f" ] && files="$files $f"
 	done
 done
 if [ -z "$files" ]; then
-	echo "include-graph: $dir: no plugin/ cgroup/ hooks/ cli/ sources" >&2
+	echo "include-graph: $dir: no plugin/*/ cgroup/ hooks/ cli/ sources" >&2
 	exit 2
 fi
 
 # shellcheck disable=SC2086 # one word per file, none with a space
-exec awk '
+exec awk -v bad="$bad" '
 function base(p) { sub(/.*\//, "", p); return p }
-function family(p,   d, b) {
-	d = p; sub(/\/[^\/]*$/, "", d); sub(/.*\//, "", d)
-	if (d != "plugin")
-		return d
+function folder(p) { sub(/\/[^\/]*$/, "", p); return p }
+function family(p,   b) {
+	if (p !~ /^plugin\//) {
+		sub(/\/.*/, "", p)
+		return p
+	}
 	b = base(p); sub(/[_.].*/, "", b)
 	return b
 }
 FNR == 1 { nfiles++; fam[FILENAME] = family(FILENAME); have[base(FILENAME)] = FILENAME
-	   order[nfiles] = FILENAME }
+	   order[nfiles] = FILENAME
+	   f = fam[FILENAME]; d = folder(FILENAME); dirs[d] = 1
+	   if (!((f, d) in nin)) {
+		   nd[f]++; fdir[f, nd[f]] = d
+	   }
+	   nin[f, d]++; which[f, d] = which[f, d] " " FILENAME }
 /^[ \t]*#[ \t]*include[ \t]*"/ {
 	inc = $0; sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc)
 	n++; from[n] = FILENAME; to[n] = inc; line[n] = FNR
 }
 END {
-	bad = 0
+	# A family split over folders: the folder with most of its files is
+	# its home (the first in file order on a tie); the others are named.
+	for (i = 1; i <= nfiles; i++) {
+		f = fam[order[i]]
+		if (nd[f] < 2 || (f in told))
+			continue
+		told[f] = 1; h = fdir[f, 1]
+		for (j = 2; j <= nd[f]; j++)
+			if (nin[f, fdir[f, j]] > nin[f, h])
+				h = fdir[f, j]
+		out = ""
+		for (j = 1; j <= nd[f]; j++)
+			if (fdir[f, j] != h)
+				out = out which[f, fdir[f, j]]
+		printf "include-graph: family %s is in %d folders: %d of its files in %s/, outside it%s: a family lives in one folder; git mv these to %s/\n",
+		       f, nd[f], nin[f, h], h, out, h > "/dev/stderr"
+		bad = 1
+	}
 	for (i = 1; i <= n; i++) {
 		if (!(to[i] in have))
 			continue  # a system or generated header: not a family of ours
@@ -78,7 +126,9 @@ END {
 	if (!bad) {
 		for (v in color)
 			nfam++
-		printf "include-graph: %d files, %d families: no include cycle; every _int.h stays in its family\n", nfiles, nfam
+		for (d in dirs)
+			ndirs++
+		printf "include-graph: %d files, %d families in %d folders: every file in a folder, every family in one; no include cycle; every _int.h stays in its family\n", nfiles, nfam, ndirs
 	}
 	exit bad
 }

@@ -2,7 +2,7 @@
 # Helpers for the crash-consistency scenarios (40-faults, 42-faults-apply,
 # 43-faults-release):
 # the hook is killed with SIGKILL at a named step (CORECARVE_FAULT,
-# plugin/fault.h) under real crun, then the next hook must leave the node
+# plugin/core/fault.h) under real crun, then the next hook must leave the node
 # consistent.  Sourced after lib.sh and hooklib.sh; every carve of these
 # scenarios lives in $POD beside one plain container, the peer.
 
@@ -168,7 +168,7 @@ fault_release() {
 }
 
 # faults_end: the peer goes; the hook's sandbox denied nothing all along
-# (denials are in the kernel log, plugin/sandbox.h).
+# (denials are in the kernel log, plugin/core/sandbox.h).
 faults_end() {
 	check peer-deleted ctr_kill_delete peer
 	check_eq no-sandbox-denials "" "$(dmesg | grep 'type=1326' | grep 'comm="corecarve"' | head -n 3)"

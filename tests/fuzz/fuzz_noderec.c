@@ -1,4 +1,4 @@
-/* A ledger section of node records (plugin/noderec.h), as the cgroup
+/* A ledger section of node records (plugin/ledger/noderec.h), as the cgroup
  * effect reads it: parsed strictly (with and without held kinds), written
  * back to the same records, and every record's value computed without a
  * crash. */

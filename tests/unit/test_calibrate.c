@@ -1,5 +1,5 @@
 /* corecarve calibrate: the pairs chosen on every real-machine fixture and
- * on synthetic shapes (plugin/calibrate_plan.c), the baseline file's round
+ * on synthetic shapes (plugin/report/calibrate_plan.c), the baseline file's round
  * trip and its bad inputs (baseline.c), the comparison and doctor's
  * verdicts (doctor_baseline.c), plan --explain's lines
  * (calibrate_explain.c), and the CLI, one short real measurement on this

@@ -1,4 +1,4 @@
-/* Capacity per placement class (plugin/capacity.h): the CPUs of each
+/* Capacity per placement class (plugin/alloc/capacity.h): the CPUs of each
  * class's core class by state, and the largest requests the allocator
  * accepts, on the shared fixtures and synthetic shapes, with and without
  * carves; the reasons a class can never carve; the JSON and the

@@ -1,4 +1,4 @@
-/* corecarve capture (plugin/capture.h): the tree it writes is a --root tree
+/* corecarve capture (plugin/report/capture.h): the tree it writes is a --root tree
  * the other commands read as they read the node itself.  This host is
  * captured and read back (topology, doctor, irq status, plan, status); a
  * made-up cgroup-v2 node with a carve in its ledger is captured from a

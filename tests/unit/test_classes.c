@@ -1,4 +1,4 @@
-/* Core-class rules on made-up per-core facts (plugin/classes.c). */
+/* Core-class rules on made-up per-core facts (plugin/topo/classes.c). */
 #include <errno.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* Whole files in and out (plugin/fileio.h): the bounded read at and over
+/* Whole files in and out (plugin/core/fileio.h): the bounded read at and over
  * its limit, the atomic replace (the old file or the new one, after a
  * crash too), and write_all through a small pipe under signals. */
 #define _GNU_SOURCE

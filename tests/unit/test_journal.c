@@ -1,4 +1,4 @@
-/* The hook's trace (plugin/journal.h, hooks/hook.c): one line per decision
+/* The hook's trace (plugin/core/journal.h, hooks/hook.c): one line per decision
  * in the system log, from the real binary through its real sandbox, to a
  * syslog daemon on /dev/log in a private mount namespace (busybox syslogd,
  * as the e2e guest runs it); and the crash-test switch CORECARVE_FAULT,

@@ -1,4 +1,4 @@
-/* The ledger lock (plugin/ledger_lock.c): a bounded wait, the holder's
+/* The ledger lock (plugin/ledger/ledger_lock.c): a bounded wait, the holder's
  * line in the lock file, and the one line a waiter that gives up prints,
  * naming the holder — a corecarve process that recorded itself, one that
  * did not (an flock from another descriptor), readers, a dead holder's

@@ -37,7 +37,7 @@ START_TEST(test_default_matches_example)
 
 	ck_assert_uint_eq(len, strlen(cc_policy_default_yaml));
 	ck_assert_msg(memcmp(text, cc_policy_default_yaml, len) == 0,
-		      "examples/policy-default.yaml and plugin/policy_default.c differ");
+		      "examples/policy-default.yaml and plugin/config/policy_default.c differ");
 }
 END_TEST
 

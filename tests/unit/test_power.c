@@ -1,4 +1,4 @@
-/* Per-class power settings (plugin/power*.c, policy_power.c):
+/* Per-class power settings (plugin/effects/power*.c, policy_power.c):
  *   - the policy's `power:` mapping, strictly;
  *   - the ledger section, strictly, and its round trip;
  *   - the pure decisions: who writes, who shares, what is restored, in

@@ -1,4 +1,4 @@
-/* The hook's sandbox (plugin/sandbox.h): in a forked child that loaded the
+/* The hook's sandbox (plugin/core/sandbox.h): in a forked child that loaded the
  * exact filter the hook loads, forbidden calls fail with EPERM, the fault
  * switch still kills, and what the hook does after confining itself (the
  * ledger, policy parsing, file reads) still works. */

@@ -1,4 +1,4 @@
-/* systemd through systemctl (plugin/systemctl.h): which cgroup paths name
+/* systemd through systemctl (plugin/core/systemctl.h): which cgroup paths name
  * a slice unit, when the host counts as systemd-booted, and what a failed
  * systemctl leaves in the error (the real binary, its real message). */
 #define _GNU_SOURCE

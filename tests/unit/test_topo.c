@@ -1,5 +1,5 @@
 /* Topology discovery on the shared real-machine fixtures, the live host,
- * synthetic shapes and broken inputs (plugin/topo.c and the files of
+ * synthetic shapes and broken inputs (plugin/topo/topo.c and the files of
  * topo_int.h, topo_json.c, topo_map.c, cli/cmd_topology.c).  Expected
  * values are the fixtures README's truth. */
 #define _GNU_SOURCE

@@ -1,4 +1,4 @@
-/* The VM pinning decision (plugin/vm_plan.c, vm_findings.c, vm_rec.c,
+/* The VM pinning decision (plugin/flows/vm_plan.c, vm_findings.c, vm_rec.c,
  * vm_xml.c): pure functions of a topology, a policy, the ledger's carves,
  * the VM list and the QEMU processes found.  The processes are written out
  * here as the finder would report them; "applying" a plan for the next run

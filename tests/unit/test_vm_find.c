@@ -1,4 +1,4 @@
-/* Finding a VM's QEMU and its threads (plugin/vm_find.c): the pure parsers,
+/* Finding a VM's QEMU and its threads (plugin/flows/vm_find.c): the pure parsers,
  * then the finder reading a small /proc and /run tree under --root (read
  * only: the kernel's behaviour is the e2e scenario's business). */
 #define _GNU_SOURCE

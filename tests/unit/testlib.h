@@ -70,7 +70,7 @@ char *cc_test_slurp_len(const char *path, size_t *len);
 const char *cc_test_bin(const char *what);
 
 /* The environment, as a shell prefix, for `corecarve hook` run on this
- * host, where it confines itself (plugin/sandbox.c).  In a SANITIZE=1
+ * host, where it confines itself (plugin/core/sandbox.c).  In a SANITIZE=1
  * build LeakSanitizer's scan at exit stops the world with a tracer thread
  * and mprotect, which the filter refuses on purpose: the hook would spin
  * there until the test's timeout.  Leaks are still checked in every other

@@ -1,6 +1,6 @@
 #!/bin/sh
 # 12-topo-cache: the hook keeps the discovered topology in
-# /run/corecarve/topology.cache (plugin/topo_cache.h).  On a real kernel: the
+# /run/corecarve/topology.cache (plugin/topo/topo_cache.h).  On a real kernel: the
 # cache is written by the first hook and used by the next, and a CPU taken
 # offline (hotplug) or brought back is seen by the very next hook — the
 # carve matches what a fresh discovery (`corecarve plan`) decides.

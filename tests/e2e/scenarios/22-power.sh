@@ -1,5 +1,5 @@
 #!/bin/sh
-# 22-power: a class's power settings (plugin/power.h) under real crun on a
+# 22-power: a class's power settings (plugin/effects/power.h) under real crun on a
 # real kernel.  QEMU TCG exposes no cpufreq and no intel_uncore_frequency,
 # so those settings take the probe-and-warn path: the container starts,
 # the hook's stderr says what was left alone and why, nothing is recorded.
@@ -88,7 +88,7 @@ else
 fi
 if [ $want -gt 0 ]; then
 	check_match ledger-records-power "*\"power\"*\"kind\": \"cstate\"*" "$(cat $CC_LEDGER)"
-	# Node records (plugin/noderec.h): the carve owns them with no share.
+	# Node records (plugin/ledger/noderec.h): the carve owns them with no share.
 	check_match ledger-power-owner "*\"owners\": {\"p1\": \"\"}, \"path\": \"$CPUD/cpu$cpus/cpuidle/*" "$(cat $CC_LEDGER)"
 else
 	check_eq ledger-no-power-section "" "$(grep -o '"power"' $CC_LEDGER || true)"

@@ -21,7 +21,7 @@ N=32
 # The 32 hooks queue for the ledger lock.  Under this emulation the last
 # of them waited 2.5 to 3.8 s (3.1 to 3.8 s at a host load of 3 to 4; a
 # hook held it 3 ms to 0.9 s, once 3.3 s): within the default bound of 5 s
-# (plugin/ledger.h), but by too little for a 2-core host shared with other
+# (plugin/ledger/ledger.h), but by too little for a 2-core host shared with other
 # work, where this emulation is up to four times slower from run to run
 # (docs/reference.md, the hooks.d timeout).  The harness gives hooks 60 s
 # (lib.sh, against 10 s on hardware): the bound scales with it, half of

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 44-sandbox: the hook runs confined (plugin/sandbox.h).  The real hook,
+# 44-sandbox: the hook runs confined (plugin/core/sandbox.h).  The real hook,
 # started by crun, is caught waiting on the ledger lock (held here with
 # util-linux flock), napping between tries, and its /proc status read:
 # seccomp filter mode, one filter, no_new_privs; stopped and continued in
@@ -60,7 +60,7 @@ else
 	mk_bundle $B/sb sb '{class: latency, cpus: 1}' $POD/sb
 	CC_HOOK_ENV=
 	(if ctr_run_detached sb $B/sb >/dev/null 2>&1; then echo 0; else echo 1; fi >$B/sb.rc) &
-	# The wait naps between tries (plugin/ledger_lock.c): the hook is
+	# The wait naps between tries (plugin/ledger/ledger_lock.c): the hook is
 	# caught in clock_nanosleep (syscall 230 on x86-64), its only nap.
 	if wait_for 60 hook_naps; then
 		hp=$(hook_pid)

@@ -13,7 +13,7 @@
  *       memory: local           # local: the carve's NUMA nodes; spread: every node of the class
  *
  * Operator input read by a privileged command, so it is parsed as
- * strictly as the policy (plugin/yaml_tree.h); errors read
+ * strictly as the policy (plugin/config/yaml_tree.h); errors read
  * "<file>:<line>:<col>: vms.<name>.<key>: <reason>". */
 #ifndef CC_VMCONFIG_H
 #define CC_VMCONFIG_H

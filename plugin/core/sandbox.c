@@ -58,7 +58,7 @@ static const struct {
 	{ "flock", ANY },        /* the ledger lock: one hook decides at a time */
 	/* The lock's holder writes its line at offset 0 and cuts the file to
 	 * it, and empties it as it lets go; a waiter that gives up reads it
-	 * (plugin/ledger_lock.c). */
+	 * (plugin/ledger/ledger_lock.c). */
 	{ "pwrite64", ANY },
 	{ "pread64", ANY },
 	{ "ftruncate", ANY },
@@ -82,7 +82,7 @@ static const struct {
 	{ "sched_setaffinity", SELF },
 	{ "clock_gettime", ANY }, /* time() where the clocksource has no vDSO mode; the lock's deadline */
 	/* The ledger lock is waited for in naps between tries, never in a
-	 * blocking flock (plugin/ledger_lock.c says why). */
+	 * blocking flock (plugin/ledger/ledger_lock.c says why). */
 	{ "clock_nanosleep", ANY },
 	/* A nap interrupted by a stop (SIGSTOP, then SIGCONT) is resumed by
 	 * the kernel through restart_syscall: refused, it would fail the wait. */

@@ -54,14 +54,14 @@ enum cc_audit_code {
 	CC_AUDIT_STALE_RECORD,
 	CC_AUDIT_UNKNOWN_CARVE,
 	CC_AUDIT_KUBELET_STATIC_CPU_MANAGER,
-	/* VMs (plugin/vm.h's findings, read by `vm status`): vCPUs drawn from
+	/* VMs (plugin/flows/vm.h's findings, read by `vm status`): vCPUs drawn from
 	 * several core classes, a vCPU on a CPU another vCPU or carve holds, a
 	 * vCPU moved off its recorded CPU, a carve whose VM process is gone. */
 	CC_AUDIT_VM_MIXED_CLASSES,
 	CC_AUDIT_VM_SHARED_CPU,
 	CC_AUDIT_VM_DRIFT,
 	CC_AUDIT_VM_GONE,
-	/* Power settings (plugin/power.h): a recorded file that no longer
+	/* Power settings (plugin/effects/power.h): a recorded file that no longer
 	 * holds what corecarve set while a carve needs it; a recorded file no
 	 * carve needs any more whose original was not put back. */
 	CC_AUDIT_POWER_DRIFT,
@@ -305,7 +305,7 @@ void cc_audit_stats_fill(struct cc_audit_stats *st, const struct cc_ledger *l,
 /* One JSON object per finding; an array of them. */
 struct json_t *cc_audit_findings_json(const struct cc_audit_report *r, struct cc_err *err);
 
-/* Report the VM module's findings (plugin/vm.h) as audit findings. */
+/* Report the VM module's findings (plugin/flows/vm.h) as audit findings. */
 struct cc_vm_finding;
 int cc_audit_add_vm(struct cc_audit_report *r, const struct cc_vm_finding *f, int n, struct cc_err *err);
 

@@ -10,7 +10,7 @@
  * "<PRI>corecarve[PID]: MESSAGE").
  *
  * The socket is connected before the hook's sandbox is loaded: afterwards
- * the hook may only send on that one descriptor (plugin/sandbox.c), never
+ * the hook may only send on that one descriptor (plugin/core/sandbox.c), never
  * open a socket or connect.  Sending never blocks (MSG_DONTWAIT) and never
  * fails the hook: a full or absent log loses the line, not the container.
  */

@@ -1,5 +1,5 @@
 /* corecarve doctor: the node against its calibrated baseline
- * (plugin/calibrate.h).  Kept apart from the check table: the line exists
+ * (plugin/report/calibrate.h).  Kept apart from the check table: the line exists
  * only on a node that has a baseline. */
 #ifndef CC_DOCTOR_BASELINE_H
 #define CC_DOCTOR_BASELINE_H

@@ -7,7 +7,7 @@ const char cc_policy_default_yaml[] =
 	"# corecarve node policy: the embedded default.\n"
 	"#\n"
 	"# corecarve reads /etc/corecarve/policy.yaml when that file exists and this\n"
-	"# text otherwise (plugin/policy_default.c holds the same bytes; a unit test\n"
+	"# text otherwise (plugin/config/policy_default.c holds the same bytes; a unit test\n"
 	"# keeps them equal).  docs/policy.md describes every key.\n"
 	"\n"
 	"# CPUs never carved.  Unset: the first physical core of each package on the\n"
