@@ -21,28 +21,36 @@
 #include "alloc_int.h"
 #include "cleanup.h"
 
-/* The policy's placement classes, "a, b", for an unknown one. */
-static void known_classes(const struct cc_policy *p, char *buf, size_t len)
+/* Names "a, b" in buf ("none" for none): the classes an error lists. */
+static void join_names(char *buf, size_t len, int n, const char *(*name_at)(const void *, int), const void *from)
 {
 	size_t off = 0;
 
-	buf[0] = '\0';
-	for (int i = 0; i < p->nclasses && off < len; i++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", p->classes[i].name);
-	if (!p->nclasses)
-		snprintf(buf, len, "none");
+	snprintf(buf, len, "none");
+	for (int i = 0; i < n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", name_at(from, i));
 }
 
-/* The host's core classes, "a, b", for a class it has none of. */
+static const char *policy_class_name(const void *p, int i)
+{
+	return ((const struct cc_policy *)p)->classes[i].name;
+}
+
+static const char *topo_class_name(const void *t, int i)
+{
+	return ((const struct cc_topo *)t)->classes[i].name;
+}
+
+/* The policy's placement classes, for an unknown one. */
+static void known_classes(const struct cc_policy *p, char *buf, size_t len)
+{
+	join_names(buf, len, p->nclasses, policy_class_name, p);
+}
+
+/* The host's core classes, for a class it has none of. */
 static void host_classes(const struct cc_topo *t, char *buf, size_t len)
 {
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < t->nclasses && off < len; i++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", t->classes[i].name);
-	if (!t->nclasses)
-		snprintf(buf, len, "none");
+	join_names(buf, len, t->nclasses, topo_class_name, t);
 }
 
 /* Resolve the core class: its index, or -1 for "any".  -2 with err set. */
