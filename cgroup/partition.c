@@ -2,6 +2,7 @@
  * cpu sets written only when they differ, partitions read back, the
  * controllers on a path, the cgroup directory checked, and init-parent. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "cleanup.h"
 #include "cpulist.h"
 #include "fault.h"
+#include "root.h"
 
 /* Write a cpu set to a file unless it already holds exactly that set. */
 int cg_write_cpus(struct cc_cg *cg, const char *cgroup, const char *file,
@@ -194,6 +196,44 @@ int cg_check_dir(const struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 	return 0;
 }
 
+/* The siblings of `cgroup` whose own cpuset.cpus (an explicit list, not
+ * an inherited one) holds some of `cpus`, "/a (cpuset.cpus 0-15), ...":
+ * before 6.7 a partition root may not share a CPU with one, and the
+ * kernel's "Cpu list in cpuset.cpus not exclusive" does not say which.
+ * Nothing when there is none or the parent cannot be read. */
+static void overlapping_siblings(const struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t cpus, char *buf,
+				 size_t len)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t own = hwloc_bitmap_alloc();
+	struct cc_err ignored = CC_ERR_INIT;
+	char parent[PATH_MAX], dir[PATH_MAX * 2], sib[PATH_MAX * 2];
+	const char *self = strrchr(cgroup, '/');
+	size_t off = 0;
+	struct dirent *de;
+	DIR *d;
+
+	buf[0] = '\0';
+	cc_cg_parent(cgroup, parent, sizeof(parent));
+	snprintf(dir, sizeof(dir), "%s%s", cg->mount, strcmp(parent, "/") ? parent : "");
+	if (!own || !self || !(d = cc_root_opendir(cg->root, dir, &ignored)))
+		return;
+	while ((de = readdir(d)) && off < len) {
+		_cleanup_free_ char *list = NULL;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || !strcmp(de->d_name, self + 1))
+			continue;
+		snprintf(sib, sizeof(sib), "%s/%s", strcmp(parent, "/") ? parent : "", de->d_name);
+		list = cc_cg_read(cg, sib, "cpuset.cpus", &ignored);
+		cc_err_clear(&ignored);
+		if (!list || !*list || cc_cpulist_parse(list, own, sib, &ignored) < 0 || !hwloc_bitmap_intersects(own, cpus)) {
+			cc_err_clear(&ignored);
+			continue;
+		}
+		off += (size_t)snprintf(buf + off, len - off, "%s%s (cpuset.cpus %s)", off ? ", " : "", sib, list);
+	}
+	closedir(d);
+}
+
 int cc_cg_init_parent(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t cpus,
 		      hwloc_const_bitmap_t mems, struct cc_err *err)
 {
@@ -211,8 +251,22 @@ int cc_cg_init_parent(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t
 	if (cc_cg_exists(cg, cgroup, "cpuset.cpus.exclusive") &&
 	    cg_write_cpus(cg, cgroup, "cpuset.cpus.exclusive", cpus, &undo, err) < 0)
 		goto fail;
-	if (cg_make_partition(cg, cgroup, false, &undo, err) < 0)
+	if (cg_make_partition(cg, cgroup, false, &undo, err) < 0) {
+		char sibs[512];
+
+		if (strstr(err->msg, "not exclusive")) {
+			overlapping_siblings(cg, cgroup, cpus, sibs, sizeof(sibs));
+			if (sibs[0]) {
+				size_t n = strlen(err->msg);
+
+				snprintf(err->msg + n, sizeof(err->msg) - n,
+					 "; siblings whose own cpuset.cpus holds some of its CPUs: %s (write them a "
+					 "list without those CPUs, or make the partition parent before they get one)",
+					 sibs);
+			}
+		}
 		goto fail;
+	}
 	/* Children must be able to use cpuset too. */
 	if (cc_cg_write(cg, cgroup, "cgroup.subtree_control", "+cpuset", NULL, err) < 0)
 		goto fail;
