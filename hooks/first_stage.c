@@ -104,11 +104,12 @@ static bool create_needs_full(const struct cc_oci_state *st)
 	return r;
 }
 
-/* An id jansson writes as it is: no quote, backslash or control byte. */
+/* An id every JSON writer writes as it is: printable ASCII without a
+ * quote or a backslash (a writer may escape any other byte). */
 static bool id_plain(const char *id)
 {
 	for (const unsigned char *p = (const unsigned char *)id; *p; p++)
-		if (*p == '"' || *p == '\\' || *p < 0x20 || *p == 0x7f)
+		if (*p == '"' || *p == '\\' || *p < 0x20 || *p >= 0x7f)
 			return false;
 	return true;
 }

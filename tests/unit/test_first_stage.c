@@ -274,6 +274,10 @@ START_TEST(test_poststop_by_ledger)
 	/* An id JSON would escape cannot be looked for in the bytes. */
 	odd = state_json("a\\\"b", "/gone", NULL);
 	ck_assert_int_eq(run(dir, env, "poststop", odd), STANDIN_RC);
+	unlink(path);
+	free(odd);
+	odd = state_json("caf\xc3\xa9", "/gone", NULL);
+	ck_assert_int_eq(run(dir, env, "poststop", odd), STANDIN_RC);
 	/* A ledger that cannot be read is the full hook's to report. */
 	unlink(path);
 	ck_assert_int_eq(cc_test_sh(NULL, "rm %s/" CC_LEDGER_FILE " && mkdir %s/" CC_LEDGER_FILE, state, state), 0);
