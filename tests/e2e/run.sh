@@ -372,20 +372,24 @@ for k in $kernels; do
 		echo "e2e: [$k-k8s] not booted: E2E_K8S_NODES=\"$k8s_nodes\" names no suite for $k" >&2
 		continue
 	fi
+	# One initramfs per kernel: the suite reaches the guest on its command
+	# line (cc.suite), the image is the disk.
+	node_initrd=
 	for suite in $suites; do
 		if [ "$suite" = bookworm ]; then g=$k-k8s; else g=$k-$suite; fi
-		initrd=$cache/initramfs-$g.cpio.gz
+		initrd=${node_initrd:-$cache/initramfs-$g.cpio.gz}
 		log=$cache/log-$g.txt
 		rm -f "$log" "$log".attempt*
 		if ! node_image "$suite"; then
 			echo "[$g] FAIL $g/image: mkimage.sh failed for $suite (see above)"
 			total_fail=$((total_fail + 1))
-		elif ! E2E_SCENARIOS=$scenarios "$here/k8s/mkinit.sh" "$kdir" "$initrd" >&2; then
+		elif [ -z "$node_initrd" ] && ! E2E_SCENARIOS=$scenarios "$here/k8s/mkinit.sh" "$kdir" "$initrd" >&2; then
 			echo "[$g] FAIL $g/initramfs: k8s/mkinit.sh failed (see above)"
 			total_fail=$((total_fail + 1))
 		else
 			# -snapshot: the guest writes to a temporary overlay, the
 			# cached image stays as mkimage.sh made it.
+			node_initrd=$initrd
 			gdisk=$NODE_IMAGE gsnap=,snapshot=on gappend="systemd.show_status=0 rd.udev.log_level=3 cc.suite=$suite "
 			gstimeout=$k8s_scenario_timeout
 			boot_guest "$g"
