@@ -164,7 +164,7 @@ static int exec_full(int argc, char **argv, const char *text, size_t len)
 		if (fd != STDIN_FILENO)
 			close(fd);
 	}
-	/* corecarve hook ARGS...: argv[0] and "hook" for argv[0]. */
+	/* `corecarve hook` followed by this program's own arguments. */
 	args = calloc((size_t)argc + 2, sizeof(*args));
 	if (!args)
 		return fprintf(stderr, "corecarve-hook: %s\n", strerror(ENOMEM)), 2;

@@ -1,7 +1,8 @@
 # shellcheck shell=sh
-# Helpers for the node guest's podman scenarios (48-podman-slice,
-# 53-podman-systemd): podman under systemd's cgroup manager with the hooks.d
-# files installed.  Sourced after lib.sh and hooklib.sh.
+# Helpers for the podman scenarios: the node guest's (48-podman-slice,
+# 53-podman-systemd: podman under systemd's cgroup manager with the hooks.d
+# files installed) and the initramfs guest's 61-podman (run, seen_cpus).
+# Sourced after lib.sh and hooklib.sh.
 
 # install_hooks DIR: the hooks.d files in DIR, the binary where this guest
 # has it.

@@ -13,6 +13,8 @@ set -eu
 . /e2e/lib.sh
 # shellcheck source-path=SCRIPTDIR/.. source=hooklib.sh
 . /e2e/hooklib.sh
+# shellcheck source-path=SCRIPTDIR/.. source=podmanlib.sh
+. /e2e/podmanlib.sh
 
 if ! command -v podman >/dev/null 2>&1; then
 	skip podman "podman was not installed on the host that built the initramfs (scripts/deps.sh installs it)"
@@ -33,9 +35,6 @@ if out=$(timeout 60 podman import /e2e/busybox-rootfs.tar $IMG 2>&1); then pass 
 	exit 0
 fi
 
-# inspect NAME: "<id> <pid>" of a container, in one podman call.
-inspect() { podman inspect --format '{{.Id}} {{.State.Pid}}' "$1" 2>/dev/null; }
-
 # The annotation in this podman's form (CSV-quoted before podman 5: without
 # the quotes "{class: latency, cpus: 2}" arrives as two broken annotations).
 ANN=$(podman_annotation 'corecarve.io/placement={class: latency, cpus: 2}')
@@ -52,20 +51,15 @@ want=$(plan_field latency 2 cpus)
 # crun writes the hooks' stdout and stderr where these annotations say.
 HOOKLOG="--annotation run.oci.hooks.stderr=/run/pc1.hooks.err --annotation run.oci.hooks.stdout=/run/pc1.hooks.out"
 # shellcheck disable=SC2086 # $HOOKLOG is two options
-if out=$(timeout 90 podman run -d --name pc1 --network none --hooks-dir /e2e/hooks.d \
-	--annotation "$ANN" $HOOKLOG \
-	$IMG sh -c 'grep Cpus_allowed_list /proc/self/status; exec sleep 1000' 2>&1); then
+if run pc1 --hooks-dir /e2e/hooks.d --annotation "$ANN" $HOOKLOG; then
 	pass annotated-started
 else
 	fail annotated-started "$out"
 	info "hook stderr: $(cat /run/pc1.hooks.err 2>/dev/null)"
 fi
-# shellcheck disable=SC2046 # two words on purpose
-set -- $(inspect pc1) "" ""
-id=$1
-pid=$2
-wait_for 20 sh -c "podman logs pc1 2>/dev/null | grep -q Cpus_allowed_list" || true
-check_eq annotated-sees-carve "$want" "$(podman logs pc1 2>/dev/null | sed -n 's/^Cpus_allowed_list:[[:space:]]*//p')"
+id=$cid
+pid=$cpid
+check_eq annotated-sees-carve "$want" "$(seen_cpus pc1)"
 check_eq annotated-annotation "{class: latency, cpus: 2}" \
 	"$(podman inspect --format '{{index .Config.Annotations "corecarve.io/placement"}}' pc1 2>/dev/null)"
 check_eq annotated-in-ledger "$want" "$(carve_field "$id" cpus)"
@@ -79,22 +73,18 @@ check_eq annotated-cpu-max "max 100000" "$(cg_read "$cg" cpu.max)"
 
 # --- no annotation: untouched ---------------------------------------------------------
 mid=$(ledger_sum)
-if out=$(timeout 90 podman run -d --name pp --network none --hooks-dir /e2e/hooks.d --cpus 0.5 \
-	$IMG sh -c 'grep Cpus_allowed_list /proc/self/status; exec sleep 1000' 2>&1); then
+if run pp --hooks-dir /e2e/hooks.d --cpus 0.5; then
 	pass plain-started
 else
 	fail plain-started "$out"
 fi
-# shellcheck disable=SC2046 # two words on purpose
-set -- $(inspect pp) "" ""
-pcg=$(pid_cgroup "$2" || true)
+pcg=$(pid_cgroup "$cpid" || true)
 check_eq plain-ledger-unchanged "$mid" "$(ledger_sum)"
-check_eq plain-no-carve "" "$(carve_field "$1" cpus)"
+check_eq plain-no-carve "" "$(carve_field "$cid" cpus)"
 check_eq plain-cpuset-untouched "" "$(cg_read "$pcg" cpuset.cpus)"
 check_eq plain-partition-member member "$(cg_read "$pcg" cpuset.cpus.partition)"
 check_eq plain-quota-kept "50000 100000" "$(cg_read "$pcg" cpu.max)"
-wait_for 20 sh -c "podman logs pp 2>/dev/null | grep -q Cpus_allowed_list" || true
-pcpus=$(podman logs pp 2>/dev/null | sed -n 's/^Cpus_allowed_list:[[:space:]]*//p')
+pcpus=$(seen_cpus pp)
 if [ "$want_part" = root ]; then
 	# The carve is exclusive: the plain container cannot run there.
 	check plain-avoids-carve disjoint "$pcpus" "$want,$(carve_field "$id" parked)"
