@@ -59,9 +59,9 @@ static int build_rows(struct status *s, hwloc_const_bitmap_t reserved, struct cc
 		r->cpu = cpu;
 		r->carve = -1;
 		r->role = reserved && hwloc_bitmap_isset(reserved, (unsigned)cpu) ? ROLE_RESERVED : ROLE_FREE;
-		for (int i = 0; i < cc_ledger_ncarves(s->ledger); i++) {
-			const struct cc_carve *c = cc_ledger_carve_at(s->ledger, i);
+		const struct cc_carve *c;
 
+		cc_ledger_foreach_carve(s->ledger, i, c) {
 			if (hwloc_bitmap_isset(c->cpus, (unsigned)cpu))
 				r->role = ROLE_RUN;
 			else if (hwloc_bitmap_isset(c->parked, (unsigned)cpu))
@@ -90,13 +90,13 @@ static int print_json(const struct status *s, struct cc_err *err)
 {
 	_cleanup_json_ json_t *doc = json_object();
 	json_t *carves = json_array(), *cpus = json_array();
+	const struct cc_carve *c;
 
 	if (!doc || json_object_set_new(doc, "schema_version", json_integer(STATUS_SCHEMA)) < 0 ||
 	    json_object_set_new(doc, "carves", carves) < 0 || json_object_set_new(doc, "cpus", cpus) < 0 ||
 	    json_object_set_new(doc, "capacity", cc_capacity_json(s->cap, s->ncap)) < 0)
 		return cc_err_sys(err, ENOMEM, "status");
-	for (int i = 0; i < cc_ledger_ncarves(s->ledger); i++) {
-		const struct cc_carve *c = cc_ledger_carve_at(s->ledger, i);
+	cc_ledger_foreach_carve(s->ledger, i, c) {
 		json_t *o = json_object();
 
 		if (!o || json_array_append_new(carves, o) < 0 ||
@@ -241,11 +241,11 @@ static const char *dash(const char *s)
 static int print_carves(const struct status *s, const struct cc_table_opts *o, struct cc_err *err)
 {
 	_cleanup_table_ struct cc_table *t = new_table(T_CARVES, o, err);
+	const struct cc_carve *c;
 
 	if (!t)
 		return -1;
-	for (int i = 0; i < cc_ledger_ncarves(s->ledger); i++) {
-		const struct cc_carve *c = cc_ledger_carve_at(s->ledger, i);
+	cc_ledger_foreach_carve(s->ledger, i, c) {
 		_cleanup_free_ char *cpus = cc_cpulist_format(c->cpus), *parked = cc_cpulist_format(c->parked);
 		_cleanup_free_ char *mems = cc_cpulist_format(c->mems);
 		char id[SHORT_ID + 1];
