@@ -48,7 +48,7 @@ out=/run/e2e97/out
 # Less than the runner's limit, so a hang still reports what it printed.
 st=$(karg cc.scenario_timeout)
 lim=$((${st:-900} - 60))
-info "bash bench/effect.sh natively, $rounds rounds, limit ${lim}s; $(crun --version | head -n 1), $(systemctl --version | head -n 1), cgroup $(stat -fc %T /sys/fs/cgroup)"
+info "bash bench/effect.sh natively, $rounds rounds, limit ${lim}s; $(crun --version | head -n 1), $(systemctl --version | head -n 1), /sys/fs/cgroup $(/usr/bin/stat -fc %T /sys/fs/cgroup)"
 rc=0
 (cd "$R" && timeout -s KILL "$lim" env -i HOME=/root LOGNAME=root USER=root TERM=dumb \
 	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/run/e2e97/bin \
