@@ -7,8 +7,13 @@
 #   native  when this host can carve: root, / a cgroup-v2 mount with the
 #           cpuset controller, >= 4 online CPUs, crun and a static busybox.
 #           The scenario runs here with the e2e helpers (tests/e2e/lib.sh,
-#           hooklib.sh) and the real hook; it carves real CPUs, steers this
-#           host's IRQs and gives them back, as a container start would.
+#           hooklib.sh) and the real hook, registered as an installed node
+#           registers it: the first stage corecarve-hook beside CORECARVE
+#           (CORECARVE_FIRST_STAGE_BIN, as mk/bench.mk passes; without one
+#           `CORECARVE hook`); it carves real CPUs, steers this host's IRQs
+#           and gives them back, as a container start would.  Proven end to
+#           end on a systemd-managed cgroup-v2 root: the e2e node guest runs
+#           this script so (tests/e2e/scenarios/97-effect-native.sh).
 #   guest   otherwise, in the e2e QEMU guest (tests/e2e/run.sh, CC_BENCH=1,
 #           scenario 96-* only), kernel KERNEL.
 #   BENCH_EFFECT_MODE=native|guest forces one (native refuses a host that
@@ -32,7 +37,12 @@ why_not_native() {
 	[ "$n" -ge 4 ] || { echo "only $n online CPUs (want >= 4)"; return; }
 	command -v crun >/dev/null || { echo "no crun"; return; }
 	bb=$(command -v busybox) || { echo "no busybox"; return; }
-	ldd "$bb" 2>&1 | grep -q 'not a dynamic executable' || { echo "busybox is not static (busybox-static)"; return; }
+	# ldd exits 1 for a static binary: under pipefail `ldd | grep -q`
+	# would call every static busybox dynamic.
+	case $(ldd "$bb" 2>&1) in
+	*'not a dynamic executable'* | *'statically linked'*) ;;
+	*) echo "busybox ($bb) is not static (busybox-static)"; return ;;
+	esac
 }
 
 mode=${BENCH_EFFECT_MODE:-}
@@ -64,11 +74,22 @@ if [ "$mode" = native ]; then
 	for a in $("$bb" --list); do ln -s "$bb" "$dir/bbin/$a"; done
 	grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control && grep -qw cpuset /sys/fs/cgroup/cgroup.subtree_control ||
 		echo "+cpuset +cpu" >/sys/fs/cgroup/cgroup.subtree_control
+	# The bundles register the hook's first stage beside the binary, as
+	# an installed node does (mk/bench.mk names it; lib.sh's mk_bundle
+	# takes it only when $bin is the corecarve beside it), else $bin hook.
+	first=${CORECARVE_FIRST_STAGE_BIN:-$(dirname "$bin")/corecarve-hook}
+	[ -x "$first" ] || first=
+	# Its BENCH lines are printed once, below, with the table.  Under
+	# set -e and pipefail a failing scenario would end this script here,
+	# before the table and the verdict: its status is taken instead.
+	set +e
 	CC_EFFECT_NATIVE=1 CC_EFFECT_ROUNDS=$rounds CC_EFFECT_PROBE=$probe CC_EFFECT_DIR=$dir/b \
-		CC_E2E_DIR=$repo/tests/e2e CC_BIN=$bin CC_POLICY=$dir/policy.yaml \
+		CC_E2E_DIR=$repo/tests/e2e CC_BIN=$bin CC_FIRST_STAGE=$first CC_POLICY=$dir/policy.yaml \
 		CC_ROOTFS_TEMPLATE=$dir/rootfs CC_CTR_DB=$dir/ctr CC_KERNEL=$(uname -r | cut -d. -f1,2) \
-		CC_SCENARIO=96-effect PATH="$dir/bbin:$PATH" "$bb" sh "$repo/tests/e2e/scenarios/96-effect.sh" 2>&1 | tee "$raw"
+		CC_SCENARIO=96-effect CC_RESULTS=/dev/null PATH="$dir/bbin:$PATH" \
+		"$bb" sh "$repo/tests/e2e/scenarios/96-effect.sh" 2>&1 | tee "$raw" | sed '/^BENCH /d'
 	rc=${PIPESTATUS[0]}
+	set -e
 else
 	echo "== bench-effect in the QEMU guest (tests/e2e/scenarios/96-effect.sh, Linux $kernel, $rounds rounds; native not possible here: $reason)"
 	e2e=$out/e2e

@@ -25,7 +25,8 @@
 #                  reported on stderr and in the summary
 #   E2E_EXTRA_SCENARIOS   a directory of extra scenarios to run too
 #   CC_BENCH=1     select the scenarios marked "# e2e-only: bench" (95-bench,
-#                  the timings of make bench-qemu) and pass cc.bench=1 (and
+#                  the timings of make bench-qemu; 97-effect-native in the
+#                  node guest) and pass cc.bench=1 (and
 #                  cc.bench_pairs=$CC_BENCH_PAIRS); without it they are not
 #                  in the initramfs at all
 #   CI             when set (CI=true; anything but empty, 0 or false), a
@@ -300,9 +301,12 @@ for s in "$here"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.
 	b=$(basename "$s")
 	# shellcheck disable=SC2254 # a pattern
 	case $b in $scenarios | ${scenarios}.sh) ;; *) continue ;; esac
-	if grep -qs '^# e2e-guest: k8s' "$s"; then
+	# A benchmark (either guest's) only with CC_BENCH=1.
+	if [ "${CC_BENCH:-0}" != 1 ] && grep -qs '^# e2e-only: bench' "$s"; then
+		continue
+	elif grep -qs '^# e2e-guest: k8s' "$s"; then
 		want_k8s=1
-	elif [ "${CC_BENCH:-0}" = 1 ] || ! grep -qs '^# e2e-only: bench' "$s"; then
+	else
 		want_initramfs=1
 	fi
 done

@@ -7,7 +7,10 @@
 # Environment:
 #   CORECARVE_BIN  the corecarve binary (default <repo>/corecarve)
 #   E2E_SCENARIOS  shell pattern on scenario file names (default *): only
-#                  the scenarios marked "# e2e-guest: k8s" are taken
+#                  the scenarios marked "# e2e-guest: k8s" are taken, those
+#                  also marked "# e2e-only: bench" only with CC_BENCH=1
+#   CC_EFFECT_PROBE  the static bench/effect-probe for "e2e-needs:
+#                  effect-probe" (default <repo>/build/bench/effect-probe)
 #
 # Payload (/e2e in the guest): bin/busybox with its applet links (the
 # scenarios run under busybox sh, as in the initramfs guest; Debian's tools
@@ -88,16 +91,25 @@ done <"$stage/kos"
 rm -f "$stage/kos"
 
 n=0
+held=
 for s in "$e2e"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.sh}; do
 	[ -e "$s" ] || continue
 	b=$(basename "$s")
 	# shellcheck disable=SC2254 # a pattern
 	case $b in $pattern | ${pattern}.sh) ;; *) continue ;; esac
 	grep -qs '^# e2e-guest: k8s' "$s" || continue
+	# Benchmarks only in the run that asks for them (as mkinitramfs.sh).
+	if [ "${CC_BENCH:-0}" != 1 ] && grep -qs '^# e2e-only: bench' "$s"; then
+		held="$held $b"
+		continue
+	fi
 	cp "$s" "$stage/e2e/scenarios/$b"
 	n=$((n + 1))
 done
-[ "$n" -gt 0 ] || die "no k8s-guest scenario matches '$pattern'"
+if [ "$n" -eq 0 ]; then
+	[ -z "$held" ] || die "'$pattern' matches only$held, which runs only with CC_BENCH=1"
+	die "no k8s-guest scenario matches '$pattern'"
+fi
 cp "$e2e/lib.sh" "$e2e/hooklib.sh" "$e2e/podmanlib.sh" "$stage/e2e/"
 cp "$e2e"/cri/*.py "$stage/e2e/cri/"
 cp "$here/guest-run.sh" "$here/e2e.service" "$stage/e2e/k8s/"
@@ -129,6 +141,29 @@ libs="$libs --file=$(readlink -f "$smartcols")=$smartcols"
 	--file "$ccbin=/usr/bin/corecarve" --file "$firstbin=/usr/bin/corecarve-hook" $libs --file "$busybox=/bin/busybox" $links \
 	--file "$repo/manifests/kubernetes/image/install-on-node.sh=/usr/libexec/corecarve/install-on-node.sh" \
 	--dir /tmp --dir /proc --dir /sys --dir /dev --dir /etc --entrypoint '["/usr/bin/corecarve"]' 2>/dev/null
+
+# The static bench/effect-probe (CC_EFFECT_PROBE, as mkinitramfs.sh), and
+# for "e2e-needs: bench-effect" (97-effect-native) a built checkout's files
+# as make bench-effect finds them, under /e2e/repo: bench/effect.sh, the e2e
+# helpers and 96-effect.sh it runs, corecarve and corecarve-hook at the top,
+# build/bench/effect-probe.
+if grep -qsE '^# e2e-needs:.*\<effect-probe\>' "$stage"/e2e/scenarios/*.sh; then
+	probe=${CC_EFFECT_PROBE:-$repo/build/bench/effect-probe}
+	[ -x "$probe" ] || die "no effect-probe at $probe: build it with make bench-build"
+	ldd "$probe" 2>&1 | grep -q 'not a dynamic executable' ||
+		die "$probe is not static: the container rootfs has no libc; build it with make bench-build"
+	cp "$probe" "$stage/e2e/bin/effect-probe"
+	if grep -qsE '^# e2e-needs:.*\<bench-effect\>' "$stage"/e2e/scenarios/*.sh; then
+		r=$stage/e2e/repo
+		mkdir -p "$r/bench" "$r/tests/e2e/scenarios" "$r/build/bench"
+		cp "$repo/bench/effect.sh" "$r/bench/"
+		cp "$e2e/lib.sh" "$e2e/hooklib.sh" "$r/tests/e2e/"
+		cp "$e2e/scenarios/96-effect.sh" "$r/tests/e2e/scenarios/"
+		cp "$ccbin" "$r/corecarve"
+		cp "$firstbin" "$r/corecarve-hook"
+		cp "$probe" "$r/build/bench/effect-probe"
+	fi
+fi
 
 cp "$here/init" "$stage/init"
 chmod 0755 "$stage/init"
