@@ -2,7 +2,6 @@
  * records of the "cgroup" section (cgroup.h says what each kind of record
  * computes; docs/design.md, "One restore model"). */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -458,35 +457,27 @@ static int plan_parked(struct planner *p, const char *share, struct cc_err *err)
  * sibling cgroup that is not itself a carve. */
 static int plan_peers(struct planner *p, const char *share, struct cc_err *err)
 {
-	const char *cgroup = p->c->cgroup, *self = strrchr(cgroup, '/') + 1;
 	_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
 	_cleanup_free_ struct cc_cg_share *sib = NULL;
-	_cleanup_closedir_ DIR *d = NULL;
-	char parent[PATH_MAX], dir[PATH_MAX];
-	struct dirent *de;
-	int nsib = -1;
+	_cleanup_siblings_ struct cg_siblings it = { 0 };
+	char parent[PATH_MAX], peer[PATH_MAX];
+	int nsib = -1, more;
 
 	if (!parent_cpus)
 		return cc_err_sys(err, ENOMEM, "cgroup plan");
-	cc_cg_parent(cgroup, parent, sizeof(parent));
-	if (cc_cg_read_cpus(p->cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0)
+	cc_cg_parent(p->c->cgroup, parent, sizeof(parent));
+	if (cc_cg_read_cpus(p->cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0 ||
+	    cg_siblings_open(p->cg, p->c->cgroup, &it, err) < 0)
 		return -1;
-	if (cc_path(dir, sizeof(dir), err, "%s%s", p->cg->mount, strcmp(parent, "/") ? parent : "") < 0)
-		return -1;
-	d = cc_root_opendir(p->cg->root, dir, err);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
+	while ((more = cg_siblings_next(&it, peer, sizeof(peer), err)) > 0) {
 		_cleanup_free_ char *cur = NULL;
-		char peer[PATH_MAX], key[PATH_MAX + 64];
+		char key[PATH_MAX + 64];
 		struct cc_noderec *r;
 		bool fresh;
 
-		if (de->d_type != DT_DIR || de->d_name[0] == '.' || !strcmp(de->d_name, self) ||
-		    !strcmp(de->d_name, CC_PARKED_NAME))
+		if (!strcmp(strrchr(peer, '/') + 1, CC_PARKED_NAME))
 			continue;
-		if (cc_path(peer, sizeof(peer), err, "%s/%s", strcmp(parent, "/") ? parent : "", de->d_name) < 0 ||
-		    rec_key(key, sizeof(key), peer, "cpuset.cpus", err) < 0)
+		if (rec_key(key, sizeof(key), peer, "cpuset.cpus", err) < 0)
 			return -1;
 		/* A live carve's cgroup is never a peer: it holds its own CPUs. */
 		if (p->others->is_carve(p->others->arg, peer))
@@ -515,7 +506,7 @@ static int plan_peers(struct planner *p, const char *share, struct cc_err *err)
 		if (fresh && !r->pending)
 			cc_noderecs_del(p->recs, key);
 	}
-	return 0;
+	return more;
 }
 
 /* A quota above the carve throttles it when it is smaller than the carves

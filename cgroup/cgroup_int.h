@@ -9,6 +9,8 @@
 #ifndef CC_CGROUP_INT_H
 #define CC_CGROUP_INT_H
 
+#include <dirent.h>
+
 #include "cgroup.h"
 
 #define CG_MAX_DEPTH 32
@@ -27,5 +29,18 @@ int cg_enable_controllers(struct cc_cg *cg, const char *cgroup, struct cc_err *e
 int cg_ancestors(const char *cgroup, char out[][PATH_MAX], int max);
 /* A directory below the mount, reached without a symbolic link. */
 int cg_check_dir(const struct cc_cg *cg, const char *cgroup, struct cc_err *err);
+
+/* The sibling cgroups of `cgroup` (its parent's other children), one
+ * path at a time: open, then next until it returns 0 (1: one more in
+ * `out`; -1 with err set), then close. */
+struct cg_siblings {
+	DIR *d;
+	char parent[PATH_MAX];
+	const char *self; /* cgroup's own name, which is skipped */
+};
+int cg_siblings_open(const struct cc_cg *cg, const char *cgroup, struct cg_siblings *it, struct cc_err *err);
+int cg_siblings_next(struct cg_siblings *it, char *out, size_t len, struct cc_err *err);
+void cg_siblings_close(struct cg_siblings *it);
+#define _cleanup_siblings_ __attribute__((cleanup(cg_siblings_close)))
 
 #endif

@@ -2,7 +2,6 @@
  * cpu sets written only when they differ, partitions read back, the
  * controllers on a path, the cgroup directory checked, and init-parent. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -196,6 +195,40 @@ int cg_check_dir(const struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 	return 0;
 }
 
+int cg_siblings_open(const struct cc_cg *cg, const char *cgroup, struct cg_siblings *it, struct cc_err *err)
+{
+	char dir[PATH_MAX];
+
+	it->d = NULL;
+	it->self = strrchr(cgroup, '/') + 1;
+	cc_cg_parent(cgroup, it->parent, sizeof(it->parent));
+	if (cc_path(dir, sizeof(dir), err, "%s%s", cg->mount, strcmp(it->parent, "/") ? it->parent : "") < 0)
+		return -1;
+	it->d = cc_root_opendir(cg->root, dir, err);
+	return it->d ? 0 : -1;
+}
+
+int cg_siblings_next(struct cg_siblings *it, char *out, size_t len, struct cc_err *err)
+{
+	struct dirent *de;
+
+	while ((de = readdir(it->d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || !strcmp(de->d_name, it->self))
+			continue;
+		if (cc_path(out, len, err, "%s/%s", strcmp(it->parent, "/") ? it->parent : "", de->d_name) < 0)
+			return -1;
+		return 1;
+	}
+	return 0;
+}
+
+void cg_siblings_close(struct cg_siblings *it)
+{
+	if (it->d)
+		closedir(it->d);
+	it->d = NULL;
+}
+
 /* The siblings of `cgroup` whose own cpuset.cpus (an explicit list, not
  * an inherited one) holds some of `cpus`, "/a (cpuset.cpus 0-15), ...":
  * before 6.7 a partition root may not share a CPU with one, and the
@@ -206,24 +239,16 @@ static void overlapping_siblings(const struct cc_cg *cg, const char *cgroup, hwl
 {
 	_cleanup_bitmap_ hwloc_bitmap_t own = hwloc_bitmap_alloc();
 	struct cc_err ignored = CC_ERR_INIT;
-	char parent[PATH_MAX], dir[PATH_MAX * 2], sib[PATH_MAX * 2];
-	const char *self = strrchr(cgroup, '/');
+	struct cg_siblings it;
+	char sib[PATH_MAX];
 	size_t off = 0;
-	struct dirent *de;
-	DIR *d;
 
 	buf[0] = '\0';
-	cc_cg_parent(cgroup, parent, sizeof(parent));
-	snprintf(dir, sizeof(dir), "%s%s", cg->mount, strcmp(parent, "/") ? parent : "");
-	if (!own || !self || !(d = cc_root_opendir(cg->root, dir, &ignored)))
+	if (!own || cg_siblings_open(cg, cgroup, &it, &ignored) < 0)
 		return;
-	while ((de = readdir(d)) && off < len) {
-		_cleanup_free_ char *list = NULL;
+	while (off < len && cg_siblings_next(&it, sib, sizeof(sib), &ignored) > 0) {
+		_cleanup_free_ char *list = cc_cg_read(cg, sib, "cpuset.cpus", &ignored);
 
-		if (de->d_type != DT_DIR || de->d_name[0] == '.' || !strcmp(de->d_name, self + 1))
-			continue;
-		snprintf(sib, sizeof(sib), "%s/%s", strcmp(parent, "/") ? parent : "", de->d_name);
-		list = cc_cg_read(cg, sib, "cpuset.cpus", &ignored);
 		cc_err_clear(&ignored);
 		if (!list || !*list || cc_cpulist_parse(list, own, sib, &ignored) < 0 || !hwloc_bitmap_intersects(own, cpus)) {
 			cc_err_clear(&ignored);
@@ -231,7 +256,7 @@ static void overlapping_siblings(const struct cc_cg *cg, const char *cgroup, hwl
 		}
 		off += (size_t)snprintf(buf + off, len - off, "%s%s (cpuset.cpus %s)", off ? ", " : "", sib, list);
 	}
-	closedir(d);
+	cg_siblings_close(&it);
 }
 
 int cc_cg_init_parent(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t cpus,
