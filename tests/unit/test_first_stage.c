@@ -58,23 +58,11 @@ static void teardown(const char *dir)
 	cc_test_sh(NULL, "rm -rf '%s'", dir);
 }
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
 /* Run `corecarve-hook ARGS` with `state` on stdin (env: a shell prefix);
  * its exit status. */
 static int run(const char *dir, const char *env, const char *args, const char *state)
 {
-	write_file(dir, "state.json", state);
+	cc_test_write_file(dir, "state.json", state);
 	return cc_test_sh(NULL, "cd %s && %s ./corecarve-hook %s <state.json", dir, env ? env : "", args);
 }
 
@@ -129,7 +117,7 @@ static void bundle(const char *dir, const char *annotations)
 					"\"root\":{\"path\":\"rootfs\"}%s%s}",
 				  annotations ? ",\"annotations\":" : "", annotations ? annotations : ""),
 			 0);
-	write_file(b, "config.json", cfg);
+	cc_test_write_file(b, "config.json", cfg);
 	free(cfg);
 }
 
@@ -304,7 +292,7 @@ START_TEST(test_real_pair)
 	ck_assert_int_eq(mkdir(b, 0755), 0);
 	bundle(dir, "{\"corecarve.io/placement\":\"{class: latency, cpus: 0}\"}");
 	st = state_json("c-bad", b, NULL);
-	write_file(dir, "state.json", st);
+	cc_test_write_file(dir, "state.json", st);
 	rc = cc_test_sh(&out, "CORECARVE_STATE_DIR=%s/state " CC_TEST_HOOK_ENV "'%s' createRuntime <%s/state.json", dir,
 			bin, dir);
 	ck_assert_int_eq(rc, 2);
@@ -315,7 +303,7 @@ START_TEST(test_real_pair)
 	out = NULL;
 	bundle(dir, NULL);
 	st2 = state_json("c-none", b, NULL);
-	write_file(dir, "state.json", st2);
+	cc_test_write_file(dir, "state.json", st2);
 	rc = cc_test_sh(&out, "CORECARVE_STATE_DIR=%s/state '%s' createRuntime <%s/state.json", dir, bin, dir);
 	ck_assert_int_eq(rc, 0);
 	ck_assert_str_eq(out, "");

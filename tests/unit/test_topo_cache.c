@@ -436,18 +436,6 @@ START_TEST(overrides_change_the_stamp)
 }
 END_TEST
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
 START_TEST(damaged_file_replaced)
 {
 	_cleanup_free_ char *dir = state_dir();
@@ -455,7 +443,7 @@ START_TEST(damaged_file_replaced)
 	struct cc_topo_cache_info info;
 	struct cc_topo *t;
 
-	write_file(dir, CC_TOPO_CACHE_FILE, "corecarve-topology-cache 1\nstamp x\n");
+	cc_test_write_file(dir, CC_TOPO_CACHE_FILE, "corecarve-topology-cache 1\nstamp x\n");
 	t = cached(&src, dir, &info);
 	ck_assert(!info.hit && info.stored);
 	ck_assert_str_eq(info.why, "unusable: topology cache: end: missing (truncated file)");
@@ -478,7 +466,7 @@ START_TEST(untrusted_places_not_used)
 
 	/* A cache file that is a symlink is not followed. */
 	snprintf(path, sizeof(path), "%s/elsewhere", dir);
-	write_file(dir, "elsewhere", "x");
+	cc_test_write_file(dir, "elsewhere", "x");
 	snprintf(link, sizeof(link), "%s/" CC_TOPO_CACHE_FILE, dir);
 	ck_assert_int_eq(symlink(path, link), 0);
 	t = cached(&src, dir, &info);

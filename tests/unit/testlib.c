@@ -114,6 +114,18 @@ char *cc_test_write_tmp(const char *text)
 	return strdup(tmpl);
 }
 
+void cc_test_write_file(const char *dir, const char *name, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_msg(f != NULL, "%s: cannot write", path);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
 int cc_test_sh(char **out, const char *fmt, ...)
 {
 	char *cmd = NULL, *full = NULL, *buf = NULL;

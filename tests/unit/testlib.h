@@ -53,6 +53,9 @@ const char *cc_test_fixture_file(const char *dir, const char *file);
 /* Write `text` to a new temporary file; returns its path (static buffer per call, caller frees). */
 char *cc_test_write_tmp(const char *text);
 
+/* Write `text` to DIR/NAME, replacing it; fails the test when it cannot. */
+void cc_test_write_file(const char *dir, const char *name, const char *text);
+
 /* Run a shell command (printf-style); its stdout and stderr together in
  * *out (caller frees; out may be NULL).  Returns its exit status, -1 when
  * it did not exit. */
