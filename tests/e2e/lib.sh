@@ -18,8 +18,11 @@
 CC_SCENARIO=${CC_SCENARIO:-$(basename "$0" .sh)}
 CC_RESULTS=${CC_RESULTS:-/dev/null}
 CC_DEMO=${CC_DEMO:-0}
+# karg NAME: the value of NAME=VALUE on the guest kernel's command line
+# (run.sh passes cc.kernel, cc.bench, cc.bench_pairs, ...), or nothing.
+karg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline 2>/dev/null; }
 if [ -z "${CC_KERNEL:-}" ]; then
-	CC_KERNEL=$(sed -n 's/.*cc\.kernel=\([^ ]*\).*/\1/p' /proc/cmdline 2>/dev/null)
+	CC_KERNEL=$(karg 'cc\.kernel')
 	[ -n "$CC_KERNEL" ] || CC_KERNEL=$(uname -r | cut -d. -f1,2)
 fi
 CC_BIN=${CC_BIN:-/usr/bin/corecarve}

@@ -44,7 +44,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-karg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 if [ "$(karg cc.bench)" != 1 ]; then
 	fail bench "in the initramfs without cc.bench=1 on the kernel command line: run it with CC_BENCH=1 tests/e2e/run.sh (make bench-qemu)"
 	exit 0

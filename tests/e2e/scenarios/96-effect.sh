@@ -60,7 +60,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-karg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 if [ "$NATIVE" = 1 ]; then
 	rounds=${CC_EFFECT_ROUNDS:-5}
 	mode=native

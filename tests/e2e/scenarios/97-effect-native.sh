@@ -25,7 +25,6 @@ set -eu
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . /e2e/lib.sh
 
-karg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 if [ "$(karg cc.bench)" != 1 ]; then
 	fail bench "without cc.bench=1 on the kernel command line: run it with CC_BENCH=1 tests/e2e/run.sh"
 	exit 0
