@@ -32,7 +32,7 @@ one() { check_eq "$1" 1 "$(line "$2" | wc -l)"; }
 
 # --- no annotation: the hook ran, matched nothing, and says so --------------
 # `corecarve hook` registered itself (the hooks.d way), not the first stage.
-CC_FIRST_STAGE= mk_bundle $B/plain plain '' /kubepods/pod14/plain
+CC_FIRST_STAGE='' mk_bundle $B/plain plain '' /kubepods/pod14/plain
 if ctr_run_detached plain $B/plain; then pass plain-started; else fail plain-started "$CRUN_ERR"; fi
 check plain-gone ctr_gone plain
 wait_for 5 grep -q 'poststop plain' "$LOG" || true

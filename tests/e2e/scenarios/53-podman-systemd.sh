@@ -128,7 +128,7 @@ check_eq quoting-ledger-empty "" "$(grep -o '"id": *"[^"]*"' "$CC_LEDGER" || tru
 # What the node guest's scenarios leave below the root: a first-level
 # cgroup with an explicit cpuset.cpus blocks a partition root beside it on
 # Linux 6.1 (48-podman-slice says why that runs first).
-held= probe_cpu=
+held='' probe_cpu=''
 for d in "$CGROOT"/*/; do
 	n=${d#"$CGROOT"}
 	n=${n%/}
