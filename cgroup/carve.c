@@ -533,6 +533,38 @@ static int plan_quota(struct planner *p, const char *anc, const char *share, str
 	return own_share(p, r, share, anc, "cpu.max", cur, NULL, err);
 }
 
+/* Above the pod corecarve lifts nothing (an admin's cap on /kubepods or a
+ * slice is the node's, not a pod's to take away): a quota there smaller
+ * than the quota-dropping carves below it, this one with them, would
+ * throttle exclusive CPUs, so the carve is refused, naming the cgroup. */
+static int check_quota_above(struct planner *p, const char *anc, int ncpus, struct cc_err *err)
+{
+	_cleanup_free_ char *cur = NULL;
+	long long quota, period, below = 0, need;
+	struct cc_err e = CC_ERR_INIT;
+
+	if (read_opt(p->cg, anc, "cpu.max", &cur, err) < 0)
+		return -1;
+	if (!cur)
+		return 0;
+	if (cc_cg_parse_cpu_max(cur, &quota, &period) < 0)
+		return cc_err_set(err, EINVAL, "%s/cpu.max: unexpected value \"%.32s\"", anc, cur);
+	if (quota < 0)
+		return 0;
+	if (p->others && p->others->cpus_below && p->others->cpus_below(p->others->arg, anc, &below, &e) < 0) {
+		*err = e;
+		return -1;
+	}
+	need = below + ncpus;
+	if (!__builtin_mul_overflow(need, period, &need) && need <= quota)
+		return 0;
+	return cc_err_set(err, EPERM,
+			  "%s has cpu.max \"%lld %lld\" (%.2f CPUs), less than the %lld exclusive CPUs carved below it "
+			  "with this carve: corecarve lifts the quota of a container and its pod only, never above; raise "
+			  "the quota of %s or ask for fewer CPUs",
+			  anc, quota, period, (double)quota / (double)period, below + ncpus, anc);
+}
+
 int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg_others *others,
 		     struct cc_noderecs *recs, struct cc_cg_plan *plan, struct cc_err *err)
 {
@@ -605,10 +637,16 @@ int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg
 		_cleanup_free_ char *cur = NULL;
 
 		snprintf(n, sizeof(n), "%d", hwloc_bitmap_weight(c->cpus));
-		/* A shared-pool container owns no CPU: it lifts no pod quota. */
-		for (int i = nanc - 1; c->exclusive && i >= 0; i--)
-			if (plan_quota(&p, anc[i], n, err) < 0)
+		/* A shared-pool container owns no CPU: it lifts no pod quota.
+		 * The pod (the parent) is lifted while its carves need more
+		 * than its quota; above it, a quota too small refuses. */
+		for (int i = nanc - 1; c->exclusive && i >= 0; i--) {
+			int r = i == nanc - 1 ? plan_quota(&p, anc[i], n, err)
+					      : check_quota_above(&p, anc[i], hwloc_bitmap_weight(c->cpus), err);
+
+			if (r < 0)
 				goto fail;
+		}
 		/* The container itself: no quota at all. */
 		if (read_opt(cg, c->cgroup, "cpu.max", &cur, err) < 0)
 			goto fail;

@@ -133,7 +133,8 @@ void alloc_shared_pool(const struct cc_topo *t, int cls, hwloc_const_bitmap_t re
 		       hwloc_const_bitmap_t taken, hwloc_bitmap_t out);
 int alloc_shared(const struct cc_topo *t, const struct cc_request *req, int cls, hwloc_const_bitmap_t reserved,
 		 hwloc_const_bitmap_t taken, struct cc_decision *d, struct cc_err *err);
-void alloc_shared_floors(const struct cc_topo *t, const struct cc_policy *p, int min_shared, int *floor);
+void alloc_shared_floors(const struct cc_topo *t, const struct cc_policy *p, int min_shared,
+			 hwloc_const_bitmap_t reserved, int *floor);
 void alloc_floor_users(const struct cc_topo *t, const struct cc_policy *p, int cls, char *buf, size_t len);
 
 /* ---- alloc_refusal.c ---- */

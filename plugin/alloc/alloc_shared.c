@@ -65,21 +65,32 @@ static int shared_class_index(const struct cc_topo *t, const struct cc_pclass *p
 	return alloc_resolve_class(t, pc, &d, &e);
 }
 
-/* floor[c]: the CPUs class c's pool keeps, min_shared where a shared
+/* floor[c]: the CPUs class c's pool keeps, minShared where a shared
  * placement class (exclusive: false) runs, 0 elsewhere: a pool that no
  * container shares needs no floor, and a class every core of which may be
- * carved is what makes `{class: latency, cpus: 4}` fit 4 P-cores. */
-void alloc_shared_floors(const struct cc_topo *t, const struct cc_policy *p, int min_shared, int *floor)
+ * carved is what makes `{class: latency, cpus: 4}` fit 4 P-cores.  A
+ * minShared share ("25%") is of the class's unreserved CPUs, so the floor
+ * does not move as carves come and go. */
+void alloc_shared_floors(const struct cc_topo *t, const struct cc_policy *p, int min_shared,
+			 hwloc_const_bitmap_t reserved, int *floor)
 {
+	_cleanup_bitmap_ hwloc_bitmap_t pool = hwloc_bitmap_alloc();
+
 	for (int i = 0; i < p->nclasses; i++) {
 		int c;
 
 		if (p->classes[i].exclusive)
 			continue;
 		c = shared_class_index(t, &p->classes[i]);
-		for (int k = 0; k < t->nclasses; k++)
-			if (c == k || c == -1)
-				floor[k] = min_shared;
+		for (int k = 0; k < t->nclasses; k++) {
+			if (c != k && c != -1)
+				continue;
+			floor[k] = min_shared;
+			if (p->min_shared_share && pool) {
+				alloc_shared_pool(t, k, reserved, NULL, pool);
+				floor[k] = cc_policy_min_shared(p, hwloc_bitmap_weight(pool));
+			}
+		}
 	}
 }
 
@@ -108,7 +119,11 @@ int cc_alloc_shared_floor(const struct cc_topo *t, const struct cc_policy *p, in
 		who[0] = '\0';
 	if (!floor || cls < 0 || cls >= t->nclasses)
 		return 0;
-	alloc_shared_floors(t, p, p->min_shared < 0 ? 0 : p->min_shared, floor);
+	_cleanup_bitmap_ hwloc_bitmap_t reserved = cc_policy_reserved(p, t);
+
+	if (!reserved)
+		return 0;
+	alloc_shared_floors(t, p, p->min_shared < 0 ? 0 : p->min_shared, reserved, floor);
 	if (who && len)
 		alloc_floor_users(t, p, cls, who, len);
 	return floor[cls];

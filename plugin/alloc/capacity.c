@@ -108,7 +108,8 @@ static void never(struct cc_capacity *c, const struct cc_topo *t, const struct c
 	/* minShared: say what it keeps, not the census of a request. */
 	if (strstr(msg, "the node's unreserved"))
 		snprintf(c->never, sizeof(c->never), "the node's %d unreserved CPU%s must keep %d (minShared)",
-			 c->total - c->reserved, c->total - c->reserved == 1 ? "" : "s", p->min_shared);
+			 c->total - c->reserved, c->total - c->reserved == 1 ? "" : "s",
+			 cc_policy_min_shared(p, c->total - c->reserved));
 	else if (strstr(msg, "minShared") && ci >= 0 && cc_alloc_shared_floor(t, p, ci, who, sizeof(who)) > 0)
 		snprintf(c->never, sizeof(c->never), "its %d unreserved %s CPU%s must keep %d for %s (minShared)",
 			 c->total - c->reserved, c->core_class, c->total - c->reserved == 1 ? "" : "s",

@@ -109,10 +109,11 @@ const struct cc_pclass *cc_policy_class(const struct cc_policy *p, const char *n
 /* ---- parsing ---- */
 
 /* `vms` is the VM list (vmconfig.h), allowed here so a VM host keeps one file. */
-static const char *const top_keys[] = { "reserved", "minShared", "coreClasses", "classes", "vms", NULL };
+static const char *const top_keys[] = { "reserved", "minShared", "withoutCpuLimit", "coreClasses", "classes",
+					"vms", NULL };
 static const char *const class_keys[] = { "coreType", "fallback", "smt", "exclusive", "memory", "irq",
 					  "partition", "quota", "align", "strictClusters", "power",
-					  "annotationMaySet", NULL };
+					  "annotationMaySet", "namespaces", "maxCpusPerPod", "maxCpus", NULL };
 
 static int parse_reserved(struct cc_policy *p, const struct cc_ynode *n, struct cc_err *err)
 {
@@ -340,6 +341,8 @@ static int parse_class(const struct cc_policy *p, const struct cc_ynode *n, stru
 	v = cc_ynode_get(n, "annotationMaySet");
 	if (v && parse_may_set(v, &c->annotation_may_set, err) < 0)
 		return -1;
+	if (policy_parse_class_trust(n, c, err) < 0)
+		return -1;
 	v = cc_ynode_get(n, "power");
 	if (v && cc_policy_parse_power(v, &c->power, err) < 0)
 		return -1;
@@ -373,7 +376,6 @@ struct cc_policy *cc_policy_parse(const char *text, size_t len, const char *name
 	_cleanup_ydoc_ struct cc_ydoc *doc = NULL;
 	_cleanup_policy_ struct cc_policy *p = NULL;
 	const struct cc_ynode *root, *n;
-	long long v;
 
 	if (!name || !*name)
 		name = "policy";
@@ -400,16 +402,14 @@ struct cc_policy *cc_policy_parse(const char *text, size_t len, const char *name
 	}
 	snprintf(p->source, sizeof(p->source), "%s", name);
 	p->min_shared = 1;
+	p->unlimited_kubernetes = CC_UNLIMITED_REFUSE;
+	p->unlimited_other = CC_UNLIMITED_ALLOW;
 
 	n = cc_ynode_get(root, "reserved");
 	if (n && parse_reserved(p, n, err) < 0)
 		return NULL;
-	n = cc_ynode_get(root, "minShared");
-	if (n) {
-		if (cc_ynode_uint(n, 0, CC_CPU_LIMIT, &v, err) < 0)
-			return NULL;
-		p->min_shared = (int)v;
-	}
+	if (policy_parse_trust_top(p, root, err) < 0)
+		return NULL;
 	/* Before classes: coreType is checked against these names. */
 	n = cc_ynode_get(root, "coreClasses");
 	if (n && parse_overrides(p, n, err) < 0)

@@ -18,6 +18,8 @@
 #define CC_ANNOTATION_MAX 4096 /* bytes of one annotation value */
 #define CC_ANNOTATION_KEY_MAX 512 /* bytes of an annotation key, with its NUL (Kubernetes: 317) */
 #define CC_POLICY_MAX (1u << 20)
+#define CC_POLICY_NAMESPACES_MAX 32 /* classes.<name>.namespaces entries */
+#define CC_POLICY_NAMESPACE_LEN 64  /* one entry with its NUL: a DNS label, or a glob of one */
 #define CC_POLICY_DEFAULT_SOURCE "embedded default" /* cc_policy->source of the default */
 
 /* The annotation keys a class may let an annotation set (`class` always
@@ -51,7 +53,21 @@ struct cc_pclass {
 	bool strict_clusters;
 	struct cc_power_spec power; /* `power:`; all empty when absent */
 	unsigned annotation_may_set; /* CC_REQ_* bits; CC_REQ_DEFAULT when absent */
+	/* Who may use the class (classes.<name>.namespaces): Kubernetes pods
+	 * of these namespaces only, each a name or a glob ("team-*"); none
+	 * listed: every namespace.  Containers Kubernetes did not start are
+	 * the node's admin's and may use every class. */
+	int nnamespaces;
+	char namespaces[CC_POLICY_NAMESPACES_MAX][CC_POLICY_NAMESPACE_LEN];
+	/* Caps (0: none): the CPUs one pod may carve in the class
+	 * (maxCpusPerPod: its containers' carves together), and the CPUs the
+	 * class may hold on the node (maxCpus). */
+	int max_cpus_per_pod;
+	int max_cpus;
 };
+
+/* What a container without a CPU limit may carve (withoutCpuLimit). */
+enum cc_unlimited { CC_UNLIMITED_REFUSE, CC_UNLIMITED_ALLOW };
 
 struct cc_policy {
 	char source[256];            /* file path or "embedded default" */
@@ -62,9 +78,27 @@ struct cc_policy {
 	int noverrides;
 	struct cc_class_override *overrides; /* coreClasses */
 	/* CPUs that must stay in the shared pool of each core class (never
-	 * carve the last ones); default 1. */
+	 * carve the last ones); default 1.  With minShared: "N%",
+	 * min_shared_share is set, min_shared_pct is N, and the floor of each
+	 * pool is that share of its unreserved CPUs, rounded up
+	 * (cc_policy_min_shared). */
 	int min_shared;
+	bool min_shared_share;
+	int min_shared_pct;
+	/* withoutCpuLimit: a container without a CPU limit pays for no CPU;
+	 * whether it may carve all the same, for Kubernetes pods and for the
+	 * rest (podman, crun: started by the node's own admin). */
+	enum cc_unlimited unlimited_kubernetes;
+	enum cc_unlimited unlimited_other;
 };
+
+/* The shared-pool floor of a pool of `unreserved` CPUs: min_shared, or
+ * min_shared_pct of them rounded up. */
+int cc_policy_min_shared(const struct cc_policy *p, int unreserved);
+const char *cc_unlimited_name(enum cc_unlimited v);
+/* Whether class `c` lets a Kubernetes pod of namespace `ns` use it ("" = not
+ * known: only a class without namespaces). */
+bool cc_policy_namespace_allowed(const struct cc_pclass *c, const char *ns);
 
 /* Load from `path`; when path is NULL: $CORECARVE_POLICY is NOT read here
  * (entry points read the environment) — the caller passes the resolved path,

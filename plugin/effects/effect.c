@@ -81,6 +81,7 @@ static void cg_carve_of(const struct cc_carve *c, const struct cc_pclass *pc, st
 /* The other carves, as a plan asks about them. */
 struct others {
 	struct cc_ledger *l;
+	const struct cc_policy *policy;
 	const char *self, *self_cgroup;
 	json_t *cgroups; /* the other carves' cgroups, as a set; NULL until asked for */
 	struct cc_err err; /* making that set failed: the plan fails with it */
@@ -170,13 +171,37 @@ out:
 	return rc;
 }
 
+/* Quota-dropping: a class the policy no longer has counts, as the
+ * audit's cpus_below counts it. */
+static int cpus_below(void *arg, const char *ancestor, long long *out, struct cc_err *err)
+{
+	struct others *o = arg;
+	const struct cc_carve *c;
+	size_t n = strlen(ancestor);
+
+	*out = 0;
+	if (cc_ledger_load_all(o->l, err) < 0)
+		return -1;
+	cc_ledger_foreach_carve(o->l, i, c) {
+		const struct cc_pclass *pc = o->policy ? cc_policy_class(o->policy, c->class_name) : NULL;
+
+		if (!strcmp(c->id, o->self) || !c->exclusive || (pc && pc->quota == CC_QUOTA_KEEP))
+			continue;
+		if (!strncmp(c->cgroup, ancestor, n) && c->cgroup[n] == '/')
+			*out += hwloc_bitmap_weight(c->cpus);
+	}
+	return 0;
+}
+
 int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_cg_plan *plan,
 			  struct cc_err *err)
 {
 	struct cc_noderecs recs;
 	struct cc_cg_carve cgc;
-	struct others o = { .l = run->ledger, .self = c->id, .self_cgroup = c->cgroup, .err = CC_ERR_INIT };
-	struct cc_cg_others others = { is_carve, siblings, &o };
+	struct others o = {
+		.l = run->ledger, .policy = run->policy, .self = c->id, .self_cgroup = c->cgroup, .err = CC_ERR_INIT,
+	};
+	struct cc_cg_others others = { is_carve, siblings, cpus_below, &o };
 	int rc = -1;
 
 	cc_noderecs_init(&recs);

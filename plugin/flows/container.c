@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admit.h"
 #include "cleanup.h"
 #include "cpulist.h"
 #include "effect.h"
@@ -37,7 +38,7 @@ static bool carve_live(const struct cc_cg *cg, const struct cc_carve *c, const c
 }
 
 static int load_request(const struct cc_oci_state *st, struct cc_oci_config *cfg,
-			struct cc_request *req, bool *found, struct cc_err *err)
+			struct cc_request *req, const json_t **annotations, bool *found, struct cc_err *err)
 {
 	const json_t *ann = st->annotations;
 	const char *key = NULL;
@@ -55,6 +56,7 @@ static int load_request(const struct cc_oci_state *st, struct cc_oci_config *cfg
 	if (r < 0)
 		return -1;
 	*found = r == 1;
+	*annotations = ann;
 	return 0;
 }
 
@@ -64,11 +66,13 @@ int cc_container_create(const struct cc_ctx *ctx, const struct cc_oci_state *st,
 	struct cc_oci_config cfg = { 0 };
 	struct cc_request req;
 	struct cc_carve_spec spec;
+	struct cc_tenant tenant;
+	const json_t *ann = NULL;
 	bool found;
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
-	if (load_request(st, &cfg, &req, &found, err) < 0)
+	if (load_request(st, &cfg, &req, &ann, &found, err) < 0)
 		goto out;
 	if (!found) {
 		rc = 0;
@@ -76,10 +80,19 @@ int cc_container_create(const struct cc_ctx *ctx, const struct cc_oci_state *st,
 	}
 	if (!cfg.annotations && st->bundle[0] && cc_oci_config_load(st->bundle, &cfg, err) < 0)
 		goto out;
+	/* Who the container is and what pays for it: the runtime's keys
+	 * among the annotations the request came from, and the limit of its
+	 * config.json (no bundle: no limit). */
+	if (cc_tenant_read(ann, cfg.annotations ? cfg.cpu_quota : -1, cfg.cpu_period, &tenant, err) < 0) {
+		cc_err_prefix(err, "container %s", st->id);
+		goto out;
+	}
 	if (cc_container_cgroup(ctx->root, st->pid, cfg.cgroups_path, res->cgroup,
 				sizeof(res->cgroup), err) < 0)
 		goto out;
-	spec = (struct cc_carve_spec){ .id = st->id, .kind = "container", .cgroup = res->cgroup, .req = &req };
+	spec = (struct cc_carve_spec){
+		.id = st->id, .kind = "container", .cgroup = res->cgroup, .req = &req, .tenant = &tenant,
+	};
 	rc = cc_carve_create(ctx, &spec, res, err);
 out:
 	cc_oci_config_fini(&cfg);
@@ -277,6 +290,33 @@ static int settle_earlier(const struct carve_job *j, struct cc_err *err)
 	return 0;
 }
 
+/* The class's caps against what its live carves hold (the ledger's
+ * carves read only for a class that has caps). */
+static int admit_caps(const struct carve_job *j, struct cc_err *err)
+{
+	const struct cc_pclass *pc = cc_policy_class(j->policy, j->spec->req->class_name);
+	struct cc_admit_usage u = { 0 };
+	const struct cc_carve *c;
+	char pod[PATH_MAX], p[PATH_MAX];
+
+	if (!pc || !cc_admit_has_caps(pc))
+		return 0;
+	if (cc_ledger_load_all(j->ledger, err) < 0)
+		return -1;
+	cc_cg_parent(j->res->cgroup, pod, sizeof(pod));
+	cc_ledger_foreach_carve(j->ledger, i, c) {
+		if (strcmp(c->class_name, pc->name) || !strcmp(c->id, j->spec->id))
+			continue;
+		u.class_cpus += hwloc_bitmap_weight(c->cpus);
+		cc_cg_parent(c->cgroup, p, sizeof(p));
+		if (c->cgroup[0] && !strcmp(p, pod))
+			u.pod_cpus += hwloc_bitmap_weight(c->cpus);
+	}
+	if (cc_admit_caps(pc, j->spec->req, &u, pod, j->spec->req->annotation, err) < 0)
+		return cc_err_prefix(err, "container %s", j->spec->id);
+	return 0;
+}
+
 /* The decision, into res->decision: the allocator over what the ledger
  * and the partitions that are none of ours hold; nothing is written. */
 static int decide(const struct carve_job *j, struct cc_err *err)
@@ -393,6 +433,10 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 		return -1;
 	if (!strcmp(spec->kind, "container") && check_class(policy, spec->req, err) < 0)
 		return -1;
+	/* Who may and what pays, before anything is locked. */
+	if (spec->tenant && cc_admit_tenant(policy, cc_policy_class(policy, spec->req->class_name), spec->req,
+					    spec->tenant, spec->req->annotation, err) < 0)
+		return cc_err_prefix(err, "container %s", spec->id);
 	topo = load_topo(ctx, policy, err);
 	if (!topo)
 		return -1;
@@ -405,6 +449,8 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	r = settle_earlier(&j, err);
 	if (r != 0)
 		return r < 0 ? -1 : 0;
+	if (spec->tenant && admit_caps(&j, err) < 0)
+		return -1;
 	if (decide(&j, err) < 0)
 		return -1;
 	if (!res->decision.exclusive) {

@@ -16,6 +16,7 @@
 #include "ledger.h"
 #include "oci.h"
 #include "policy.h"
+#include "tenant.h"
 #include "power.h"
 #include "root.h"
 
@@ -38,6 +39,10 @@ struct cc_carve_spec {
 	const char *kind;   /* ledger kind: "container" or "exec" */
 	const char *cgroup; /* existing cgroup, relative to the cgroup2 mount */
 	const struct cc_request *req;
+	/* A container's runtime and limit (tenant.h): its class must admit it
+	 * (cc_admit_*) before anything is decided.  NULL for `exec --carve`,
+	 * which the node's admin runs. */
+	const struct cc_tenant *tenant;
 };
 
 /* The carve itself, for any kind (the hook's create and `corecarve exec

@@ -75,6 +75,7 @@ int cc_exec_place(const struct cc_topo *t, const struct cc_policy *p, hwloc_cons
 	if (snprintf(req.class_name, sizeof(req.class_name), "%s", class_name) >= (int)sizeof(req.class_name))
 		return cc_err_set(err, EINVAL, "--class: name longer than %zu characters", sizeof(req.class_name) - 1);
 	q.min_shared = 0;
+	q.min_shared_share = false;
 	if (whole_pool) {
 		/* "Every free CPU of the class" is the shared pool the allocator
 		 * hands a non-exclusive class: ask it for that. */

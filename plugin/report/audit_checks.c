@@ -857,17 +857,25 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 			if (g->quota < 0 || (p != i && !__builtin_mul_overflow(cpus_below(in, g->path), g->period, &demand) &&
 					     g->quota >= demand))
 				continue;
+			/* Above the pod nothing is corecarve's to lift (the
+			 * hook refuses such a carve): the admin raises it. */
+			bool above = p != i && p != s->cgroups[i].parent;
+
 			f = ADD(CC_AUDIT_QUOTA_ON_CARVE, c->id);
-			f->repair = CC_REPAIR_REAPPLY;
+			f->repair = above ? CC_REPAIR_NONE : CC_REPAIR_REAPPLY;
 			CC_AUDIT_SET(f->target, "%s", c->cgroup);
-			CC_AUDIT_SET(f->object, "cgroup %s%s", g->path, p == i ? "" : " (parent)");
+			CC_AUDIT_SET(f->object, "cgroup %s%s", g->path, p == i ? "" : above ? " (above the pod)" : " (parent)");
 			if (p == i)
 				CC_AUDIT_SET(f->expected, "cpu.max max");
 			else
 				CC_AUDIT_SET(f->expected, "no quota below the %lld CPUs carved under it",
 					     cpus_below(in, g->path));
 			quota_text(f->actual, sizeof(f->actual), g);
-			CC_AUDIT_SET(f->fix, "--fix lifts the quota (the parent's is restored at release)");
+			if (above)
+				CC_AUDIT_SET(f->fix, "raise the quota of %s: corecarve lifts a container's and its pod's only",
+					     g->path);
+			else
+				CC_AUDIT_SET(f->fix, "--fix lifts the quota (the parent's is restored at release)");
 		}
 	}
 	for (int i = 1; i < s->ncgroups; i++) {

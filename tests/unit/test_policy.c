@@ -220,11 +220,11 @@ static const struct {
 } bad_cases[] = {
 	/* unknown keys, at every level */
 	{ CLS "reservd: \"0\"\n",
-	  "p.yaml:4:1: reservd: unknown key (expected one of reserved, minShared, coreClasses, classes, vms)" },
+	  "p.yaml:4:1: reservd: unknown key (expected one of reserved, minShared, withoutCpuLimit, coreClasses, classes, vms)" },
 	{ CLS "    smtt: full\n",
-	  "p.yaml:4:5: classes.latency.smtt: unknown key (expected one of coreType, fallback, smt, exclusive, memory, irq, partition, quota, align, strictClusters, power, annotationMaySet)" },
+	  "p.yaml:4:5: classes.latency.smtt: unknown key (expected one of coreType, fallback, smt, exclusive, memory, irq, partition, quota, align, strictClusters, power, annotationMaySet, namespaces, maxCpusPerPod, maxCpus)" },
 	{ CLS "    annotationMayOverride: [cpus]\n",
-	  "p.yaml:4:5: classes.latency.annotationMayOverride: unknown key (expected one of coreType, fallback, smt, exclusive, memory, irq, partition, quota, align, strictClusters, power, annotationMaySet)" },
+	  "p.yaml:4:5: classes.latency.annotationMayOverride: unknown key (expected one of coreType, fallback, smt, exclusive, memory, irq, partition, quota, align, strictClusters, power, annotationMaySet, namespaces, maxCpusPerPod, maxCpus)" },
 	/* annotationMaySet: a list of annotation keys, each once, not class */
 	{ CLS "    annotationMaySet: irq\n",
 	  "p.yaml:4:5: classes.latency.annotationMaySet: expected a list of cpus, memory, irq and smt such as [cpus, memory], got \"irq\"" },
