@@ -1,0 +1,474 @@
+/* Admission (plugin/alloc/admit.h, plugin/config/tenant.h, the policy's
+ * trust keys) — issue #26, "a pod gets only what it pays for and is
+ * allowed": the CPU limit pays for a carve, a class names who may use it
+ * and its caps, minShared may be a share; and on the cgroup double, the
+ * hook's own create path: a 0.1-CPU container asking for 5 CPUs is
+ * refused with nothing recorded, and a quota above the pod is never
+ * lifted (a smaller one refuses, naming that cgroup). */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "admit.h"
+#include "cleanup.h"
+#include "container.h"
+#include "fakecg.h"
+#include "ledger.h"
+#include "oci.h"
+#include "policy.h"
+#include "tenant.h"
+#include "testlib.h"
+
+static const char base_policy[] = "classes:\n"
+				  "  latency:\n"
+				  "    coreType: performance\n"
+				  "  background:\n"
+				  "    coreType: performance\n"
+				  "    exclusive: false\n";
+
+static struct cc_policy *parse(const char *yaml)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_policy *p = cc_policy_parse(yaml, strlen(yaml), "p.yaml", &err);
+
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	return p;
+}
+
+static struct cc_request req_of(const char *cls, int cpus)
+{
+	struct cc_request r = { .cpus = cpus };
+
+	snprintf(r.class_name, sizeof(r.class_name), "%s", cls);
+	snprintf(r.annotation, sizeof(r.annotation), "%s", CC_ANNOTATION_KEY);
+	return r;
+}
+
+static struct cc_tenant tenant_of(const char *json_annotations, long long quota, long long period)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_tenant t;
+	json_error_t je;
+	_cleanup_json_ json_t *a = json_loads(json_annotations, 0, &je);
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_msg(cc_tenant_read(a, quota, period, &t, &err) == 0, "%s", err.msg);
+	return t;
+}
+
+#define K8S(ns) "{\"" CC_K8S_CONTAINERD_TYPE "\": \"container\", \"" CC_K8S_CONTAINERD_NAMESPACE "\": \"" ns "\"}"
+
+static int admit(const struct cc_policy *p, const char *cls, int cpus, const struct cc_tenant *t, struct cc_err *err)
+{
+	struct cc_request r = req_of(cls, cpus);
+
+	cc_err_clear(err);
+	return cc_admit_tenant(p, cc_policy_class(p, cls), &r, t, r.annotation, err);
+}
+
+/* The limit pays for whole CPUs, rounded down; the refusal names the
+ * limit and both fixes. */
+START_TEST(test_limit_pays)
+{
+	_cleanup_policy_ struct cc_policy *p = parse(base_policy);
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_tenant t = tenant_of(K8S("prod"), 10000, 100000);
+
+	ck_assert_int_eq(admit(p, "latency", 5, &t, &err), -1);
+	ck_assert_int_eq(err.code, EPERM);
+	ck_assert_str_eq(err.msg, "annotation corecarve.io/placement: cpus: 5 exclusive CPUs exceed the container's CPU "
+				  "limit of 0.1 (cpu.max 10000 100000 pays for no whole CPU); raise the limit to 5 "
+				  "(resources.limits.cpu: \"5\")");
+	t = tenant_of(K8S("prod"), 350000, 100000);
+	ck_assert_int_eq(admit(p, "latency", 4, &t, &err), -1);
+	ck_assert_msg(strstr(err.msg, "CPU limit of 3.5 (cpu.max 350000 100000 pays for 3 whole CPUs); raise the limit to "
+				      "4 (resources.limits.cpu: \"4\") or ask for at most 3"),
+		      "%s", err.msg);
+	ck_assert_int_eq(admit(p, "latency", 3, &t, &err), 0);
+	/* A period other than the default. */
+	t = tenant_of(K8S("prod"), 100000, 50000);
+	ck_assert_int_eq(admit(p, "latency", 2, &t, &err), 0);
+	ck_assert_int_eq(admit(p, "latency", 3, &t, &err), -1);
+	/* A shared class carves nothing: its pool is everyone's. */
+	t = tenant_of(K8S("prod"), 10000, 100000);
+	ck_assert_int_eq(admit(p, "background", 4, &t, &err), 0);
+}
+END_TEST
+
+/* No limit: a Kubernetes container pays for nothing (refused), others
+ * (podman, crun: the node's admin's) may carve; the policy says
+ * otherwise for either. */
+START_TEST(test_without_limit)
+{
+	_cleanup_policy_ struct cc_policy *p = parse(base_policy);
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_tenant k = tenant_of(K8S("prod"), -1, 0);
+	struct cc_tenant o = tenant_of("{}", 0, 0);
+
+	ck_assert(k.kubernetes);
+	ck_assert(!o.kubernetes);
+	ck_assert_int_eq(admit(p, "latency", 2, &k, &err), -1);
+	ck_assert_str_eq(err.msg, "annotation corecarve.io/placement: cpus: 2 exclusive CPUs of class \"latency\" need a "
+				  "CPU limit of at least 2: a Kubernetes container without one pays for none (policy "
+				  "withoutCpuLimit.kubernetes: refuse); set its CPU limit to 2 (resources.limits.cpu: \"2\")");
+	ck_assert_int_eq(admit(p, "latency", 2, &o, &err), 0);
+
+	_cleanup_policy_ struct cc_policy *q = parse("withoutCpuLimit: {kubernetes: allow, others: refuse}\n"
+						     "classes:\n  latency:\n    coreType: performance\n");
+
+	ck_assert_int_eq(admit(q, "latency", 2, &k, &err), 0);
+	ck_assert_int_eq(admit(q, "latency", 2, &o, &err), -1);
+	ck_assert_msg(strstr(err.msg, "(policy withoutCpuLimit.others: refuse)"), "%s", err.msg);
+}
+END_TEST
+
+/* Who may: a class's namespaces (names and globs) hold Kubernetes pods
+ * to them; containers Kubernetes did not start are the admin's. */
+START_TEST(test_namespaces)
+{
+	_cleanup_policy_ struct cc_policy *p = parse("classes:\n"
+						     "  latency:\n"
+						     "    coreType: performance\n"
+						     "    namespaces: [trading, \"rt-*\"]\n");
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_tenant t;
+
+	t = tenant_of(K8S("trading"), 400000, 100000);
+	ck_assert_int_eq(admit(p, "latency", 4, &t, &err), 0);
+	t = tenant_of(K8S("rt-audio"), 400000, 100000);
+	ck_assert_int_eq(admit(p, "latency", 4, &t, &err), 0);
+	t = tenant_of(K8S("dev"), 400000, 100000);
+	ck_assert_int_eq(admit(p, "latency", 4, &t, &err), -1);
+	ck_assert_str_eq(err.msg, "annotation corecarve.io/placement: class: namespace \"dev\" may not use class "
+				  "\"latency\" (policy classes.latency.namespaces: trading, rt-*); ask for another class, or "
+				  "have the node's admin add the namespace there");
+	/* CRI-O's keys. */
+	t = tenant_of("{\"" CC_K8S_CRIO_TYPE "\": \"container\", \"" CC_K8S_CRIO_NAMESPACE "\": \"rt-x\"}", 400000,
+		      100000);
+	ck_assert(t.kubernetes);
+	ck_assert_str_eq(t.namespace_, "rt-x");
+	ck_assert_int_eq(admit(p, "latency", 4, &t, &err), 0);
+	/* Kubernetes, no namespace said: only classes open to every one. */
+	t = tenant_of("{\"" CC_K8S_CONTAINERD_TYPE "\": \"container\"}", 400000, 100000);
+	ck_assert_int_eq(admit(p, "latency", 4, &t, &err), -1);
+	ck_assert_msg(strstr(err.msg, "the runtime named no namespace"), "%s", err.msg);
+	/* A namespace key alone does not make a Kubernetes container, and
+	 * a podman or crun container may use the class. */
+	t = tenant_of("{\"" CC_K8S_CONTAINERD_NAMESPACE "\": \"dev\"}", 400000, 100000);
+	ck_assert(!t.kubernetes);
+	ck_assert_int_eq(admit(p, "latency", 4, &t, &err), 0);
+}
+END_TEST
+
+/* The runtimes' keys cannot be made to disagree, and a namespace is a
+ * DNS label. */
+START_TEST(test_tenant_forged)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_tenant t;
+	_cleanup_json_ json_t *both =
+		json_pack("{ssssss}", CC_K8S_CONTAINERD_TYPE, "container", CC_K8S_CONTAINERD_NAMESPACE, "dev",
+			  CC_K8S_CRIO_NAMESPACE, "trading");
+	_cleanup_json_ json_t *bad = json_pack("{ssss}", CC_K8S_CONTAINERD_TYPE, "container", CC_K8S_CONTAINERD_NAMESPACE,
+					       "Trading\u202e");
+
+	ck_assert_int_eq(cc_tenant_read(both, -1, 0, &t, &err), -1);
+	ck_assert_msg(strstr(err.msg, "disagree: one of them was not written by the runtime"), "%s", err.msg);
+	cc_err_clear(&err);
+	ck_assert_int_eq(cc_tenant_read(bad, -1, 0, &t, &err), -1);
+	ck_assert_msg(strstr(err.msg, "is not a Kubernetes namespace name"), "%s", err.msg);
+	/* A quota of 0 or less is none; no period is the kernel's default. */
+	cc_err_clear(&err);
+	ck_assert_int_eq(cc_tenant_read(NULL, 0, 0, &t, &err), 0);
+	ck_assert_int_eq(cc_tenant_paid_cpus(&t), -1);
+	ck_assert_int_eq(cc_tenant_read(NULL, 250000, 0, &t, &err), 0);
+	ck_assert_int_eq(t.cpu_period, 100000);
+	ck_assert_int_eq(cc_tenant_paid_cpus(&t), 2);
+}
+END_TEST
+
+/* The caps, per pod and per class. */
+START_TEST(test_caps)
+{
+	_cleanup_policy_ struct cc_policy *p = parse("classes:\n"
+						     "  latency:\n"
+						     "    coreType: performance\n"
+						     "    maxCpusPerPod: 4\n"
+						     "    maxCpus: 6\n");
+	const struct cc_pclass *pc = cc_policy_class(p, "latency");
+	struct cc_request r = req_of("latency", 3);
+	struct cc_err err = CC_ERR_INIT;
+
+	ck_assert(cc_admit_has_caps(pc));
+	ck_assert_int_eq(cc_admit_caps(pc, &r, &(struct cc_admit_usage){ .class_cpus = 1, .pod_cpus = 1 }, "/kubepods/p",
+				       r.annotation, &err),
+			 0);
+	ck_assert_int_eq(cc_admit_caps(pc, &r, &(struct cc_admit_usage){ .class_cpus = 2, .pod_cpus = 2 }, "/kubepods/p",
+				       r.annotation, &err),
+			 -1);
+	ck_assert_str_eq(err.msg, "annotation corecarve.io/placement: cpus: 3 more CPUs of class \"latency\" would give pod "
+				  "/kubepods/p 5, more than the 4 one pod may carve (policy classes.latency.maxCpusPerPod); "
+				  "ask for at most 2");
+	cc_err_clear(&err);
+	ck_assert_int_eq(cc_admit_caps(pc, &r, &(struct cc_admit_usage){ .class_cpus = 4, .pod_cpus = 0 }, "/kubepods/q",
+				       r.annotation, &err),
+			 -1);
+	ck_assert_msg(strstr(err.msg, "would make 7 on this node, more than its 6 (policy classes.latency.maxCpus)"), "%s",
+		      err.msg);
+	_cleanup_policy_ struct cc_policy *q = parse(base_policy);
+	ck_assert(!cc_admit_has_caps(cc_policy_class(q, "latency")));
+}
+END_TEST
+
+/* The new keys parse strictly. */
+static const struct {
+	const char *yaml, *msg;
+} bad_cases[] = {
+	{ "minShared: \"120%\"\nclasses:\n  a:\n    coreType: performance\n",
+	  "p.yaml:1:1: minShared: expected a count of CPUs or a share from \"0%\" to \"100%\", got \"120%\"" },
+	{ "minShared: \"-5%\"\nclasses:\n  a:\n    coreType: performance\n",
+	  "p.yaml:1:1: minShared: expected a count of CPUs or a share from \"0%\" to \"100%\", got \"-5%\"" },
+	{ "withoutCpuLimit: {kubernetes: maybe}\nclasses:\n  a:\n    coreType: performance\n",
+	  "p.yaml:1:19: withoutCpuLimit.kubernetes: expected refuse or allow, got \"maybe\"" },
+	{ "withoutCpuLimit: {pods: allow}\nclasses:\n  a:\n    coreType: performance\n",
+	  "p.yaml:1:19: withoutCpuLimit.pods: unknown key (expected one of kubernetes, others)" },
+	{ "classes:\n  a:\n    coreType: performance\n    namespaces: [\"Prod\"]\n",
+	  "p.yaml:4:18: classes.a.namespaces[0]: \"Prod\" is not a namespace name or glob (a-z, 0-9, '-' and '*', at most 63 "
+	  "characters)" },
+	{ "classes:\n  a:\n    coreType: performance\n    namespaces: []\n",
+	  "p.yaml:4:5: classes.a.namespaces: expected a non-empty list of Kubernetes namespaces such as [trading, "
+	  "\"rt-*\"], got a sequence (leave the key out to let every namespace use the class)" },
+	{ "classes:\n  a:\n    coreType: performance\n    exclusive: false\n    maxCpus: 2\n",
+	  "p.yaml:4:5: classes.a.exclusive: false: namespaces, maxCpusPerPod and maxCpus are for classes that carve "
+	  "(exclusive: true)" },
+	{ "classes:\n  a:\n    coreType: performance\n    maxCpusPerPod: 0\n",
+	  "p.yaml:4:5: classes.a.maxCpusPerPod: expected an integer >= 1, got \"0\"" },
+};
+
+START_TEST(test_bad_keys)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_policy *p = cc_policy_parse(bad_cases[_i].yaml, strlen(bad_cases[_i].yaml), "p.yaml", &err);
+
+	ck_assert_ptr_null(p);
+	ck_assert_str_eq(err.msg, bad_cases[_i].msg);
+}
+END_TEST
+
+START_TEST(test_min_shared_share)
+{
+	_cleanup_policy_ struct cc_policy *p = parse("minShared: \"25%\"\nclasses:\n  a:\n    coreType: performance\n");
+	_cleanup_policy_ struct cc_policy *q = parse(base_policy);
+
+	ck_assert(p->min_shared_share);
+	ck_assert_int_eq(cc_policy_min_shared(p, 32), 8);
+	ck_assert_int_eq(cc_policy_min_shared(p, 30), 8); /* 7.5, rounded up */
+	ck_assert_int_eq(cc_policy_min_shared(p, 2), 1);
+	ck_assert_int_eq(cc_policy_min_shared(p, 0), 0);
+	ck_assert_int_eq(cc_policy_min_shared(q, 32), 1);
+}
+END_TEST
+
+/* ---- on the cgroup double: the hook's create path ---- */
+
+#define SYNTH "pack:2 numa:1 core:4 pu:2"
+
+struct env {
+	char dir[PATH_MAX];
+	char state[PATH_MAX + 16];
+	char policy[PATH_MAX + 16];
+	struct fakecg *f;
+	struct cc_root *root;
+	struct cc_topo_source src;
+	struct cc_ctx ctx;
+};
+
+static const char env_policy[] = "reserved: \"0-1,8-9\"\n"
+				 "minShared: 0\n"
+				 "classes:\n"
+				 "  latency:\n"
+				 "    coreType: performance\n"
+				 "    smt: isolate\n"
+				 "    irq: leave\n"
+				 "    quota: drop\n";
+
+static void env_init(struct env *e, enum fakecg_kernel k)
+{
+	struct cc_err err = CC_ERR_INIT;
+
+	memset(e, 0, sizeof(*e));
+	snprintf(e->dir, sizeof(e->dir), "%s/cc-admit-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(e->dir));
+	snprintf(e->state, sizeof(e->state), "%s/state", e->dir);
+	snprintf(e->policy, sizeof(e->policy), "%s/policy.yaml", e->dir);
+	ck_assert_int_eq(mkdir(e->state, 0700), 0);
+	cc_test_write_file(e->dir, "policy.yaml", env_policy);
+	e->f = fakecg_new(e->dir, k, "0-15", "0-1");
+	ck_assert_ptr_nonnull(e->f);
+	e->root = cc_root_open(e->dir, &err);
+	ck_assert_msg(e->root != NULL, "%s", err.msg);
+	e->src = (struct cc_topo_source){ .kind = CC_TOPO_SYNTHETIC, .arg = SYNTH };
+	e->ctx = (struct cc_ctx){ .root = e->root,
+				  .policy_path = e->policy,
+				  .state_dir = e->state,
+				  .cg_ops = &fakecg_ops,
+				  .cg_ops_arg = e->f,
+				  .topo_src = &e->src };
+}
+
+static void env_fini(struct env *e)
+{
+	char *out = NULL;
+
+	cc_root_free(e->root);
+	fakecg_free(e->f);
+	cc_test_sh(&out, "rm -rf '%s'", e->dir);
+	free(out);
+}
+
+/* createRuntime for container `id` in `cgroup`, as crun hands it over:
+ * its init's /proc/<pid>/cgroup (under the root), the bundle's
+ * config.json with the annotation and linux.resources.cpu. */
+static int create(struct env *e, const char *id, int pid, const char *cgroup, const char *yaml, long long quota,
+		  struct cc_err *err)
+{
+	char proc[64], text[PATH_MAX + 8], bundle[2 * PATH_MAX], state[3 * PATH_MAX], res_cpu[96] = "";
+	_cleanup_free_ char *config = NULL;
+	struct cc_oci_state st;
+	struct cc_create_result res;
+	int rc;
+
+	snprintf(proc, sizeof(proc), "proc/%d", pid);
+	ck_assert_int_eq(cc_test_sh(NULL, "mkdir -p '%s/%s' '%s/bundle-%s'", e->dir, proc, e->dir, id), 0);
+	snprintf(text, sizeof(text), "0::%s\n", cgroup);
+	snprintf(bundle, sizeof(bundle), "%s/%s", e->dir, proc);
+	cc_test_write_file(bundle, "cgroup", text);
+	snprintf(bundle, sizeof(bundle), "%s/bundle-%s", e->dir, id);
+	if (quota > 0)
+		snprintf(res_cpu, sizeof(res_cpu), ", \"resources\": {\"cpu\": {\"quota\": %lld, \"period\": 100000}}", quota);
+	ck_assert_int_gt(asprintf(&config,
+				  "{\"ociVersion\": \"1.0.2\", \"annotations\": {\"%s\": \"%s\"}, "
+				  "\"linux\": {\"cgroupsPath\": \"%s\"%s}}",
+				  CC_ANNOTATION_KEY, yaml, cgroup, res_cpu),
+			 0);
+	cc_test_write_file(bundle, "config.json", config);
+	snprintf(state, sizeof(state), "{\"ociVersion\": \"1.0.2\", \"id\": \"%s\", \"status\": \"creating\", \"pid\": %d, "
+		 "\"bundle\": \"%s\"}", id, pid, bundle);
+	cc_err_clear(err);
+	ck_assert_msg(cc_oci_state_parse(state, strlen(state), &st, err) == 0, "%s", err->msg);
+	rc = cc_container_create(&e->ctx, &st, &res, err);
+	cc_decision_fini(&res.decision);
+	cc_oci_state_fini(&st);
+	return rc;
+}
+
+static int ncarves(struct env *e)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_ledger_ struct cc_ledger *l = cc_ledger_read(e->state, &err);
+
+	if (!l)
+		return 0;
+	return cc_ledger_ncarves(l);
+}
+
+static const enum fakecg_kernel kernels[] = { FAKECG_6_1, FAKECG_6_12, FAKECG_7 };
+
+/* The finding: {class: latency, cpus: 5} at 0.1 CPU got 5 CPUs and 5
+ * parked siblings, the quota lifted up the tree.  Refused now, with
+ * nothing written; the same container limited to 2 CPUs carves 2. */
+START_TEST(test_hook_refuses_unpaid)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	int writes;
+
+	env_init(&e, kernels[_i]);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods", false), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod1", false), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod1/a", true), 0);
+	ck_assert_int_eq(fakecg_write(e.f, "/kubepods/pod1/a", "cpu.max", "10000 100000"), 0);
+	writes = fakecg_writes(e.f);
+	ck_assert_int_eq(create(&e, "a", 4242, "/kubepods/pod1/a", "{class: latency, cpus: 5}", 10000, &err), -1);
+	ck_assert_msg(strstr(err.msg, "container a: annotation corecarve.io/placement: cpus: 5 exclusive CPUs exceed the "
+				      "container's CPU limit of 0.1"),
+		      "%s", err.msg);
+	ck_assert_int_eq(fakecg_writes(e.f), writes);
+	ck_assert_int_eq(ncarves(&e), 0);
+	ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod1/a", "cpu.max"), "10000 100000");
+	/* Paid for: carved, its own quota dropped. */
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod1/b", true), 0);
+	ck_assert_int_eq(fakecg_write(e.f, "/kubepods/pod1/b", "cpu.max", "200000 100000"), 0);
+	ck_assert_msg(create(&e, "b", 4243, "/kubepods/pod1/b", "{class: latency, cpus: 2}", 200000, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(ncarves(&e), 1);
+	ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod1/b", "cpu.max"), "max 100000");
+	env_fini(&e);
+}
+END_TEST
+
+/* An admin's cap on /kubepods stays as it is while carves live below;
+ * one that the carves below would exceed refuses the carve, naming it. */
+START_TEST(test_quota_above_pod_kept)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+
+	env_init(&e, kernels[_i]);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods", false), 0);
+	ck_assert_int_eq(fakecg_write(e.f, "/kubepods", "cpu.max", "300000 100000"), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod1", false), 0);
+	ck_assert_int_eq(fakecg_write(e.f, "/kubepods/pod1", "cpu.max", "100000 100000"), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod1/a", true), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod2", false), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod2/b", true), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod2/c", true), 0);
+	ck_assert_msg(create(&e, "a", 4242, "/kubepods/pod1/a", "{class: latency, cpus: 2}", 200000, &err) == 0, "%s",
+		      err.msg);
+	/* The pod's own quota is lifted (its carve needs 2 > 1), the cap
+	 * above it is not. */
+	ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod1", "cpu.max"), "max 100000");
+	ck_assert_str_eq(fakecg_get(e.f, "/kubepods", "cpu.max"), "300000 100000");
+	/* 2 carved below /kubepods already: one more fits its 3, two do not. */
+	ck_assert_int_eq(create(&e, "b", 4243, "/kubepods/pod2/b", "{class: latency, cpus: 2}", 200000, &err), -1);
+	ck_assert_msg(strstr(err.msg, "/kubepods has cpu.max \"300000 100000\" (3.00 CPUs), less than the 4 exclusive CPUs "
+				      "carved below it with this carve: corecarve lifts the quota of a container and its pod "
+				      "only, never above; raise the quota of /kubepods or ask for fewer CPUs"),
+		      "%s", err.msg);
+	ck_assert_int_eq(ncarves(&e), 1);
+	ck_assert_str_eq(fakecg_get(e.f, "/kubepods", "cpu.max"), "300000 100000");
+	ck_assert_msg(create(&e, "c", 4244, "/kubepods/pod2/c", "{class: latency, cpus: 1}", 100000, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_str_eq(fakecg_get(e.f, "/kubepods", "cpu.max"), "300000 100000");
+	ck_assert_int_eq(ncarves(&e), 2);
+	env_fini(&e);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("admit");
+	TCase *t = tcase_create("core");
+
+	tcase_add_test(t, test_limit_pays);
+	tcase_add_test(t, test_without_limit);
+	tcase_add_test(t, test_namespaces);
+	tcase_add_test(t, test_tenant_forged);
+	tcase_add_test(t, test_caps);
+	tcase_add_loop_test(t, test_bad_keys, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
+	tcase_add_test(t, test_min_shared_share);
+	suite_add_tcase(s, t);
+	t = tcase_create("hook");
+	tcase_set_timeout(t, 120);
+	tcase_add_loop_test(t, test_hook_refuses_unpaid, 0, 3);
+	tcase_add_loop_test(t, test_quota_above_pod_kept, 0, 3);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+CC_TEST_MAIN(suite)
