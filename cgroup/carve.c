@@ -274,9 +274,10 @@ static bool ours(const struct cc_noderec *r, const char *cur)
 {
 	enum rec_kind k = rec_kind(r);
 
-	/* A parked cgroup corecarve made and has not filled yet is as it was:
-	 * absent. */
-	if (k == K_PARKED && !r->orig && !r->set && cur && !cur[0])
+	/* A parked cgroup corecarve made that reads empty is corecarve's: not
+	 * filled yet, or emptied by an undo interrupted before its rmdir
+	 * (nobody else writes corecarve's own cgroup). */
+	if (k == K_PARKED && !r->orig && cur && !cur[0])
 		return true;
 	if (r->pending && same(k, cur, r->pending))
 		return true;
@@ -518,6 +519,7 @@ static int plan_quota(struct planner *p, const char *anc, const char *share, str
 	char key[PATH_MAX + 64];
 	long long quota, period;
 	struct cc_noderec *r;
+	bool fresh;
 
 	if (read_opt(p->cg, anc, "cpu.max", &cur, err) < 0)
 		return -1;
@@ -527,9 +529,23 @@ static int plan_quota(struct planner *p, const char *anc, const char *share, str
 		return cc_err_set(err, EINVAL, "%s/cpu.max: unexpected value \"%.32s\"", anc, cur);
 	if (rec_key(key, sizeof(key), anc, "cpu.max", err) < 0)
 		return -1;
+	fresh = !cc_noderecs_find(p->recs, key);
 	r = take_record(p, key, K_QUOTA, cur, quota >= 0, err);
 	if (!r)
 		return cc_err_isset(err) ? -1 : 0;
+	/* A record made now, after carves already live below (the pod was at
+	 * max, then resized or CPUQuota= re-applied): every one of them is an
+	 * owner, or the value would count the newcomer alone. */
+	if (fresh && p->others && p->others->quota_carves_below) {
+		_cleanup_free_ struct cc_cg_share *sh = NULL;
+		int n = 0;
+
+		if (p->others->quota_carves_below(p->others->arg, anc, &sh, &n, err) < 0)
+			return -1;
+		for (int i = 0; i < n; i++)
+			if (cc_noderec_set_owner(r, sh[i].id, sh[i].share) < 0)
+				return cc_err_sys(err, ENOMEM, "cgroup records");
+	}
 	return own_share(p, r, share, anc, "cpu.max", cur, NULL, err);
 }
 
@@ -551,9 +567,16 @@ static int check_quota_above(struct planner *p, const char *anc, int ncpus, stru
 		return cc_err_set(err, EINVAL, "%s/cpu.max: unexpected value \"%.32s\"", anc, cur);
 	if (quota < 0)
 		return 0;
-	if (p->others && p->others->cpus_below && p->others->cpus_below(p->others->arg, anc, &below, &e) < 0) {
-		*err = e;
-		return -1;
+	if (p->others && p->others->quota_carves_below) {
+		_cleanup_free_ struct cc_cg_share *sh = NULL;
+		int n = 0;
+
+		if (p->others->quota_carves_below(p->others->arg, anc, &sh, &n, &e) < 0) {
+			*err = e;
+			return -1;
+		}
+		for (int i = 0; i < n; i++)
+			below += strtoll(sh[i].share, NULL, 10);
 	}
 	need = below + ncpus;
 	if (!__builtin_mul_overflow(need, period, &need) && need <= quota)
@@ -950,6 +973,28 @@ static int write_parked(struct cc_cg *cg, const char *pk, const char *value, str
 	return value ? 0 : cc_cg_rmdir(cg, pk, err);
 }
 
+/* Someone else's quota, met while carves below still own the record:
+ * theirs is the original now, and what the carves need is derived from
+ * it again (written where it throttles them). */
+static int rebase_quota(struct cc_cg *cg, struct cc_noderec *r, const char *cgroup, const char *file,
+			const char *cur, struct cc_err *err)
+{
+	_cleanup_free_ char *target = NULL, *now = NULL;
+
+	if (cc_noderec_put(&r->orig, cur) < 0 || cc_noderec_put(&r->set, NULL) < 0 ||
+	    cc_noderec_put(&r->pending, NULL) < 0)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	if (cc_cg_rec_value(r, NULL, &target, err) < 0)
+		return -1;
+	if (same(K_QUOTA, cur, target))
+		return 0;
+	if (put(cg, cgroup, file, target, err) < 0)
+		return -1;
+	if (read_opt(cg, cgroup, file, &now, err) < 0)
+		return -1;
+	return cc_noderec_put(&r->set, now ? now : target) < 0 ? cc_err_sys(err, ENOMEM, "cgroup records") : 0;
+}
+
 /* One record without the carve. */
 static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_noderecs *recs,
 		       struct cc_noderec *r, struct cc_cg_msgs *msgs, struct cc_err *err)
@@ -1015,6 +1060,14 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 			/* Never written: their value is simply the original now. */
 			if (cc_noderec_put(&r->orig, cur) < 0)
 				return cc_err_sys(err, ENOMEM, "cgroup records");
+			return 0;
+		}
+		/* A quota others still need lifted is re-based on their value
+		 * (the one restored when the last carve goes), not forgotten:
+		 * the carves below would otherwise run throttled. */
+		if (k == K_QUOTA && cc_noderec_owned(r)) {
+			if (rebase_quota(cg, r, cgroup, file, cur, err) < 0)
+				goto keep;
 			return 0;
 		}
 		cc_noderecs_del(recs, r->path);

@@ -171,9 +171,11 @@ struct cc_cg_others {
 	/* The cpuset-only carves other than this one whose cgroup is a child
 	 * of `parent`; *shares is the caller's to free.  -1 with err. */
 	int (*siblings)(void *arg, const char *parent, struct cc_cg_share **shares, int *n, struct cc_err *err);
-	/* The CPUs of the live quota-dropping carves other than this one
-	 * below `ancestor`, into *n (NULL: none are counted).  -1 with err. */
-	int (*cpus_below)(void *arg, const char *ancestor, long long *n, struct cc_err *err);
+	/* The live quota-dropping carves other than this one below
+	 * `ancestor`, each with its CPU count as its share ("2"); *shares is
+	 * the caller's to free (NULL callback: none).  -1 with err. */
+	int (*quota_carves_below)(void *arg, const char *ancestor, struct cc_cg_share **shares, int *n,
+				  struct cc_err *err);
 	void *arg;
 };
 

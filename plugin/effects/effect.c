@@ -172,24 +172,37 @@ out:
 }
 
 /* Quota-dropping: a class the policy no longer has counts, as the
- * audit's cpus_below counts it. */
-static int cpus_below(void *arg, const char *ancestor, long long *out, struct cc_err *err)
+ * audit's cpus_below counts it.  Asked only where a quota is met (a
+ * record made now, a cap above the pod): then the carves are loaded. */
+static int quota_carves_below(void *arg, const char *ancestor, struct cc_cg_share **out, int *nout,
+			      struct cc_err *err)
 {
 	struct others *o = arg;
 	const struct cc_carve *c;
 	size_t n = strlen(ancestor);
+	_cleanup_free_ struct cc_cg_share *sh = NULL;
+	int k = 0;
 
-	*out = 0;
+	*out = NULL;
+	*nout = 0;
 	if (cc_ledger_load_all(o->l, err) < 0)
 		return -1;
+	sh = calloc((size_t)cc_ledger_ncarves(o->l) + 1, sizeof(*sh));
+	if (!sh)
+		return cc_err_sys(err, ENOMEM, "carves");
 	cc_ledger_foreach_carve(o->l, i, c) {
 		const struct cc_pclass *pc = o->policy ? cc_policy_class(o->policy, c->class_name) : NULL;
 
 		if (!strcmp(c->id, o->self) || !c->exclusive || (pc && pc->quota == CC_QUOTA_KEEP))
 			continue;
-		if (!strncmp(c->cgroup, ancestor, n) && c->cgroup[n] == '/')
-			*out += hwloc_bitmap_weight(c->cpus);
+		if (strncmp(c->cgroup, ancestor, n) || c->cgroup[n] != '/')
+			continue;
+		snprintf(sh[k].id, sizeof(sh[k].id), "%s", c->id);
+		snprintf(sh[k].share, sizeof(sh[k].share), "%d", hwloc_bitmap_weight(c->cpus));
+		k++;
 	}
+	*out = cc_steal_ptr(sh);
+	*nout = k;
 	return 0;
 }
 
@@ -201,7 +214,7 @@ int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct 
 	struct others o = {
 		.l = run->ledger, .policy = run->policy, .self = c->id, .self_cgroup = c->cgroup, .err = CC_ERR_INIT,
 	};
-	struct cc_cg_others others = { is_carve, siblings, cpus_below, &o };
+	struct cc_cg_others others = { is_carve, siblings, quota_carves_below, &o };
 	int rc = -1;
 
 	cc_noderecs_init(&recs);

@@ -404,8 +404,11 @@ START_TEST(test_quota_is_the_sum)
 }
 END_TEST
 
-/* The kubelet resizes the pod in place while it is carved: its value
- * stays, at release and after, and the hook says so once. */
+/* The kubelet resizes the pod in place while it is carved: its value is
+ * the one restored at the end, and the hook says so once.  While carves
+ * live it is the record's original (re-based, issue #31 item 3): a value
+ * that covers the carve left is kept as written, one that would throttle
+ * it is lifted until the last carve goes. */
 START_TEST(test_outside_write_wins)
 {
 	static const char *const resize[] = { "300000 100000", "50000 100000" };
@@ -421,8 +424,8 @@ START_TEST(test_outside_write_wins)
 		ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
 		ck_assert_int_eq(fakecg_write(e.f, POD, "cpu.max", resize[r]), 0);
 		OK(release(&e, "a", POD "/a", &err));
-		ck_assert_msg(!strcmp(fakecg_get(e.f, POD, "cpu.max"), resize[r]), "%s: %s", e.where,
-			      fakecg_get(e.f, POD, "cpu.max"));
+		ck_assert_msg(!strcmp(fakecg_get(e.f, POD, "cpu.max"), r == 0 ? resize[r] : "max 100000"), "%s: %s",
+			      e.where, fakecg_get(e.f, POD, "cpu.max"));
 		ck_assert_msg(strstr(env_log(&e), POD "/cpu.max was changed by someone else"), "%s: log:\n%s", e.where,
 			      env_log(&e));
 		OK(release(&e, "b", POD "/b", &err));
@@ -431,6 +434,33 @@ START_TEST(test_outside_write_wins)
 		ck_assert_ptr_null(strstr(strstr(env_log(&e), "changed by someone else") + 1, "changed by someone else"));
 		env_fini(&e);
 	}
+}
+END_TEST
+
+/* A quota put on the pod after a carve arrived (the pod was at max: no
+ * record; then a resize, or systemd re-applying CPUQuota=): the record a
+ * second carve makes counts every live carve below it, not the newcomer
+ * alone (issue #31 item 3: 3 exclusive CPUs ran throttled to 1.5). */
+START_TEST(test_quota_record_seeded)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
+	mk_pod_ab(&e, "max 100000");
+	OK(carve(&e, "a", POD "/a", "wide", 2, &err));
+	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
+	ck_assert_int_eq(fakecg_write(e.f, POD, "cpu.max", "150000 100000"), 0);
+	OK(carve(&e, "b", POD "/b", "latency", 1, &err));
+	ck_assert_msg(!strcmp(fakecg_get(e.f, POD, "cpu.max"), "max 100000"), "%s: pod %s with 3 CPUs carved\n%s",
+		      e.where, fakecg_get(e.f, POD, "cpu.max"), env_log(&e));
+	OK(release(&e, "b", POD "/b", &err));
+	/* a's 2 CPUs alone still need more than 1.5. */
+	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
+	OK(release(&e, "a", POD "/a", &err));
+	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "150000 100000");
+	env_fini(&e);
 }
 END_TEST
 
@@ -975,6 +1005,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_quota_is_the_sum, 0, 3);
 	tcase_add_loop_test(t, test_outside_write_wins, 0, 3);
 	tcase_add_loop_test(t, test_outside_write_before_arrival, 0, 3);
+	tcase_add_loop_test(t, test_quota_record_seeded, 0, 3);
 	tcase_add_loop_test(t, test_carve_was_a_peer, 0, 3);
 	tcase_add_test(t, test_inheriting_peer);
 	tcase_add_loop_test(t, test_local_partitions, 0, 3);

@@ -237,9 +237,21 @@ class Run:
         e2e.check_eq(self.t("refused-ledger-unchanged"), before, sorted(N.carves()))
         self.kl.delete_pod(pod)
         self.pods.remove(pod)
+        # A Kubernetes container without a CPU limit pays for no exclusive
+        # CPU (issue #26; containerd's own container-type key says it is
+        # the kubelet's).
+        pod = K.Pod("unpaid", [K.Ctr("free", memory="32Mi")],
+                    annotations={"corecarve.io/placement": "{class: latency, cpus: 1}"})
+        errs = self.kl.run_pod(pod)
+        self.pods.append(pod)
+        e2e.check_in(self.t("unpaid-refused"), "withoutCpuLimit.kubernetes: refuse", errs.get("free") or "")
+        e2e.check_eq(self.t("unpaid-ledger-unchanged"), before, sorted(N.carves()))
+        self.kl.delete_pod(pod)
+        self.pods.remove(pod)
 
     def resize(self):
-        ctrs = [K.Ctr("engine", request="1", limit="1", memory="64Mi")]
+        # The limit pays for the carve (issue #26): 2 CPUs.
+        ctrs = [K.Ctr("engine", request="2", limit="2", memory="64Mi")]
         ann = {"corecarve.io/placement.engine": "{class: latency, cpus: 2}"}
         want = {"engine": "latency"}
         if DRIVER == "systemd":
@@ -253,8 +265,10 @@ class Run:
         self.pods.append(pod)
         eng = pod.containers["engine"]
         self.holds("resize", pod, want)
-        # The carves' CPUs above the pod's limit: lifted while carved.
-        e2e.check_eq(self.t("resize-pod-quota-lifted"), "max %d" % K.PERIOD, N.cpu_max(pod.cgroup))
+        # The limits pay for the carves, so the pod's quota (their sum)
+        # covers them: left as the kubelet wrote it.
+        e2e.check_eq(self.t("resize-pod-quota-kept"), "%d %d" % (K.quota_of(pod.quota()), K.PERIOD),
+                     N.cpu_max(pod.cgroup))
         cg = N.cgroup_of(self.kl.pid_of(eng))
         if DRIVER == "systemd":
             for n in want:

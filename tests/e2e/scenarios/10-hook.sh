@@ -55,9 +55,10 @@ node_ok() {
 plan1=$(plan_field latency 2 cpus)
 check_eq plan-first-latency "2,4" "$plan1"
 peer_up s1 /kubepods/pod1/s1
-mk_bundle $B/c1 c1 '{class: latency, cpus: 2}' /kubepods/pod1/c1 50000
+# Each limit pays for its carve (issue #26): 2 CPUs, dropped once carved.
+mk_bundle $B/c1 c1 '{class: latency, cpus: 2}' /kubepods/pod1/c1 200000
 if ctr_run_detached c1 $B/c1; then pass c1-started; else fail c1-started "$CRUN_ERR"; fi
-mk_bundle $B/c2 c2 '{class: latency, cpus: 2}' /kubepods/pod2/c2 20000
+mk_bundle $B/c2 c2 '{class: latency, cpus: 2}' /kubepods/pod2/c2 250000
 if ctr_run_detached c2 $B/c2; then pass c2-started; else fail c2-started "$CRUN_ERR"; fi
 
 for c in c1 c2; do

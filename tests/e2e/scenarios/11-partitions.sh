@@ -91,10 +91,44 @@ check_eq q1-poststop-quiet "" "$(cat $B/q1/hooks.err $B/q1/delete.err 2>/dev/nul
 check_eq q0-restored "0-15" "$(cg_read /kubepods/podq/q0 cpuset.cpus.effective)"
 check q0-deleted ctr_kill_delete q0
 
+# --- what pays for a carve (issue #26) ---------------------------------------
+# A container limited to 0.1 CPU asking for 5: refused by its own limit,
+# nothing carved, nothing lifted.
+cg_mkchain kubepods/podu
+mk_bundle $B/u1 u1 '{class: latency, cpus: 5}' /kubepods/podu/u1 10000
+if ctr_run_detached u1 $B/u1 2>/dev/null; then
+	fail u1-refused "started"
+else
+	check_match u1-refused "*cpus: 5 exclusive CPUs exceed the container's CPU limit of 0.1*" "$(cat $B/u1/hooks.err 2>/dev/null) $CRUN_ERR"
+fi
+check_eq u1-not-carved "" "$(carve_field u1 cpus)"
+ctr_kill_delete u1 2>/dev/null || true
+# An admin's cap on /kubepods is never lifted: too small for a carve, it
+# refuses the carve, naming it; wide enough, it stays as written while the
+# carve lives below it.
+cg_write /kubepods cpu.max "100000 100000" || fail kubepods-cap "$CG_ERR"
+mk_bundle $B/u2 u2 '{class: latency, cpus: 2}' /kubepods/podu/u2 200000
+if ctr_run_detached u2 $B/u2 2>/dev/null; then
+	fail u2-refused-by-cap "started"
+else
+	check_match u2-refused-by-cap "*/kubepods has cpu.max \"100000 100000\"*never above*" "$(cat $B/u2/hooks.err 2>/dev/null) $CRUN_ERR"
+fi
+ctr_kill_delete u2 2>/dev/null || true
+check_eq kubepods-cap-kept "100000 100000" "$(cg_read /kubepods cpu.max)"
+cg_write /kubepods cpu.max "400000 100000" || fail kubepods-cap "$CG_ERR"
+mk_bundle $B/u3 u3 '{class: latency, cpus: 2}' /kubepods/podu/u3 200000
+if ctr_run_detached u3 $B/u3; then pass u3-started; else fail u3-started "$CRUN_ERR"; fi
+check_eq u3-carved 2 "$(expand "$(carve_field u3 cpus)" | wc -l)"
+check_eq u3-cpu-max "max 100000" "$(cg_read /kubepods/podu/u3 cpu.max)"
+check_eq kubepods-cap-kept-while-carved "400000 100000" "$(cg_read /kubepods cpu.max)"
+check u3-deleted ctr_kill_delete u3
+check_eq kubepods-cap-kept-after "400000 100000" "$(cg_read /kubepods cpu.max)"
+cg_write /kubepods cpu.max "max 100000" || fail kubepods-uncap "$CG_ERR"
+
 # --- a pod-level quota smaller than the carve -------------------------------
 cg_mkchain kubepods/podz
 cg_write /kubepods/podz cpu.max "50000 100000" || fail podz-quota "$CG_ERR"
-mk_bundle $B/z1 z1 '{class: latency, cpus: 2}' /kubepods/podz/z1 30000
+mk_bundle $B/z1 z1 '{class: latency, cpus: 2}' /kubepods/podz/z1 200000
 if ctr_run_detached z1 $B/z1; then pass z1-started; else fail z1-started "$CRUN_ERR"; fi
 check_eq z1-cpu-max "max 100000" "$(cg_read /kubepods/podz/z1 cpu.max)"
 check_eq podz-lifted "max 100000" "$(cg_read /kubepods/podz cpu.max)"

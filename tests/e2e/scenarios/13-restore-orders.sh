@@ -126,7 +126,7 @@ settle() {
 
 # up ID CPUS: crun starts a latency container of CPUS in the pod.
 up() {
-	mk_bundle "$B/$CASE-$1" "$CASE-$1" "{class: latency, cpus: $2}" "$POD/$1" 50000
+	mk_bundle "$B/$CASE-$1" "$CASE-$1" "{class: latency, cpus: $2}" "$POD/$1" $(($2 * 100000))
 	if ! ctr_run_detached "$CASE-$1" "$B/$CASE-$1"; then
 		fail "$CASE-$1-started" "$CRUN_ERR"
 		return 0

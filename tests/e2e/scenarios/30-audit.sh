@@ -76,7 +76,7 @@ repair() {
 # a peer started later runs on the carve: SOFT_EXCLUSIVITY_LEAK, as below.)
 mk_bundle $B/p1 p1 '' /audit/pod1/p1 50000
 if ctr_run_detached p1 $B/p1; then pass p1-started; else fail p1-started "$CRUN_ERR"; fi
-mk_bundle $B/c1 c1 '{class: latency, cpus: 2}' /audit/pod1/c1 50000
+mk_bundle $B/c1 c1 '{class: latency, cpus: 2}' /audit/pod1/c1 200000
 if ctr_run_detached c1 $B/c1; then pass c1-started; else fail c1-started "$CRUN_ERR"; fi
 ctr_wait_output c1 '^Cpus_allowed_list:' || true
 ctr_wait_output p1 '^Cpus_allowed_list:' || true

@@ -26,7 +26,7 @@ show_cmd() {
 
 show_cmd "corecarve topology (kernel $(uname -r))" "$CC_BIN" topology
 
-mk_bundle $B/db db '{class: latency, cpus: 2}' /kubepods/pod-db/db 50000
+mk_bundle $B/db db '{class: latency, cpus: 2}' /kubepods/pod-db/db 200000
 mk_bundle $B/batch batch '{class: throughput, cpus: 4}' /kubepods/pod-batch/batch
 mk_bundle $B/bg bg '{class: background, cpus: 2}' /kubepods/pod-bg/bg 20000
 for c in db batch bg; do
