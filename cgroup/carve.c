@@ -291,7 +291,7 @@ static int read_opt(const struct cc_cg *cg, const char *cgroup, const char *file
 	struct cc_err e = CC_ERR_INIT;
 
 	*out = cc_cg_read(cg, cgroup, file, &e);
-	if (*out || e.code == ENOENT || e.code == ENOTDIR)
+	if (*out || cc_cg_gone(e.code))
 		return 0;
 	*err = e;
 	return -1;
@@ -734,22 +734,45 @@ static int check_parked(struct cc_cg *cg, const struct cc_cg_plan *plan, const s
 	return 0;
 }
 
+/* A peer's cgroup that went between the plan and its write (its container
+ * exited: ENOENT, or ENODEV while the kernel removes it) has nothing left
+ * to narrow: the carve goes on without it, and its record goes (undo
+ * treats the same case alike).  True when `e` says so for a peer step. */
+static bool peer_gone(const struct cc_cg_step *s, struct cc_noderecs *recs, const struct cc_err *e)
+{
+	struct cc_noderec *r = s->rec ? cc_noderecs_find(recs, s->rec) : NULL;
+
+	if (!r || rec_kind(r) != K_PEER || !cc_cg_gone(e->code))
+		return false;
+	cc_noderecs_del(recs, s->rec);
+	return true;
+}
+
 int cc_cg_apply_plan(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg_plan *plan,
 		     struct cc_noderecs *recs, struct cc_err *err)
 {
 	for (plan->done = 0; plan->done < plan->n; plan->done++) {
 		struct cc_cg_step *s = &plan->steps[plan->done];
+		struct cc_err e = CC_ERR_INIT;
 		struct cc_noderec *r;
 
-		if (step_do(cg, s, err) < 0)
+		if (step_do(cg, s, &e) < 0) {
+			if (peer_gone(s, recs, &e))
+				continue;
+			*err = e;
 			goto fail;
+		}
 		if (!s->rec || !(r = cc_noderecs_find(recs, s->rec)))
 			continue;
 		{
-			_cleanup_free_ char *now = cc_cg_read(cg, s->cgroup, s->file, err);
+			_cleanup_free_ char *now = cc_cg_read(cg, s->cgroup, s->file, &e);
 
-			if (!now)
+			if (!now && peer_gone(s, recs, &e))
+				continue;
+			if (!now) {
+				*err = e;
 				goto fail;
+			}
 			if (cc_noderec_put(&r->set, now) < 0 || cc_noderec_put(&r->pending, NULL) < 0) {
 				cc_err_sys(err, ENOMEM, "cgroup records");
 				goto fail;
@@ -912,6 +935,20 @@ static int write_parked(struct cc_cg *cg, const char *pk, const char *value, str
 	return value ? 0 : cc_cg_rmdir(cg, pk, err);
 }
 
+/* A record whose cgroup went: the carve is no owner any more, and it goes
+ * with its last owner. */
+static int forget(struct cc_noderec *r, const struct cc_cg_carve *c, bool listed, hwloc_const_bitmap_t mine,
+		  struct cc_noderecs *recs, struct cc_err *err)
+{
+	if (listed)
+		cc_noderec_del_owner(r, c->id);
+	else if (held_update(r, mine, false, err) < 0)
+		return -1;
+	if (!cc_noderec_owned(r))
+		cc_noderecs_del(recs, r->path);
+	return 0;
+}
+
 /* One record without the carve. */
 static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_noderecs *recs,
 		       struct cc_noderec *r, struct cc_cg_msgs *msgs, struct cc_err *err)
@@ -946,15 +983,8 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 	/* The cgroup went (a pod removed, a peer container gone): nothing
 	 * left to give back.  Other owners of a parked partition someone
 	 * removed keep the record: the audit reports it. */
-	if (!cur) {
-		if (listed)
-			cc_noderec_del_owner(r, c->id);
-		else if (held_update(r, mine, false, err) < 0)
-			return -1;
-		if (!cc_noderec_owned(r))
-			cc_noderecs_del(recs, r->path);
-		return 0;
-	}
+	if (!cur)
+		return forget(r, c, listed, mine, recs, err);
 	if (k == K_PEER) {
 		cc_cg_parent(cgroup, parent, sizeof(parent));
 		if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0)
@@ -994,6 +1024,14 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 			rc = write_inherit(cg, cgroup, "cpuset.cpus", target, parent_cpus, msgs, err);
 		else
 			rc = put(cg, cgroup, file, target, err);
+		/* Gone between the read and the write: as above (the carve is
+		 * no owner already). */
+		if (rc < 0 && cc_cg_gone(err->code) && k != K_PARKED) {
+			cc_err_clear(err);
+			if (!cc_noderec_owned(r))
+				cc_noderecs_del(recs, r->path);
+			return 0;
+		}
 		if (rc < 0)
 			goto keep;
 	}

@@ -620,6 +620,47 @@ START_TEST(test_readback_refused)
 }
 END_TEST
 
+/* ---- failures of the node around the hook ----------------------------------- */
+
+/* cpuset-only (6.1): a peer container that exits while a carve narrows it
+ * (ENOENT, or ENODEV while the kernel removes it) is gone, not a refusal:
+ * the carve goes on without it and keeps no record of it; the same at the
+ * release's write. */
+START_TEST(test_peer_vanishes)
+{
+	static const int codes[] = { ENOENT, ENODEV };
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+
+	for (int i = 0; i < 2; i++) {
+		_cleanup_ledger_ struct cc_ledger *l = NULL;
+		json_t *v = NULL;
+
+		env_init(&e, FAKECG_6_1);
+		snprintf(e.where, sizeof(e.where), "6.1, the peer goes with %s", strerror(codes[i]));
+		mk_pod_ab(&e, "max 100000");
+		mk(&e, POD "/y", true);
+		fakecg_vanish(e.f, POD "/y", codes[i]);
+		OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+		ck_assert(!fakecg_exists(e.f, POD "/y"));
+		check_invariant(&e, NULL, NULL);
+		l = cc_ledger_open(e.state, &err);
+		ck_assert_msg(l != NULL, "%s", err.msg);
+		ck_assert_int_eq(cc_ledger_rec_get(l, "cgroup", POD "/y/cpuset.cpus", &v, &err), 0);
+		ck_assert_int_eq(cc_ledger_rec_get(l, "cgroup", SIDECAR "/cpuset.cpus", &v, &err), 1);
+		cc_ledger_close(l);
+		l = NULL;
+		/* At the release: the sidecar goes between its read and its
+		 * write. */
+		fakecg_vanish(e.f, SIDECAR, codes[i]);
+		OK(release(&e, "a", POD "/a", &err));
+		ck_assert(!fakecg_exists(e.f, SIDECAR));
+		check_restored(&e, "max 100000");
+		env_fini(&e);
+	}
+}
+END_TEST
+
 /* ---- the audit ------------------------------------------------------------ */
 
 static void audit(struct env *e, bool fix, struct cc_audit_report *found)
@@ -985,6 +1026,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_random_sequences, 0, 6);
 	tcase_add_loop_test(t, test_audit_finds_and_fixes, 0, 3);
 	tcase_add_loop_test(t, test_held_audited, 0, 2);
+	tcase_add_test(t, test_peer_vanishes);
 	suite_add_tcase(s, t);
 	return s;
 }
