@@ -891,14 +891,27 @@ static int undo_own_steps(struct cc_cg *cg, const struct cc_cg_plan *plan, struc
 	return rc;
 }
 
-/* A poststop's cgroup is usually gone; one still there (a failed start,
- * a repair) hands its CPUs back first. */
-static int release_own(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_err *err)
+/* A poststop's cgroup is usually gone; one still there (crun runs
+ * poststop even when it could not remove it, a failed start, a repair)
+ * goes back to inheriting: a member again, its exclusive set and
+ * cpuset.cpus emptied.  Left holding the carve's CPUs, it would claim
+ * them beside the next carve of them (6.12: "root invalid (Cpu list in
+ * cpuset.cpus not exclusive)").  With tasks on 6.1 (ENOSPC) it gets its
+ * parent's effective set, which no live partition is in, without the
+ * released CPUs.  A cpuset-only
+ * survivor keeps the released CPUs: inheriting, its tasks would run on
+ * the live carves' CPUs, which its parent's set still holds, and the next
+ * carve of them narrows it as a peer. */
+static int release_own(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg_msgs *msgs, struct cc_err *err)
 {
+	_cleanup_bitmap_ hwloc_bitmap_t parent_set = hwloc_bitmap_alloc();
 	_cleanup_free_ char *part = NULL;
 	struct cc_err step = CC_ERR_INIT;
+	char parent[PATH_MAX];
 	int rc = 0;
 
+	if (!parent_set)
+		return cc_err_sys(err, ENOMEM, "cgroup");
 	if (c->mode == CC_MODE_CPUSET_ONLY || !c->cgroup[0])
 		return 0;
 	if (read_opt(cg, c->cgroup, "cpuset.cpus.partition", &part, err) < 0)
@@ -912,6 +925,20 @@ static int release_own(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 	cc_err_clear(&step);
 	if (c->mode == CC_MODE_REMOTE && cc_cg_exists(cg, c->cgroup, "cpuset.cpus.exclusive") &&
 	    put(cg, c->cgroup, "cpuset.cpus.exclusive", "", &step) < 0 && rc == 0) {
+		*err = step;
+		rc = -1;
+	}
+	cc_err_clear(&step);
+	cc_cg_parent(c->cgroup, parent, sizeof(parent));
+	if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_set, &step) == 0) {
+		/* The fallback keeps off the released CPUs too: the next carve
+		 * of them must not find them claimed. */
+		hwloc_bitmap_andnot(parent_set, parent_set, c->cpus);
+		if (c->parked)
+			hwloc_bitmap_andnot(parent_set, parent_set, c->parked);
+		write_inherit(cg, c->cgroup, "cpuset.cpus", "", parent_set, msgs, &step);
+	}
+	if (cc_err_isset(&step) && !cc_cg_gone(step.code) && rc == 0) {
 		*err = step;
 		rc = -1;
 	}
@@ -1093,7 +1120,7 @@ int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct
 	if (!cg->ops)
 		return cc_err_set(err, EPERM, "carve %s: cgroups are only changed on the real host (root is %s)", c->id,
 				  cg->root->path);
-	if ((plan ? undo_own_steps(cg, plan, &step) : release_own(cg, c, &step)) < 0) {
+	if ((plan ? undo_own_steps(cg, plan, &step) : release_own(cg, c, msgs, &step)) < 0) {
 		cc_err_prefix(&step, "%s", c->cgroup);
 		*err = step;
 		rc = -1;
