@@ -709,6 +709,30 @@ static int check_effective(struct cc_cg *cg, const char *cgroup, const char *fil
 			  cgroup, file, g ? g : "?", w ? w : "?", what);
 }
 
+/* The carve's memory nodes, read back like its CPUs: a parent whose
+ * cpuset.mems leaves them out makes the kernel place the memory on the
+ * parent's nodes instead (effective = the parent's when nothing is left),
+ * which would turn `memory: local` silently into remote memory.  That is
+ * a refusal, with the fix in the message. */
+static int check_mems(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t got = hwloc_bitmap_alloc();
+	_cleanup_free_ char *g = NULL, *w = NULL;
+
+	if (!got)
+		return cc_err_sys(err, ENOMEM, "cgroup");
+	if (cc_cg_read_cpus(cg, c->cgroup, "cpuset.mems.effective", got, err) < 0)
+		return -1;
+	if (hwloc_bitmap_isequal(got, c->mems))
+		return 0;
+	g = cc_cpulist_format(got);
+	w = cc_cpulist_format(c->mems);
+	return cc_err_set(err, EIO,
+			  "%s/cpuset.mems.effective reads \"%s\", not the carve's memory nodes \"%s\": a parent's "
+			  "cpuset.mems leaves them out; refused (allow those nodes in the parents' cpuset.mems)",
+			  c->cgroup, g ? g : "?", w ? w : "?");
+}
+
 /* The parked partition holds every parked sibling it was given. */
 static int check_parked(struct cc_cg *cg, const struct cc_cg_plan *plan, const struct cc_noderecs *recs,
 			struct cc_err *err)
@@ -779,6 +803,8 @@ int cc_cg_apply_plan(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg
 			}
 		}
 	}
+	if (!hwloc_bitmap_iszero(c->mems) && check_mems(cg, c, err) < 0)
+		goto fail;
 	/* A shared pool's cgroup runs wherever the pool is. */
 	if (!c->exclusive)
 		return 0;

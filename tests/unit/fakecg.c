@@ -192,10 +192,10 @@ static void effective(struct fakecg *f)
 					hwloc_bitmap_andnot(n->eff, n->eff, f->nodes[j].pcpus);
 			if (n->withheld)
 				hwloc_bitmap_andnot(n->eff, n->eff, n->withheld);
-			if (hwloc_bitmap_iszero(n->mems))
+			/* As for the CPUs: nothing left is the parent's. */
+			hwloc_bitmap_and(n->meff, n->mems, p->meff);
+			if (hwloc_bitmap_iszero(n->meff))
 				hwloc_bitmap_copy(n->meff, p->meff);
-			else
-				hwloc_bitmap_and(n->meff, n->mems, p->meff);
 		}
 	}
 }

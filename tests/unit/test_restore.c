@@ -715,6 +715,42 @@ START_TEST(test_survivor_inherits)
 }
 END_TEST
 
+/* `memory: local` on a pod whose cpuset.mems leaves the carve's node out:
+ * the kernel would place the memory on the pod's node instead.  The carve
+ * is refused and nothing is left of it; allowed again, it is made. */
+START_TEST(test_mems_read_back)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s, pod on node 1", kernel_names[_i]);
+	mk_pod_ab(&e, "50000 100000");
+	ck_assert_int_eq(fakecg_write(e.f, POD, "cpuset.mems", "1"), 0);
+	ck_assert_int_eq(carve(&e, "a", POD "/a", "latency", 1, &err), -1);
+	ck_assert_msg(strstr(err.msg, "cpuset.mems.effective reads \"1\", not the carve's memory nodes \"0\"") &&
+			      strstr(err.msg, "refused"),
+		      "%s: %s", e.where, err.msg);
+	l = ledger(&e);
+	ck_assert_int_eq(cc_ledger_ncarves(l), 0);
+	ck_assert_ptr_null(cc_ledger_section(l, "cgroup", false));
+	cc_ledger_close(l);
+	l = NULL;
+	/* 6.1 refuses the empty set back with tasks there: the pod's. */
+	ck_assert_str_eq(fakecg_get(e.f, POD "/a", "cpuset.mems"), e.k == FAKECG_6_1 ? "1" : "");
+	ck_assert_str_eq(fakecg_get(e.f, POD "/a", "cpuset.cpus.partition"), "member");
+	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "50000 100000");
+	ck_assert(!fakecg_exists(e.f, "/" CC_PARKED_NAME));
+	ck_assert_int_eq(fakecg_write(e.f, POD, "cpuset.mems", ""), 0);
+	OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+	ck_assert_str_eq(fakecg_get(e.f, POD "/a", "cpuset.mems.effective"), "0");
+	OK(release(&e, "a", POD "/a", &err));
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+}
+END_TEST
+
 /* ---- the audit ------------------------------------------------------------ */
 
 static void audit(struct env *e, bool fix, struct cc_audit_report *found)
@@ -1082,6 +1118,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_held_audited, 0, 2);
 	tcase_add_test(t, test_peer_vanishes);
 	tcase_add_loop_test(t, test_survivor_inherits, 0, 3);
+	tcase_add_loop_test(t, test_mems_read_back, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }
