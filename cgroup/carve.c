@@ -537,13 +537,15 @@ int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg
 		     struct cc_noderecs *recs, struct cc_cg_plan *plan, struct cc_err *err)
 {
 	struct planner p = { cg, c, others, recs, plan, false };
-	char anc[CG_MAX_DEPTH][PATH_MAX], key[PATH_MAX + 64];
+	/* 128 KiB: on the heap, not the hook's stack. */
+	_cleanup_free_ char(*anc)[PATH_MAX] = calloc(CG_MAX_DEPTH, PATH_MAX);
+	char key[PATH_MAX + 64];
 	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
 	_cleanup_free_ char *cpus = NULL, *parked = NULL, *both_s = NULL, *mems = NULL;
 	int nanc;
 
 	memset(plan, 0, sizeof(*plan));
-	if (!both)
+	if (!both || !anc)
 		return cc_err_sys(err, ENOMEM, "cgroup plan");
 	if (cg_check_dir(cg, c->cgroup, err) < 0)
 		return -1;
@@ -1110,12 +1112,19 @@ keep:
  * sets and quotas, its parked partition), and those that name it. */
 static int load_owned(struct cc_noderecs *recs, const struct cc_cg_carve *c, struct cc_err *err)
 {
-	char anc[CG_MAX_DEPTH][PATH_MAX], pk[PATH_MAX], keys[2 * CG_MAX_DEPTH + 1][PATH_MAX + 64];
+	/* ~400 KiB together: on the heap, not the hook's stack. */
+	_cleanup_free_ char(*anc)[PATH_MAX] = NULL;
+	_cleanup_free_ char(*keys)[PATH_MAX + 64] = NULL;
+	char pk[PATH_MAX];
 	const char *ptrs[2 * CG_MAX_DEPTH + 1];
 	int nanc = 0, n = 0;
 
 	if (!recs->src)
 		return 0;
+	anc = calloc(CG_MAX_DEPTH, PATH_MAX);
+	keys = calloc(2 * CG_MAX_DEPTH + 1, PATH_MAX + 64);
+	if (!anc || !keys)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
 	if (c->cgroup[0])
 		nanc = cg_ancestors(c->cgroup, anc, CG_MAX_DEPTH);
 	for (int i = 0; i < nanc && i < CG_MAX_DEPTH; i++) {

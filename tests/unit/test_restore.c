@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -751,6 +752,48 @@ START_TEST(test_mems_read_back)
 }
 END_TEST
 
+/* The hook's whole carve and release in a thread with a 256 KiB stack:
+ * no 128 KiB or 400 KiB array on it (the cgroup plan's ancestors, the
+ * records a release loads), whatever the thread the library runs in. */
+struct small_stack {
+	struct env *e;
+	int rc;
+	char msg[CC_ERR_MSG_MAX];
+};
+
+static void *small_stack_run(void *arg)
+{
+	struct small_stack *s = arg;
+	struct cc_err err = CC_ERR_INIT;
+
+	s->rc = carve(s->e, "a", POD "/a", "latency", 1, &err);
+	if (s->rc == 0)
+		s->rc = release(s->e, "a", POD "/a", &err);
+	snprintf(s->msg, sizeof(s->msg), "%s", err.msg);
+	return NULL;
+}
+
+START_TEST(test_small_stack)
+{
+	struct env e;
+	struct small_stack s = { .e = &e, .rc = -1 };
+	pthread_attr_t attr;
+	pthread_t t;
+
+	env_init(&e, kernels[_i]);
+	mk_pod_ab(&e, "50000 100000");
+	ck_assert_int_eq(pthread_attr_init(&attr), 0);
+	ck_assert_int_eq(pthread_attr_setstacksize(&attr, 256 * 1024), 0);
+	ck_assert_int_eq(pthread_create(&t, &attr, small_stack_run, &s), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	pthread_attr_destroy(&attr);
+	ck_assert_msg(s.rc == 0, "kernel %s: %s", kernel_names[_i], s.msg);
+	snprintf(e.where, sizeof(e.where), "kernel %s, small stack", kernel_names[_i]);
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+}
+END_TEST
+
 /* ---- the audit ------------------------------------------------------------ */
 
 static void audit(struct env *e, bool fix, struct cc_audit_report *found)
@@ -1119,6 +1162,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_peer_vanishes);
 	tcase_add_loop_test(t, test_survivor_inherits, 0, 3);
 	tcase_add_loop_test(t, test_mems_read_back, 0, 3);
+	tcase_add_loop_test(t, test_small_stack, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }
