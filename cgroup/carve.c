@@ -1097,6 +1097,11 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 	if (written) {
 		if (read_opt(cg, cgroup, file, &now, err) < 0 || cc_noderec_put(&r->set, now ? now : target) < 0)
 			goto keep;
+	} else if (r->set && cc_noderec_put(&r->set, cur) < 0) {
+		/* Already at the target: what an undo whose commit did not
+		 * happen (a full disk, a kill) wrote is corecarve's value now,
+		 * or the next owner's undo would take it for someone else's. */
+		goto keep;
 	}
 	if (cc_noderec_put(&r->pending, NULL) < 0)
 		goto keep;

@@ -794,6 +794,99 @@ START_TEST(test_small_stack)
 }
 END_TEST
 
+/* The ledger's commit failing as a full or read-only disk fails it
+ * (fault.h's injected errors), at each of its steps and at each commit a
+ * carve or a release makes: the hook fails with the disk's reason, the
+ * ledger on disk stays readable and consistent with the kernel (nothing
+ * half-applied: a refused carve left nothing, or its journal, which the
+ * next hook's gc undoes once the runtime removed the refused container's
+ * cgroup; a release undone in the kernel and still in the ledger, which
+ * the next poststop or gc undoes again), and the retry succeeds.  `fired` counts the runs where the
+ * failure was reached. */
+static bool commit_fails_once(enum fakecg_kernel k, const char *point, const char *code, int nth, bool at_release)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	char armed[64], before[64];
+	bool fired = false;
+	int rc;
+
+	snprintf(armed, sizeof(armed), "%s:%s@%d", point, code, nth);
+	env_init(&e, k);
+	snprintf(e.where, sizeof(e.where), "kernel %s, %s at the %s", kernel_names[k], armed,
+		 at_release ? "release" : "carve");
+	mk_pod_ab(&e, "50000 100000");
+	OK(carve(&e, "b", POD "/b", "latency", 1, &err));
+	if (!at_release)
+		e.ctx.fault = armed;
+	snprintf(before, sizeof(before), "%s", fakecg_get(e.f, POD "/a", "cpuset.cpus"));
+	rc = carve(&e, "a", POD "/a", "latency", 1, &err);
+	e.ctx.fault = NULL;
+	if (rc < 0) {
+		_cleanup_ledger_ struct cc_ledger *l = ledger(&e);
+
+		fired = true;
+		ck_assert_msg(strstr(err.msg, "ledger.json") && (strstr(err.msg, strerror(ENOSPC)) ||
+								 strstr(err.msg, strerror(EROFS)) ||
+								 strstr(err.msg, strerror(EIO))),
+			      "%s: %s", e.where, err.msg);
+		/* The journal on disk (its rename made, the directory's fsync
+		 * failed), nothing of it written; otherwise nothing at all. */
+		if (cc_ledger_find(l, "a"))
+			ck_assert_str_eq(fakecg_get(e.f, POD "/a", "cpuset.cpus"), before);
+		else
+			check_invariant(&e, NULL, NULL);
+		/* The refused start: the runtime removes its cgroup; the
+		 * kubelet starts it again. */
+		fakecg_exit(e.f, POD "/a");
+		ck_assert_int_eq(fakecg_rmdir(e.f, POD "/a"), 0);
+		mk(&e, POD "/a", true);
+		OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+	}
+	check_invariant(&e, NULL, NULL);
+	if (at_release)
+		e.ctx.fault = armed;
+	rc = release(&e, "a", POD "/a", &err);
+	e.ctx.fault = NULL;
+	if (rc < 0) {
+		_cleanup_ledger_ struct cc_ledger *l = ledger(&e);
+
+		fired = true;
+		ck_assert_msg(strstr(err.msg, "ledger.json"), "%s: %s", e.where, err.msg);
+		/* Undone in the kernel and still in the ledger (its CPUs taken,
+		 * as after a kill before the release's commit): the next
+		 * poststop or the next hook's gc undoes it again, from the
+		 * records.  Or out of it: the rename made, the directory's
+		 * fsync failed. */
+		if (cc_ledger_find(l, "a"))
+			OK(release(&e, "a", NULL, &err));
+	}
+	check_invariant(&e, NULL, NULL);
+	OK(release(&e, "b", POD "/b", &err));
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+	return fired;
+}
+
+START_TEST(test_commit_fails)
+{
+	static const char *const points[] = { "ledger-write", "ledger-rename", "ledger-dirsync" };
+	static const char *const codes[] = { "ENOSPC", "EROFS", "EIO" };
+
+	for (int p = 0; p < 3; p++)
+		for (int r = 0; r < 2; r++) {
+			int nth;
+
+			/* Every commit, until the n-th is past the last one. */
+			for (nth = 1; commit_fails_once(kernels[_i], points[p], codes[(p + nth) % 3], nth, r); nth++)
+				ck_assert_int_lt(nth, 10);
+			/* A carve commits its journal, then the carve. */
+			ck_assert_msg(nth > (r ? 1 : 2), "%s: %d commits failed at the %s", points[p], nth - 1,
+				      r ? "release" : "carve");
+		}
+}
+END_TEST
+
 /* ---- the audit ------------------------------------------------------------ */
 
 static void audit(struct env *e, bool fix, struct cc_audit_report *found)
@@ -1163,6 +1256,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_survivor_inherits, 0, 3);
 	tcase_add_loop_test(t, test_mems_read_back, 0, 3);
 	tcase_add_loop_test(t, test_small_stack, 0, 3);
+	tcase_add_loop_test(t, test_commit_fails, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }
