@@ -72,7 +72,8 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 # The test build: the same objects but cli/fault_env.c, compiled with
 # -DCC_FAULT_INJECTION so CORECARVE_FAULT=<step> kills the process at a
-# named step (plugin/core/fault.h).  `make unit` and `make e2e` run this binary;
+# named step, or <point>:<ERRNO>[@n] fails a step of a ledger commit
+# (plugin/core/fault.h).  `make unit` and `make e2e` run this binary;
 # the installed one ignores the variable.
 FAULT_BIN := $(BUILD)/faults/corecarve
 FAULT_OBJ := $(filter-out $(BUILD)/cli/fault_env.o,$(CLI_OBJ)) $(BUILD)/faults/cli/fault_env.o

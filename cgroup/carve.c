@@ -292,7 +292,7 @@ static int read_opt(const struct cc_cg *cg, const char *cgroup, const char *file
 	struct cc_err e = CC_ERR_INIT;
 
 	*out = cc_cg_read(cg, cgroup, file, &e);
-	if (*out || e.code == ENOENT || e.code == ENOTDIR)
+	if (*out || cc_cg_gone(e.code))
 		return 0;
 	*err = e;
 	return -1;
@@ -592,13 +592,15 @@ int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg
 		     struct cc_noderecs *recs, struct cc_cg_plan *plan, struct cc_err *err)
 {
 	struct planner p = { cg, c, others, recs, plan, false };
-	char anc[CG_MAX_DEPTH][PATH_MAX], key[PATH_MAX + 64];
+	/* 128 KiB: on the heap, not the hook's stack. */
+	_cleanup_free_ char(*anc)[PATH_MAX] = calloc(CG_MAX_DEPTH, PATH_MAX);
+	char key[PATH_MAX + 64];
 	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
 	_cleanup_free_ char *cpus = NULL, *parked = NULL, *both_s = NULL, *mems = NULL;
 	int nanc;
 
 	memset(plan, 0, sizeof(*plan));
-	if (!both)
+	if (!both || !anc)
 		return cc_err_sys(err, ENOMEM, "cgroup plan");
 	if (cg_check_dir(cg, c->cgroup, err) < 0)
 		return -1;
@@ -770,6 +772,30 @@ static int check_effective(struct cc_cg *cg, const char *cgroup, const char *fil
 			  cgroup, file, g ? g : "?", w ? w : "?", what);
 }
 
+/* The carve's memory nodes, read back like its CPUs: a parent whose
+ * cpuset.mems leaves them out makes the kernel place the memory on the
+ * parent's nodes instead (effective = the parent's when nothing is left),
+ * which would turn `memory: local` silently into remote memory.  That is
+ * a refusal, with the fix in the message. */
+static int check_mems(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t got = hwloc_bitmap_alloc();
+	_cleanup_free_ char *g = NULL, *w = NULL;
+
+	if (!got)
+		return cc_err_sys(err, ENOMEM, "cgroup");
+	if (cc_cg_read_cpus(cg, c->cgroup, "cpuset.mems.effective", got, err) < 0)
+		return -1;
+	if (hwloc_bitmap_isequal(got, c->mems))
+		return 0;
+	g = cc_cpulist_format(got);
+	w = cc_cpulist_format(c->mems);
+	return cc_err_set(err, EIO,
+			  "%s/cpuset.mems.effective reads \"%s\", not the carve's memory nodes \"%s\": a parent's "
+			  "cpuset.mems leaves them out; refused (allow those nodes in the parents' cpuset.mems)",
+			  c->cgroup, g ? g : "?", w ? w : "?");
+}
+
 /* The parked partition holds every parked sibling it was given. */
 static int check_parked(struct cc_cg *cg, const struct cc_cg_plan *plan, const struct cc_noderecs *recs,
 			struct cc_err *err)
@@ -795,28 +821,53 @@ static int check_parked(struct cc_cg *cg, const struct cc_cg_plan *plan, const s
 	return 0;
 }
 
+/* A peer's cgroup that went between the plan and its write (its container
+ * exited: ENOENT, or ENODEV while the kernel removes it) has nothing left
+ * to narrow: the carve goes on without it, and its record goes (undo
+ * treats the same case alike).  True when `e` says so for a peer step. */
+static bool peer_gone(const struct cc_cg_step *s, struct cc_noderecs *recs, const struct cc_err *e)
+{
+	struct cc_noderec *r = s->rec ? cc_noderecs_find(recs, s->rec) : NULL;
+
+	if (!r || rec_kind(r) != K_PEER || !cc_cg_gone(e->code))
+		return false;
+	cc_noderecs_del(recs, s->rec);
+	return true;
+}
+
 int cc_cg_apply_plan(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg_plan *plan,
 		     struct cc_noderecs *recs, struct cc_err *err)
 {
 	for (plan->done = 0; plan->done < plan->n; plan->done++) {
 		struct cc_cg_step *s = &plan->steps[plan->done];
+		struct cc_err e = CC_ERR_INIT;
 		struct cc_noderec *r;
 
-		if (step_do(cg, s, err) < 0)
+		if (step_do(cg, s, &e) < 0) {
+			if (peer_gone(s, recs, &e))
+				continue;
+			*err = e;
 			goto fail;
+		}
 		if (!s->rec || !(r = cc_noderecs_find(recs, s->rec)))
 			continue;
 		{
-			_cleanup_free_ char *now = cc_cg_read(cg, s->cgroup, s->file, err);
+			_cleanup_free_ char *now = cc_cg_read(cg, s->cgroup, s->file, &e);
 
-			if (!now)
+			if (!now && peer_gone(s, recs, &e))
+				continue;
+			if (!now) {
+				*err = e;
 				goto fail;
+			}
 			if (cc_noderec_put(&r->set, now) < 0 || cc_noderec_put(&r->pending, NULL) < 0) {
 				cc_err_sys(err, ENOMEM, "cgroup records");
 				goto fail;
 			}
 		}
 	}
+	if (!hwloc_bitmap_iszero(c->mems) && check_mems(cg, c, err) < 0)
+		goto fail;
 	/* A shared pool's cgroup runs wherever the pool is. */
 	if (!c->exclusive)
 		return 0;
@@ -929,14 +980,27 @@ static int undo_own_steps(struct cc_cg *cg, const struct cc_cg_plan *plan, struc
 	return rc;
 }
 
-/* A poststop's cgroup is usually gone; one still there (a failed start,
- * a repair) hands its CPUs back first. */
-static int release_own(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_err *err)
+/* A poststop's cgroup is usually gone; one still there (crun runs
+ * poststop even when it could not remove it, a failed start, a repair)
+ * goes back to inheriting: a member again, its exclusive set and
+ * cpuset.cpus emptied.  Left holding the carve's CPUs, it would claim
+ * them beside the next carve of them (6.12: "root invalid (Cpu list in
+ * cpuset.cpus not exclusive)").  With tasks on 6.1 (ENOSPC) it gets its
+ * parent's effective set, which no live partition is in, without the
+ * released CPUs.  A cpuset-only
+ * survivor keeps the released CPUs: inheriting, its tasks would run on
+ * the live carves' CPUs, which its parent's set still holds, and the next
+ * carve of them narrows it as a peer. */
+static int release_own(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg_msgs *msgs, struct cc_err *err)
 {
+	_cleanup_bitmap_ hwloc_bitmap_t parent_set = hwloc_bitmap_alloc();
 	_cleanup_free_ char *part = NULL;
 	struct cc_err step = CC_ERR_INIT;
+	char parent[PATH_MAX];
 	int rc = 0;
 
+	if (!parent_set)
+		return cc_err_sys(err, ENOMEM, "cgroup");
 	if (c->mode == CC_MODE_CPUSET_ONLY || !c->cgroup[0])
 		return 0;
 	if (read_opt(cg, c->cgroup, "cpuset.cpus.partition", &part, err) < 0)
@@ -950,6 +1014,20 @@ static int release_own(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 	cc_err_clear(&step);
 	if (c->mode == CC_MODE_REMOTE && cc_cg_exists(cg, c->cgroup, "cpuset.cpus.exclusive") &&
 	    put(cg, c->cgroup, "cpuset.cpus.exclusive", "", &step) < 0 && rc == 0) {
+		*err = step;
+		rc = -1;
+	}
+	cc_err_clear(&step);
+	cc_cg_parent(c->cgroup, parent, sizeof(parent));
+	if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_set, &step) == 0) {
+		/* The fallback keeps off the released CPUs too: the next carve
+		 * of them must not find them claimed. */
+		hwloc_bitmap_andnot(parent_set, parent_set, c->cpus);
+		if (c->parked)
+			hwloc_bitmap_andnot(parent_set, parent_set, c->parked);
+		write_inherit(cg, c->cgroup, "cpuset.cpus", "", parent_set, msgs, &step);
+	}
+	if (cc_err_isset(&step) && !cc_cg_gone(step.code) && rc == 0) {
 		*err = step;
 		rc = -1;
 	}
@@ -995,6 +1073,20 @@ static int rebase_quota(struct cc_cg *cg, struct cc_noderec *r, const char *cgro
 	return cc_noderec_put(&r->set, now ? now : target) < 0 ? cc_err_sys(err, ENOMEM, "cgroup records") : 0;
 }
 
+/* A record whose cgroup went: the carve is no owner any more, and it goes
+ * with its last owner. */
+static int forget(struct cc_noderec *r, const struct cc_cg_carve *c, bool listed, hwloc_const_bitmap_t mine,
+		  struct cc_noderecs *recs, struct cc_err *err)
+{
+	if (listed)
+		cc_noderec_del_owner(r, c->id);
+	else if (held_update(r, mine, false, err) < 0)
+		return -1;
+	if (!cc_noderec_owned(r))
+		cc_noderecs_del(recs, r->path);
+	return 0;
+}
+
 /* One record without the carve. */
 static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_noderecs *recs,
 		       struct cc_noderec *r, struct cc_cg_msgs *msgs, struct cc_err *err)
@@ -1029,15 +1121,8 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 	/* The cgroup went (a pod removed, a peer container gone): nothing
 	 * left to give back.  Other owners of a parked partition someone
 	 * removed keep the record: the audit reports it. */
-	if (!cur) {
-		if (listed)
-			cc_noderec_del_owner(r, c->id);
-		else if (held_update(r, mine, false, err) < 0)
-			return -1;
-		if (!cc_noderec_owned(r))
-			cc_noderecs_del(recs, r->path);
-		return 0;
-	}
+	if (!cur)
+		return forget(r, c, listed, mine, recs, err);
 	if (k == K_PEER) {
 		cc_cg_parent(cgroup, parent, sizeof(parent));
 		if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0)
@@ -1085,6 +1170,14 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 			rc = write_inherit(cg, cgroup, "cpuset.cpus", target, parent_cpus, msgs, err);
 		else
 			rc = put(cg, cgroup, file, target, err);
+		/* Gone between the read and the write: as above (the carve is
+		 * no owner already). */
+		if (rc < 0 && cc_cg_gone(err->code) && k != K_PARKED) {
+			cc_err_clear(err);
+			if (!cc_noderec_owned(r))
+				cc_noderecs_del(recs, r->path);
+			return 0;
+		}
 		if (rc < 0)
 			goto keep;
 	}
@@ -1095,6 +1188,11 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 	if (written) {
 		if (read_opt(cg, cgroup, file, &now, err) < 0 || cc_noderec_put(&r->set, now ? now : target) < 0)
 			goto keep;
+	} else if (r->set && cc_noderec_put(&r->set, cur) < 0) {
+		/* Already at the target: what an undo whose commit did not
+		 * happen (a full disk, a kill) wrote is corecarve's value now,
+		 * or the next owner's undo would take it for someone else's. */
+		goto keep;
 	}
 	if (cc_noderec_put(&r->pending, NULL) < 0)
 		goto keep;
@@ -1110,12 +1208,19 @@ keep:
  * sets and quotas, its parked partition), and those that name it. */
 static int load_owned(struct cc_noderecs *recs, const struct cc_cg_carve *c, struct cc_err *err)
 {
-	char anc[CG_MAX_DEPTH][PATH_MAX], pk[PATH_MAX], keys[2 * CG_MAX_DEPTH + 1][PATH_MAX + 64];
+	/* ~400 KiB together: on the heap, not the hook's stack. */
+	_cleanup_free_ char(*anc)[PATH_MAX] = NULL;
+	_cleanup_free_ char(*keys)[PATH_MAX + 64] = NULL;
+	char pk[PATH_MAX];
 	const char *ptrs[2 * CG_MAX_DEPTH + 1];
 	int nanc = 0, n = 0;
 
 	if (!recs->src)
 		return 0;
+	anc = calloc(CG_MAX_DEPTH, PATH_MAX);
+	keys = calloc(2 * CG_MAX_DEPTH + 1, PATH_MAX + 64);
+	if (!anc || !keys)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
 	if (c->cgroup[0])
 		nanc = cg_ancestors(c->cgroup, anc, CG_MAX_DEPTH);
 	for (int i = 0; i < nanc && i < CG_MAX_DEPTH; i++) {
@@ -1146,7 +1251,7 @@ int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct
 	if (!cg->ops)
 		return cc_err_set(err, EPERM, "carve %s: cgroups are only changed on the real host (root is %s)", c->id,
 				  cg->root->path);
-	if ((plan ? undo_own_steps(cg, plan, &step) : release_own(cg, c, &step)) < 0) {
+	if ((plan ? undo_own_steps(cg, plan, &step) : release_own(cg, c, msgs, &step)) < 0) {
 		cc_err_prefix(&step, "%s", c->cgroup);
 		*err = step;
 		rc = -1;

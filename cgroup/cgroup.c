@@ -81,6 +81,11 @@ bool cc_cg_exists(const struct cc_cg *cg, const char *cgroup, const char *file)
 	return cc_root_exists(cg->root, path);
 }
 
+bool cc_cg_gone(int code)
+{
+	return code == ENOENT || code == ENOTDIR || code == ENODEV;
+}
+
 /* Writes are refused without ops: a captured tree is read, never changed. */
 static int no_ops(const struct cc_cg *cg, const char *what, const char *cgroup, struct cc_err *err)
 {

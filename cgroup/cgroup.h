@@ -81,6 +81,11 @@ char *cc_cg_read(const struct cc_cg *cg, const char *cgroup, const char *file,
 int cc_cg_read_cpus(const struct cc_cg *cg, const char *cgroup, const char *file,
 		    hwloc_bitmap_t out, struct cc_err *err);
 bool cc_cg_exists(const struct cc_cg *cg, const char *cgroup, const char *file);
+/* The one place an error code says "that cgroup is gone": ENOENT (removed),
+ * ENOTDIR (a path component is no directory any more), ENODEV (Linux's
+ * answer for a cgroup whose rmdir is under way: a peer container that
+ * exits mid-carve).  Reads, writes and undo all treat it alike. */
+bool cc_cg_gone(int code);
 
 /* Write a control file (libcgroup on the host).  With `undo`, the old value
  * is recorded first so cc_cg_rollback() can put it back. */

@@ -50,7 +50,9 @@ static int lcg_write(struct cc_cg *cg, const char *cgroup, const char *file, con
 		r = cgroup_modify_cgroup(c);
 	cgroup_free(&c);
 	if (r) {
-		int e = r == ECGOTHER ? cgroup_get_last_errno() : 0;
+		/* A cgroup removed under us is "gone" (cc_cg_gone), like the
+		 * kernel's own ENOENT. */
+		int e = r == ECGOTHER ? cgroup_get_last_errno() : r == ECGROUPNOTEXIST ? ENOENT : 0;
 
 		if (e)
 			return cc_err_sys(err, e, "write \"%s\" to %s/%s", value, cgroup, file);

@@ -259,24 +259,20 @@ static void overlapping_siblings(const struct cc_cg *cg, const char *cgroup, hwl
 	cg_siblings_close(&it);
 }
 
-int cc_cg_init_parent(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t cpus,
-		      hwloc_const_bitmap_t mems, struct cc_err *err)
+/* init-parent's writes, each journaled in `undo`. */
+static int init_parent_writes(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t cpus,
+			      hwloc_const_bitmap_t mems, struct cc_cg_undo *undo, struct cc_err *err)
 {
-	struct cc_cg_undo undo = { 0 };
-
-	if (cc_cg_mkdir(cg, cgroup, err) < 0)
-		return -1;
 	if (cg_enable_controllers(cg, cgroup, err) < 0)
-		goto fail;
-	if (mems && !hwloc_bitmap_iszero(mems) &&
-	    cg_write_cpus(cg, cgroup, "cpuset.mems", mems, &undo, err) < 0)
-		goto fail;
-	if (cg_write_cpus(cg, cgroup, "cpuset.cpus", cpus, &undo, err) < 0)
-		goto fail;
+		return -1;
+	if (mems && !hwloc_bitmap_iszero(mems) && cg_write_cpus(cg, cgroup, "cpuset.mems", mems, undo, err) < 0)
+		return -1;
+	if (cg_write_cpus(cg, cgroup, "cpuset.cpus", cpus, undo, err) < 0)
+		return -1;
 	if (cc_cg_exists(cg, cgroup, "cpuset.cpus.exclusive") &&
-	    cg_write_cpus(cg, cgroup, "cpuset.cpus.exclusive", cpus, &undo, err) < 0)
-		goto fail;
-	if (cg_make_partition(cg, cgroup, false, &undo, err) < 0) {
+	    cg_write_cpus(cg, cgroup, "cpuset.cpus.exclusive", cpus, undo, err) < 0)
+		return -1;
+	if (cg_make_partition(cg, cgroup, false, undo, err) < 0) {
 		char sibs[512];
 
 		if (strstr(err->msg, "not exclusive")) {
@@ -290,20 +286,44 @@ int cc_cg_init_parent(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t
 					 sibs);
 			}
 		}
-		goto fail;
+		return -1;
 	}
 	/* Children must be able to use cpuset too. */
-	if (cc_cg_write(cg, cgroup, "cgroup.subtree_control", "+cpuset", NULL, err) < 0)
-		goto fail;
-	cc_cg_undo_fini(&undo);
-	return 0;
-fail:
-	cc_err_prefix(err, "init-parent %s", cgroup);
-	{
-		struct cc_err rb = CC_ERR_INIT;
+	return cc_cg_write(cg, cgroup, "cgroup.subtree_control", "+cpuset", NULL, err);
+}
 
-		if (cc_cg_rollback(cg, &undo, &rb) < 0)
-			cc_err_prefix(err, "%s; putting back what was written failed too (%s)", err->msg, rb.msg);
+/* `what` and its reason after the message, once: "...; <what> failed too (<reason>)". */
+static void err_append(struct cc_err *err, const char *what, const struct cc_err *also)
+{
+	size_t n = strlen(err->msg);
+
+	snprintf(err->msg + n, sizeof(err->msg) - n, "; %s failed too (%s)", what, also->msg);
+}
+
+int cc_cg_init_parent(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t cpus,
+		      hwloc_const_bitmap_t mems, struct cc_err *err)
+{
+	struct cc_cg_undo undo = { 0 };
+	struct cc_err rb = CC_ERR_INIT;
+	/* What it makes it removes again on failure; one that was there
+	 * (made by hand, or by systemd for the slice) only gets its files back. */
+	bool made = !cc_cg_exists(cg, cgroup, NULL);
+
+	if (cc_cg_mkdir(cg, cgroup, err) < 0)
+		return cc_err_prefix(err, "init-parent");
+	if (init_parent_writes(cg, cgroup, cpus, mems, &undo, err) == 0) {
+		cc_cg_undo_fini(&undo);
+		return 0;
 	}
+	/* The messages below name the cgroup already, most of them first. */
+	if (strncmp(err->msg, cgroup, strlen(cgroup)) || err->msg[strlen(cgroup)] != ':')
+		cc_err_prefix(err, "init-parent %s", cgroup);
+	else
+		cc_err_prefix(err, "init-parent");
+	if (cc_cg_rollback(cg, &undo, &rb) < 0)
+		err_append(err, "putting back what was written", &rb);
+	cc_err_clear(&rb);
+	if (made && cc_cg_rmdir(cg, cgroup, &rb) < 0)
+		err_append(err, "removing the cgroup it made", &rb);
 	return -1;
 }

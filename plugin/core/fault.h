@@ -24,11 +24,27 @@
  *   mid-power-write       create: the first power setting written
  *   before-release        poststop: ledger locked, nothing undone
  *   before-release-commit poststop (any release): kernel undone, ledger still holds the carve
+ *
+ * The same variable can instead make a step fail, as a full or read-only
+ * disk would, and the process go on: "<point>:<ERRNO>[@<n>]", ERRNO one
+ * of ENOSPC, EROFS, EIO, EDQUOT; with @n only the n-th time the point is
+ * reached in this process's ledger (its n-th commit), otherwise every
+ * time.  The points are each step of a ledger commit (fileio.c's replace):
+ *   ledger-write          the temp file's write (and its fsync)
+ *   ledger-rename         the rename over ledger.json: the old file stays
+ *   ledger-dirsync        the directory's fsync: the new file is in place,
+ *                         the commit fails
+ * test_restore's test_commit_fails fails each of them at every commit of
+ * a carve and of a release, and checks the node and the retry.
  */
 #ifndef CC_FAULT_H
 #define CC_FAULT_H
 
 /* SIGKILL this process when `armed` (may be NULL) names `step`. */
 void cc_fault(const char *armed, const char *step);
+
+/* The errno `armed` (may be NULL) injects at `point` reached for the
+ * `nth` time (from 1), 0 when none. */
+int cc_fault_errno(const char *armed, const char *point, int nth);
 
 #endif

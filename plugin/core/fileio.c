@@ -153,6 +153,23 @@ static int sync_dir(const struct where *w)
 	return fd < 0 ? -1 : fsync(fd);
 }
 
+/* -1 with errno set when fault.h's injected error is armed for this
+ * step of the replace, 0 otherwise. */
+static int injected(const struct cc_replace *o, const char *step)
+{
+	char point[64];
+	int code;
+
+	if (!o->fail_point || !o->fault)
+		return 0;
+	snprintf(point, sizeof(point), "%s-%s", o->fail_point, step);
+	code = cc_fault_errno(o->fault, point, o->fail_nth);
+	if (!code)
+		return 0;
+	errno = code;
+	return -1;
+}
+
 static int replace(const struct where *w, const void *data, size_t len, const struct cc_replace *o,
 		   struct cc_err *err)
 {
@@ -172,7 +189,8 @@ static int replace(const struct where *w, const void *data, size_t len, const st
 	/* Not the umask's mode; the owner of the file replaced, where we may
 	 * give it (root may; anyone else keeps their own). */
 	if (fchmod(fd, mode) < 0 || (o->like && fchown(fd, o->like->st_uid, o->like->st_gid) < 0 && errno != EPERM) ||
-	    cc_write_all(fd, data, len) < 0 || (o->sync != CC_SYNC_NONE && fsync(fd) < 0)) {
+	    injected(o, "write") < 0 || cc_write_all(fd, data, len) < 0 ||
+	    (o->sync != CC_SYNC_NONE && fsync(fd) < 0)) {
 		cc_err_sys(err, errno, "%s: write", w->tmp_shown);
 		close(fd);
 		unlinkat(w->dirfd, w->tmp, 0);
@@ -185,14 +203,14 @@ static int replace(const struct where *w, const void *data, size_t len, const st
 	}
 	if (o->fault_step)
 		cc_fault(o->fault, o->fault_step);
-	if (renameat(w->dirfd, w->tmp, w->dirfd, w->name) < 0) {
+	if (injected(o, "rename") < 0 || renameat(w->dirfd, w->tmp, w->dirfd, w->name) < 0) {
 		cc_err_sys(err, errno, "%s: rename from %s", w->name_shown, w->tmp_shown);
 		unlinkat(w->dirfd, w->tmp, 0);
 		return -1;
 	}
 	/* The rename itself survives a crash only once the directory is
 	 * synced. */
-	if (o->sync >= CC_SYNC_DIR_TRY && sync_dir(w) < 0 && o->sync == CC_SYNC_DIR) {
+	if (o->sync >= CC_SYNC_DIR_TRY && (injected(o, "dirsync") < 0 || sync_dir(w) < 0) && o->sync == CC_SYNC_DIR) {
 		cc_err_sys(err, errno, "%s: written, but fsync of %s failed", w->name_shown, w->dir_shown);
 		return 1;
 	}

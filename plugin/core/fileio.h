@@ -70,6 +70,11 @@ struct cc_replace {
 	const char *shown_dir;   /* how errors name the directory (NULL: the files alone) */
 	const char *fault;       /* cc_fault(fault, fault_step) after the temp file is complete */
 	const char *fault_step;
+	/* fault's injected errors (fault.h): "<fail_point>-write", "-rename"
+	 * and "-dirsync" fail as a full or read-only disk would, the
+	 * fail_nth-th time (the caller counts). */
+	const char *fail_point;
+	int fail_nth;
 };
 
 /* Replace `name` in directory `dirfd` by `len` bytes of `data`, so that a

@@ -162,6 +162,8 @@ static int replace_file(struct cc_ledger *l, const char *text, struct cc_err *er
 		.shown_dir = l->dir,
 		.fault = l->fault,
 		.fault_step = "before-ledger-rename",
+		.fail_point = "ledger",
+		.fail_nth = ++l->commits,
 	};
 
 	return cc_replace_at(l->dirfd, CC_LEDGER_FILE, text, strlen(text), &o, err);

@@ -78,6 +78,7 @@ struct cc_ledger {
 	json_t *sections;
 	bool dirty;       /* changed through a call that says so: commit writes */
 	const char *fault; /* fault-injection step armed by the entry point (fault.h) */
+	int commits;       /* replace_file calls so far: fault.h's @n */
 	int dirfd;        /* the state directory, -1 when it does not exist (read only) */
 	bool readonly;    /* from cc_ledger_read: commit refuses */
 	char *snapshot;   /* ledger.json's bytes as read or last written, NULL when no file */

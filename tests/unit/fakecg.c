@@ -38,6 +38,8 @@ struct fakecg {
 	struct node nodes[MAX_NODES];
 	long long seq;
 	int writes, fail_at, fail_code;
+	char vanish[PATH_MAX]; /* fakecg_vanish: gone at the next write to it */
+	int vanish_code;
 	char buf[8192];
 };
 
@@ -190,10 +192,10 @@ static void effective(struct fakecg *f)
 					hwloc_bitmap_andnot(n->eff, n->eff, f->nodes[j].pcpus);
 			if (n->withheld)
 				hwloc_bitmap_andnot(n->eff, n->eff, n->withheld);
-			if (hwloc_bitmap_iszero(n->mems))
+			/* As for the CPUs: nothing left is the parent's. */
+			hwloc_bitmap_and(n->meff, n->mems, p->meff);
+			if (hwloc_bitmap_iszero(n->meff))
 				hwloc_bitmap_copy(n->meff, p->meff);
-			else
-				hwloc_bitmap_and(n->meff, n->mems, p->meff);
 		}
 	}
 }
@@ -555,6 +557,12 @@ void fakecg_fail_write(struct fakecg *f, int nth, int code)
 	f->fail_code = code;
 }
 
+void fakecg_vanish(struct fakecg *f, const char *cgroup, int code)
+{
+	snprintf(f->vanish, sizeof(f->vanish), "%s", cgroup);
+	f->vanish_code = code;
+}
+
 int fakecg_writes(const struct fakecg *f)
 {
 	return f->writes;
@@ -581,6 +589,13 @@ static int op_write(struct cc_cg *cg, const char *cgroup, const char *file, cons
 	f->writes++;
 	if (f->fail_at && f->writes == f->fail_at)
 		return cc_err_sys(err, f->fail_code, "write \"%s\" to %s/%s (injected)", value, cgroup, file);
+	if (f->vanish[0] && !strcmp(f->vanish, cgroup)) {
+		f->vanish[0] = '\0';
+		fakecg_exit(f, cgroup);
+		if ((rc = fakecg_rmdir(f, cgroup)) != 0)
+			return cc_err_sys(err, rc, "rmdir %s (vanish)", cgroup);
+		return cc_err_sys(err, f->vanish_code, "write \"%s\" to %s/%s", value, cgroup, file);
+	}
 	rc = write_file(f, cgroup, file, value);
 	return rc ? cc_err_sys(err, rc, "write \"%s\" to %s/%s", value, cgroup, file) : 0;
 }

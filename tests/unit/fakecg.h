@@ -63,6 +63,10 @@ const char *fakecg_get(const struct fakecg *f, const char *cgroup, const char *f
  * the writes made through fakecg_ops. */
 void fakecg_fail_write(struct fakecg *f, int nth, int code);
 int fakecg_writes(const struct fakecg *f);
+/* A peer that exits mid-carve: at the next write through fakecg_ops to
+ * `cgroup`, its tasks exit and it is removed, and that write fails with
+ * `code` (ENOENT, or ENODEV as Linux answers while it removes one). */
+void fakecg_vanish(struct fakecg *f, const char *cgroup, int code);
 
 /* Every cgroup path, one per line (for messages). */
 const char *fakecg_dump(const struct fakecg *f);

@@ -83,9 +83,9 @@ START_TEST(test_names_siblings)
 	ck_assert_int_eq(fakecg_mkdir(e.f, "/other.slice", true), 0);
 	ck_assert_int_eq(fakecg_write(e.f, "/other.slice", "cpuset.cpus", "0-3"), 0);
 	ck_assert_int_eq(init_parent(&e, "/corecarve.slice", "8-15", &err), -1);
-	ck_assert_msg(strstr(err.msg, "init-parent /corecarve.slice: /corecarve.slice: cpuset.cpus.partition reads "
+	ck_assert_msg(strstr(err.msg, "init-parent: /corecarve.slice: cpuset.cpus.partition reads "
 				      "\"root invalid (Cpu list in cpuset.cpus not exclusive)\"; siblings whose own "
-				      "cpuset.cpus holds some of its CPUs: "),
+				      "cpuset.cpus holds some of its CPUs: ") == err.msg,
 		      "%s", err.msg);
 	ck_assert_msg(strstr(err.msg, "/system.slice (cpuset.cpus 0-15)") && strstr(err.msg, "/init.scope (cpuset.cpus 10)"),
 		      "%s", err.msg);
@@ -93,8 +93,53 @@ START_TEST(test_names_siblings)
 	ck_assert_msg(strstr(err.msg, "(write them a list without those CPUs, or make the partition parent before they "
 				      "get one)"),
 		      "%s", err.msg);
-	/* Rolled back: the new cgroup is a member again, with no list. */
+	/* The cgroup it made is gone again. */
+	ck_assert(!fakecg_exists(e.f, "/corecarve.slice"));
+	env_fini(&e);
+}
+END_TEST
+
+/* One that was there before (made by hand or by systemd) stays, its files
+ * back as they were; a rollback that fails says so after the reason,
+ * which the message holds once. */
+START_TEST(test_failure_leaves_nothing)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct env e;
+	int writes;
+
+	env_init(&e, FAKECG_6_12);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/system.slice", true), 0);
+	ck_assert_int_eq(fakecg_write(e.f, "/system.slice", "cpuset.cpus", "0-15"), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/corecarve.slice", false), 0);
+	ck_assert_int_eq(init_parent(&e, "/corecarve.slice", "8-15", &err), -1);
+	ck_assert(fakecg_exists(e.f, "/corecarve.slice"));
 	ck_assert_str_eq(fakecg_get(e.f, "/corecarve.slice", "cpuset.cpus.partition"), "member");
+	ck_assert_str_eq(fakecg_get(e.f, "/corecarve.slice", "cpuset.cpus"), "");
+	ck_assert_str_eq(fakecg_get(e.f, "/corecarve.slice", "cpuset.cpus.exclusive"), "");
+	env_fini(&e);
+
+	/* Made by init-parent: its writes counted, then the last write of
+	 * the rollback (before the rmdir) fails. */
+	env_init(&e, FAKECG_6_12);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/system.slice", true), 0);
+	ck_assert_int_eq(fakecg_write(e.f, "/system.slice", "cpuset.cpus", "0-15"), 0);
+	writes = fakecg_writes(e.f);
+	ck_assert_int_eq(init_parent(&e, "/corecarve.slice", "8-15", &err), -1);
+	writes = fakecg_writes(e.f) - writes;
+	env_fini(&e);
+	env_init(&e, FAKECG_6_12);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/system.slice", true), 0);
+	ck_assert_int_eq(fakecg_write(e.f, "/system.slice", "cpuset.cpus", "0-15"), 0);
+	fakecg_fail_write(e.f, writes - 1, EIO);
+	cc_err_clear(&err);
+	ck_assert_int_eq(init_parent(&e, "/corecarve.slice", "8-15", &err), -1);
+	ck_assert_msg(strstr(err.msg, "not exclusive") && strstr(err.msg, "; putting back what was written failed too (") &&
+			      strstr(err.msg, "(injected)"),
+		      "%s", err.msg);
+	ck_assert_msg(!strstr(strstr(err.msg, "cpuset.cpus.partition reads") + 1, "cpuset.cpus.partition reads") &&
+			      !strstr(err.msg, "/corecarve.slice: /corecarve.slice"),
+		      "the reason twice: %s", err.msg);
 	env_fini(&e);
 }
 END_TEST
@@ -106,6 +151,7 @@ static Suite *init_parent_suite(void)
 
 	tcase_add_test(tc, test_made);
 	tcase_add_test(tc, test_names_siblings);
+	tcase_add_test(tc, test_failure_leaves_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -650,6 +651,272 @@ START_TEST(test_readback_refused)
 }
 END_TEST
 
+/* ---- failures of the node around the hook ----------------------------------- */
+
+/* cpuset-only (6.1): a peer container that exits while a carve narrows it
+ * (ENOENT, or ENODEV while the kernel removes it) is gone, not a refusal:
+ * the carve goes on without it and keeps no record of it; the same at the
+ * release's write. */
+START_TEST(test_peer_vanishes)
+{
+	static const int codes[] = { ENOENT, ENODEV };
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+
+	for (int i = 0; i < 2; i++) {
+		_cleanup_ledger_ struct cc_ledger *l = NULL;
+		json_t *v = NULL;
+
+		env_init(&e, FAKECG_6_1);
+		snprintf(e.where, sizeof(e.where), "6.1, the peer goes with %s", strerror(codes[i]));
+		mk_pod_ab(&e, "max 100000");
+		mk(&e, POD "/y", true);
+		fakecg_vanish(e.f, POD "/y", codes[i]);
+		OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+		ck_assert(!fakecg_exists(e.f, POD "/y"));
+		check_invariant(&e, NULL, NULL);
+		l = cc_ledger_open(e.state, &err);
+		ck_assert_msg(l != NULL, "%s", err.msg);
+		ck_assert_int_eq(cc_ledger_rec_get(l, "cgroup", POD "/y/cpuset.cpus", &v, &err), 0);
+		ck_assert_int_eq(cc_ledger_rec_get(l, "cgroup", SIDECAR "/cpuset.cpus", &v, &err), 1);
+		cc_ledger_close(l);
+		l = NULL;
+		/* At the release: the sidecar goes between its read and its
+		 * write. */
+		fakecg_vanish(e.f, SIDECAR, codes[i]);
+		OK(release(&e, "a", POD "/a", &err));
+		ck_assert(!fakecg_exists(e.f, SIDECAR));
+		check_restored(&e, "max 100000");
+		env_fini(&e);
+	}
+}
+END_TEST
+
+/* A carved cgroup that outlives its poststop (crun runs poststop even when
+ * it could not remove the cgroup) goes back to inheriting: a member, its
+ * cpuset.cpus empty (its parent's CPUs, without the live partitions', on
+ * 6.1 where the empty set is refused with tasks), so that the next carve
+ * of the same CPUs is not refused.  Local partitions under the root on
+ * every kernel, remote ones in a pod where the kernel has them. */
+START_TEST(test_survivor_inherits)
+{
+	static const char *const where[][2] = { { "/s0", "/s1" }, { POD "/a", POD "/b" } };
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+
+	for (int w = 0; w < 2; w++) {
+		_cleanup_ledger_ struct cc_ledger *l = NULL;
+		_cleanup_free_ char *first = NULL;
+		_cleanup_bitmap_ hwloc_bitmap_t eff = hwloc_bitmap_alloc(), mine = hwloc_bitmap_alloc();
+		const char *a = where[w][0], *b = where[w][1];
+
+		if (w == 1 && kernels[_i] == FAKECG_6_1)
+			continue; /* cpuset-only in a pod: its survivor is a peer */
+		env_init(&e, kernels[_i]);
+		snprintf(e.where, sizeof(e.where), "kernel %s, %s survives", kernel_names[_i], a);
+		mk_pod(&e, "max 100000");
+		mk(&e, a, true);
+		mk(&e, b, true);
+		OK(carve(&e, "a", a, "latency", 1, &err));
+		first = strdup(fakecg_get(e.f, a, "cpuset.cpus"));
+		OK(release(&e, "a", NULL, &err));
+		ck_assert_str_eq(fakecg_get(e.f, a, "cpuset.cpus.partition"), "member");
+		set_of(fakecg_get(e.f, a, "cpuset.cpus"), eff);
+		set_of(first, mine);
+		ck_assert_msg(!strcmp(fakecg_get(e.f, a, "cpuset.cpus"), "") ||
+				      (e.k == FAKECG_6_1 && !hwloc_bitmap_iszero(eff) && !hwloc_bitmap_intersects(mine, eff)),
+			      "%s: cpuset.cpus \"%s\"", e.where, fakecg_get(e.f, a, "cpuset.cpus"));
+		ck_assert_str_eq(fakecg_get(e.f, a, "cpuset.cpus.exclusive"), "");
+		/* The same CPUs again, beside the survivor. */
+		OK(carve(&e, "b", b, "latency", 1, &err));
+		ck_assert_str_eq(fakecg_get(e.f, b, "cpuset.cpus"), first);
+		check_invariant(&e, NULL, NULL);
+		/* The survivor's tasks run off the live carve. */
+		set_of(fakecg_get(e.f, a, "cpuset.cpus.effective"), eff);
+		ck_assert_msg(!hwloc_bitmap_intersects(eff, mine), "%s: the survivor runs on %s", e.where,
+			      fakecg_get(e.f, a, "cpuset.cpus.effective"));
+		l = ledger(&e);
+		ck_assert_int_eq(cc_ledger_ncarves(l), 1);
+		cc_ledger_close(l);
+		l = NULL;
+		OK(release(&e, "b", b, &err));
+		check_restored(&e, "max 100000");
+		env_fini(&e);
+	}
+}
+END_TEST
+
+/* `memory: local` on a pod whose cpuset.mems leaves the carve's node out:
+ * the kernel would place the memory on the pod's node instead.  The carve
+ * is refused and nothing is left of it; allowed again, it is made. */
+START_TEST(test_mems_read_back)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s, pod on node 1", kernel_names[_i]);
+	mk_pod_ab(&e, "50000 100000");
+	ck_assert_int_eq(fakecg_write(e.f, POD, "cpuset.mems", "1"), 0);
+	ck_assert_int_eq(carve(&e, "a", POD "/a", "latency", 1, &err), -1);
+	ck_assert_msg(strstr(err.msg, "cpuset.mems.effective reads \"1\", not the carve's memory nodes \"0\"") &&
+			      strstr(err.msg, "refused"),
+		      "%s: %s", e.where, err.msg);
+	l = ledger(&e);
+	ck_assert_int_eq(cc_ledger_ncarves(l), 0);
+	ck_assert_ptr_null(cc_ledger_section(l, "cgroup", false));
+	cc_ledger_close(l);
+	l = NULL;
+	/* 6.1 refuses the empty set back with tasks there: the pod's. */
+	ck_assert_str_eq(fakecg_get(e.f, POD "/a", "cpuset.mems"), e.k == FAKECG_6_1 ? "1" : "");
+	ck_assert_str_eq(fakecg_get(e.f, POD "/a", "cpuset.cpus.partition"), "member");
+	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "50000 100000");
+	ck_assert(!fakecg_exists(e.f, "/" CC_PARKED_NAME));
+	ck_assert_int_eq(fakecg_write(e.f, POD, "cpuset.mems", ""), 0);
+	OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+	ck_assert_str_eq(fakecg_get(e.f, POD "/a", "cpuset.mems.effective"), "0");
+	OK(release(&e, "a", POD "/a", &err));
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+}
+END_TEST
+
+/* The hook's whole carve and release in a thread with a 256 KiB stack:
+ * no 128 KiB or 400 KiB array on it (the cgroup plan's ancestors, the
+ * records a release loads), whatever the thread the library runs in. */
+struct small_stack {
+	struct env *e;
+	int rc;
+	char msg[CC_ERR_MSG_MAX];
+};
+
+static void *small_stack_run(void *arg)
+{
+	struct small_stack *s = arg;
+	struct cc_err err = CC_ERR_INIT;
+
+	s->rc = carve(s->e, "a", POD "/a", "latency", 1, &err);
+	if (s->rc == 0)
+		s->rc = release(s->e, "a", POD "/a", &err);
+	snprintf(s->msg, sizeof(s->msg), "%s", err.msg);
+	return NULL;
+}
+
+START_TEST(test_small_stack)
+{
+	struct env e;
+	struct small_stack s = { .e = &e, .rc = -1 };
+	pthread_attr_t attr;
+	pthread_t t;
+
+	env_init(&e, kernels[_i]);
+	mk_pod_ab(&e, "50000 100000");
+	ck_assert_int_eq(pthread_attr_init(&attr), 0);
+	ck_assert_int_eq(pthread_attr_setstacksize(&attr, 256 * 1024), 0);
+	ck_assert_int_eq(pthread_create(&t, &attr, small_stack_run, &s), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	pthread_attr_destroy(&attr);
+	ck_assert_msg(s.rc == 0, "kernel %s: %s", kernel_names[_i], s.msg);
+	snprintf(e.where, sizeof(e.where), "kernel %s, small stack", kernel_names[_i]);
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+}
+END_TEST
+
+/* The ledger's commit failing as a full or read-only disk fails it
+ * (fault.h's injected errors), at each of its steps and at each commit a
+ * carve or a release makes: the hook fails with the disk's reason, the
+ * ledger on disk stays readable and consistent with the kernel (nothing
+ * half-applied: a refused carve left nothing, or its journal, which the
+ * next hook's gc undoes once the runtime removed the refused container's
+ * cgroup; a release undone in the kernel and still in the ledger, which
+ * the next poststop or gc undoes again), and the retry succeeds.  `fired` counts the runs where the
+ * failure was reached. */
+static bool commit_fails_once(enum fakecg_kernel k, const char *point, const char *code, int nth, bool at_release)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	char armed[64], before[64];
+	bool fired = false;
+	int rc;
+
+	snprintf(armed, sizeof(armed), "%s:%s@%d", point, code, nth);
+	env_init(&e, k);
+	snprintf(e.where, sizeof(e.where), "kernel %s, %s at the %s", kernel_names[k], armed,
+		 at_release ? "release" : "carve");
+	mk_pod_ab(&e, "50000 100000");
+	OK(carve(&e, "b", POD "/b", "latency", 1, &err));
+	if (!at_release)
+		e.ctx.fault = armed;
+	snprintf(before, sizeof(before), "%s", fakecg_get(e.f, POD "/a", "cpuset.cpus"));
+	rc = carve(&e, "a", POD "/a", "latency", 1, &err);
+	e.ctx.fault = NULL;
+	if (rc < 0) {
+		_cleanup_ledger_ struct cc_ledger *l = ledger(&e);
+
+		fired = true;
+		ck_assert_msg(strstr(err.msg, "ledger.json") && (strstr(err.msg, strerror(ENOSPC)) ||
+								 strstr(err.msg, strerror(EROFS)) ||
+								 strstr(err.msg, strerror(EIO))),
+			      "%s: %s", e.where, err.msg);
+		/* The journal on disk (its rename made, the directory's fsync
+		 * failed), nothing of it written; otherwise nothing at all. */
+		if (cc_ledger_find(l, "a"))
+			ck_assert_str_eq(fakecg_get(e.f, POD "/a", "cpuset.cpus"), before);
+		else
+			check_invariant(&e, NULL, NULL);
+		/* The refused start: the runtime removes its cgroup; the
+		 * kubelet starts it again. */
+		fakecg_exit(e.f, POD "/a");
+		ck_assert_int_eq(fakecg_rmdir(e.f, POD "/a"), 0);
+		mk(&e, POD "/a", true);
+		OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+	}
+	check_invariant(&e, NULL, NULL);
+	if (at_release)
+		e.ctx.fault = armed;
+	rc = release(&e, "a", POD "/a", &err);
+	e.ctx.fault = NULL;
+	if (rc < 0) {
+		_cleanup_ledger_ struct cc_ledger *l = ledger(&e);
+
+		fired = true;
+		ck_assert_msg(strstr(err.msg, "ledger.json"), "%s: %s", e.where, err.msg);
+		/* Undone in the kernel and still in the ledger (its CPUs taken,
+		 * as after a kill before the release's commit): the next
+		 * poststop or the next hook's gc undoes it again, from the
+		 * records.  Or out of it: the rename made, the directory's
+		 * fsync failed. */
+		if (cc_ledger_find(l, "a"))
+			OK(release(&e, "a", NULL, &err));
+	}
+	check_invariant(&e, NULL, NULL);
+	OK(release(&e, "b", POD "/b", &err));
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+	return fired;
+}
+
+START_TEST(test_commit_fails)
+{
+	static const char *const points[] = { "ledger-write", "ledger-rename", "ledger-dirsync" };
+	static const char *const codes[] = { "ENOSPC", "EROFS", "EIO" };
+
+	for (int p = 0; p < 3; p++)
+		for (int r = 0; r < 2; r++) {
+			int nth;
+
+			/* Every commit, until the n-th is past the last one. */
+			for (nth = 1; commit_fails_once(kernels[_i], points[p], codes[(p + nth) % 3], nth, r); nth++)
+				ck_assert_int_lt(nth, 10);
+			/* A carve commits its journal, then the carve. */
+			ck_assert_msg(nth > (r ? 1 : 2), "%s: %d commits failed at the %s", points[p], nth - 1,
+				      r ? "release" : "carve");
+		}
+}
+END_TEST
+
 /* ---- the audit ------------------------------------------------------------ */
 
 static void audit(struct env *e, bool fix, struct cc_audit_report *found)
@@ -1016,6 +1283,11 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_random_sequences, 0, 6);
 	tcase_add_loop_test(t, test_audit_finds_and_fixes, 0, 3);
 	tcase_add_loop_test(t, test_held_audited, 0, 2);
+	tcase_add_test(t, test_peer_vanishes);
+	tcase_add_loop_test(t, test_survivor_inherits, 0, 3);
+	tcase_add_loop_test(t, test_mems_read_back, 0, 3);
+	tcase_add_loop_test(t, test_small_stack, 0, 3);
+	tcase_add_loop_test(t, test_commit_fails, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }
