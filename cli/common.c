@@ -57,21 +57,15 @@ int cc_cli_common_opt(struct cc_cli_common *c, int argc, char **argv, int *i,
 
 const char *cc_cli_policy_path(const struct cc_cli_common *c)
 {
-	static char tree_policy[PATH_MAX];
 	const char *env;
-	struct stat st;
 
 	if (c->policy)
 		return c->policy;
 	env = getenv("CORECARVE_POLICY");
 	if (env && *env)
 		return env;
-	/* A captured tree carries the policy it was captured with. */
-	if (c->root && strcmp(c->root, "/")) {
-		snprintf(tree_policy, sizeof(tree_policy), "%s%s", c->root, CC_POLICY_PATH);
-		if (stat(tree_policy, &st) == 0 && S_ISREG(st.st_mode))
-			return tree_policy;
-	}
+	/* NULL: the root's own (cc_policy_load_in): a captured tree carries
+	 * the policy it was captured with, read beneath the tree's root. */
 	return NULL;
 }
 
@@ -134,7 +128,7 @@ int cc_cli_load(const struct cc_cli_common *c, struct cc_root **rootp,
 	root = cc_root_open(c->root ? c->root : "/", err);
 	if (!root)
 		return cc_err_prefix(err, "--root");
-	policy = cc_policy_load(cc_cli_policy_path(c), err);
+	policy = cc_policy_load_in(root, cc_cli_policy_path(c), err);
 	if (!policy)
 		return -1;
 	src.root = root;

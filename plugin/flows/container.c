@@ -388,7 +388,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 		snprintf(res->cgroup, sizeof(res->cgroup), "%s", spec->cgroup);
 	if (open_cg(ctx, &cg, err) < 0)
 		return -1;
-	policy = cc_policy_load(ctx->policy_path, err);
+	policy = cc_policy_load_in(ctx->root, ctx->policy_path, err);
 	if (!policy)
 		return -1;
 	if (!strcmp(spec->kind, "container") && check_class(policy, spec->req, err) < 0)
