@@ -208,7 +208,10 @@ int cc_cli_state_dir(const char *opt, const char *root, char *buf, size_t len, c
 	struct stat st;
 
 	*dir = NULL;
-	if (!opt || !*opt) {
+	/* The variable names this node's state (the hook's environment sets
+	 * it): a captured tree is read with its own unless --state says
+	 * otherwise, never with the node's. */
+	if ((!opt || !*opt) && (!root || !strcmp(root, "/"))) {
 		opt = env && *env ? env : NULL;
 		what = "CORECARVE_STATE_DIR";
 	}

@@ -197,6 +197,99 @@ START_TEST(test_capture_audits_the_same)
 END_TEST
 
 
+/* `hook --root TREE` never touches the node: with a scratch state
+ * directory holding a live carve whose cgroup the tree lacks (the
+ * old gc released it) and one kept as releasing, the hook says what it
+ * would do and leaves the state directory as it was, byte for byte;
+ * without --state it reads the tree's own, not $CORECARVE_STATE_DIR. */
+START_TEST(test_hook_root_touches_nothing)
+{
+	const char *bin = cc_test_bin("hook --root");
+	const char *fx = cc_test_fixture_tree("F03-intel-alderlake-p-4P8E", "test-data-sample1.tar.xz");
+	_cleanup_free_ char *base = mktree(), *before = NULL, *ls_before = NULL;
+	char src[4096], state[4096], lpath[4200], bundle[4096], st[4096];
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_ledger *l;
+	struct cc_carve c;
+	static const struct {
+		const char *stage, *state_opt, *want;
+		int status;
+	} runs[] = {
+		{ "createRuntime", "--state", "dry run: gc would release container carve live (cgroup /kubepods/live gone)", 0 },
+		{ "createRuntime", "--state", "dry run: createRuntime c9 would carve class background on ", 0 },
+		{ "poststop", "--state", "dry run: poststop c9: no carve recorded, nothing to give back", 0 },
+		{ "createRuntime", NULL, "dry run: createRuntime c9 would carve class background on ", 0 },
+	};
+
+	if (!bin || !fx)
+		return;
+	snprintf(src, sizeof(src), "%s/src", base);
+	snprintf(state, sizeof(state), "%s/state", base);
+	snprintf(bundle, sizeof(bundle), "%s/bundle", base);
+	snprintf(st, sizeof(st), "%s/state.json", base);
+	ck_assert_int_eq(cc_test_sh(NULL, "mkdir -p '%s' '%s' && cp -a '%s/sample1/.' '%s/'", src, bundle, fx, src), 0);
+	put(src, "/proc/4242/cgroup", "0::/kubepods/pod1/c9\n");
+	put(src, "/sys/fs/cgroup/cgroup.controllers", "cpuset cpu memory\n");
+	put(src, "/sys/fs/cgroup/kubepods/pod1/c9/cgroup.procs", "4242\n");
+	put(bundle, "/config.json", "{\"linux\": {\"cgroupsPath\": \"/kubepods/pod1/c9\"}}");
+	{
+		FILE *f = fopen(st, "w");
+
+		ck_assert_ptr_nonnull(f);
+		fprintf(f, "{\"id\":\"c9\",\"pid\":4242,\"bundle\":\"%s\",\"annotations\":{\"corecarve.io/placement\":"
+			   "\"{class: background, cpus: 2}\"}}",
+			bundle);
+		fclose(f);
+	}
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	ck_assert_ptr_nonnull(l = cc_ledger_open(state, &err));
+	cc_test_carve(&c, "live", "2,4", "3,5", false);
+	snprintf(c.cgroup, sizeof(c.cgroup), "/kubepods/live");
+	ck_assert_msg(cc_ledger_add(l, &c, &err) == 0 && cc_ledger_commit(l, &err) == 0, "%s", err.msg);
+	cc_carve_fini(&c);
+	cc_ledger_close(l);
+	snprintf(lpath, sizeof(lpath), "%s/" CC_LEDGER_FILE, state);
+	before = cc_test_slurp(lpath);
+	cc_test_sh(&ls_before, "ls -lA --time-style=+ '%s'", state);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		_cleanup_free_ char *out = NULL, *after = NULL, *ls = NULL;
+		int rc;
+
+		if (runs[i].state_opt)
+			rc = cc_test_sh(&out, "CORECARVE_STATE_DIR= '%s' hook %s --root '%s' --state '%s' < '%s'", bin,
+					runs[i].stage, src, state, st);
+		else
+			rc = cc_test_sh(&out, "CORECARVE_STATE_DIR='%s' '%s' hook %s --root '%s' < '%s'", state, bin,
+					runs[i].stage, src, st);
+		ck_assert_msg(rc == runs[i].status && strstr(out, runs[i].want), "%zu: exit %d: %s", i, rc, out);
+		if (!runs[i].state_opt)
+			ck_assert_msg(!strstr(out, "carve live"), "%zu: read $CORECARVE_STATE_DIR: %s", i, out);
+		after = cc_test_slurp(lpath);
+		ck_assert_msg(!strcmp(before, after), "%zu: the ledger changed:\n%s\n---\n%s", i, before, after);
+		cc_test_sh(&ls, "ls -lA --time-style=+ '%s'", state);
+		ck_assert_msg(!strcmp(ls_before, ls), "%zu: the state directory changed:\n%s\n---\n%s", i, ls_before, ls);
+	}
+	/* irq reconcile would commit that ledger: refused on a tree. */
+	{
+		_cleanup_free_ char *out = NULL, *after = NULL;
+
+		ck_assert_int_eq(cc_test_sh(&out, "'%s' irq reconcile --root '%s' --state '%s'", bin, src, state), 2);
+		ck_assert_msg(strstr(out, "irq reconcile moves this host's IRQs and records them in its ledger: the root "
+					  "must be \"/\" (--dry-run shows the plan for --root "),
+			      "%s", out);
+		after = cc_test_slurp(lpath);
+		ck_assert_str_eq(before, after);
+	}
+	{
+		_cleanup_free_ char *ls = NULL;
+
+		cc_test_sh(&ls, "ls -A '%s/run' 2>&1", src);
+		ck_assert_msg(strstr(ls, "No such file"), "the tree's state was written: %s", ls);
+	}
+	cc_test_sh(NULL, "rm -rf '%s'", base);
+}
+END_TEST
+
 /* An existing destination that another user owns or can write, or a
  * link: refused in one line naming it, the reason and the fix, and
  * nothing written anywhere. */
@@ -436,6 +529,7 @@ static Suite *capture_suite(void)
 	tcase_add_test(tc, test_capture_refuses_unsafe_dest);
 	tcase_add_test(tc, test_capture_no_write_through_links);
 	tcase_add_test(tc, test_capture_symlink_race);
+	tcase_add_test(tc, test_hook_root_touches_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
