@@ -1,10 +1,13 @@
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "commands.h"
@@ -201,6 +204,33 @@ int cc_cli_fail(const struct cc_err *err)
 	return CC_EXIT_ERROR;
 }
 
+/* A tree's own state directory, TREE/run/corecarve, which the ledger
+ * then opens by name: a link on the way (run -> /run) would read the
+ * node's, so none is accepted.  Absent reads as no carves, like an
+ * absent default. */
+static int tree_state_dir(const char *tree, char *buf, size_t len, const char **dir, struct cc_err *err)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = cc_root_open(tree, &e);
+	int fd;
+
+	snprintf(buf, len, "%s" CC_LEDGER_DIR, tree);
+	*dir = buf;
+	if (!root)
+		return 0; /* the command's own open of the root says why */
+	fd = cc_root_open_nofollow(root, CC_LEDGER_DIR, O_PATH | O_DIRECTORY, &e);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (e.code == ENOENT)
+		return 0;
+	return cc_err_set(err, e.code,
+			  "--root %s: %s: %s (the tree's state is read beneath it, never through a link; name it "
+			  "with --state DIR)",
+			  tree, CC_LEDGER_DIR, e.code == ELOOP || e.code == EXDEV ? "a link on the way" : strerror(e.code));
+}
+
 int cc_cli_state_dir(const char *opt, const char *root, char *buf, size_t len, const char **dir,
 		     struct cc_err *err)
 {
@@ -227,11 +257,8 @@ int cc_cli_state_dir(const char *opt, const char *root, char *buf, size_t len, c
 	}
 	/* A captured tree carries its own ledger; the host's describes another
 	 * machine. */
-	if (root && strcmp(root, "/")) {
-		/* Absent: reads as no carves, like an absent default. */
-		snprintf(buf, len, "%s" CC_LEDGER_DIR, root);
-		*dir = buf;
-	}
+	if (root && strcmp(root, "/"))
+		return tree_state_dir(root, buf, len, dir, err);
 	return 0;
 }
 

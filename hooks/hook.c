@@ -253,9 +253,8 @@ int cc_cmd_hook(int argc, char **argv)
 	 * hook's CORECARVE_STATE_DIR is the node's), read only, no gc, and
 	 * what it would do on stderr. */
 	if (!root->is_host) {
-		if (!a.state_dir && cc_path(state_buf, sizeof(state_buf), &err, "%s" CC_LEDGER_DIR, root->path) < 0)
+		if (cc_cli_state_dir(a.state_dir, a.common.root, state_buf, sizeof(state_buf), &ctx.state_dir, &err) < 0)
 			goto out;
-		ctx.state_dir = a.state_dir ? a.state_dir : state_buf;
 		ctx.dry_run = true;
 	}
 	ctx.fault = cc_cli_fault();

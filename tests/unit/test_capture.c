@@ -286,6 +286,23 @@ START_TEST(test_hook_root_touches_nothing)
 		cc_test_sh(&ls, "ls -A '%s/run' 2>&1", src);
 		ck_assert_msg(strstr(ls, "No such file"), "the tree's state was written: %s", ls);
 	}
+	/* A tree whose run/ is a link to the node's: its state is not read
+	 * through it (the ledger is opened by name), by the hook or status. */
+	ck_assert_int_eq(cc_test_sh(NULL, "mkdir '%s/hostrun' && cp -a '%s' '%s/hostrun/corecarve' && ln -s '%s/hostrun' '%s/run'",
+				    base, state, base, base, src),
+			 0);
+	{
+		_cleanup_free_ char *out = NULL, *out2 = NULL;
+
+		ck_assert_int_eq(cc_test_sh(&out, "CORECARVE_STATE_DIR= '%s' status --root '%s'", bin, src), 2);
+		ck_assert_msg(strstr(out, ": /run/corecarve: a link on the way (the tree's state is read beneath it, never "
+					  "through a link; name it with --state DIR)") &&
+				      !strstr(out, "live"),
+			      "%s", out);
+		ck_assert_int_eq(cc_test_sh(&out2, "CORECARVE_STATE_DIR= '%s' hook poststop --root '%s' < '%s'", bin, src, st),
+				 2);
+		ck_assert_msg(strstr(out2, "a link on the way"), "%s", out2);
+	}
 	cc_test_sh(NULL, "rm -rf '%s'", base);
 }
 END_TEST
