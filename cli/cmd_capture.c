@@ -20,14 +20,15 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: corecarve capture DIR [--root SRC] [--policy FILE] [--state DIR]\n\n"
-		     "Copy what corecarve reads of this node into DIR (new or empty): sysfs CPUs, NUMA nodes,\n"
+		     "Copy what corecarve reads of this node into DIR: sysfs CPUs, NUMA nodes,\n"
 		     "caches and PMU lists, every cgroup's cpuset and cpu files, /proc/irq and\n"
 		     "/proc/interrupts, mountinfo and the command line, each process's comm and status,\n"
 		     "the policy, irqbalance's file, the hooks.d files, kubelet's CPU manager state and\n"
 		     "the ledger (--state, else $CORECARVE_STATE_DIR, else " CC_LEDGER_DIR "), with a\n"
-		     "manifest of versions (" CC_CAPTURE_MANIFEST ").  DIR is then a --root tree:\n\n"
-		     "  corecarve capture /tmp/node && tar -C /tmp/node -czf node.tar.gz .\n"
-		     "  corecarve doctor --root /tmp/node     (topology, plan, status, irq status, audit too)\n\n"
+		     "manifest of versions (" CC_CAPTURE_MANIFEST ").  DIR is new (made 0700), or empty, yours\n"
+		     "and writable by nobody else; never a link.  DIR is then a --root tree:\n\n"
+		     "  d=$(mktemp -d) && corecarve capture $d/node && tar -C $d/node -czf node.tar.gz .\n"
+		     "  corecarve doctor --root $d/node     (topology, plan, status, irq status, audit too)\n\n"
 		     "Reads only.  --root SRC copies another tree instead of this host.\n");
 }
 

@@ -144,7 +144,7 @@ int cc_cmd_doctor(int argc, char **argv)
 	/* A wrong state directory is the ledger line's finding. */
 	cc_cli_state_dir(o.state, o.common.root, buf, sizeof(buf), &state, &serr);
 	/* A policy or topology that does not load is a finding, not the end. */
-	policy = cc_policy_load(cc_cli_policy_path(&o.common), &perr);
+	policy = cc_policy_load_in(root, cc_cli_policy_path(&o.common), &perr);
 	src.kind = CC_TOPO_HOST;
 	src.root = root;
 	if (policy) {

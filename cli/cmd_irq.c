@@ -469,6 +469,12 @@ static int reconcile(const struct opts *o, struct cc_err *err)
 	root = cc_root_open(o->common.root ? o->common.root : "/", err);
 	if (!root)
 		return cc_err_prefix(err, "--root");
+	/* --root never touches the node: a tree's reconcile would commit the
+	 * ledger named by --state and tell this host's irqbalance. */
+	if (!root->is_host && !o->dry_run)
+		return cc_err_set(err, EPERM, "irq reconcile moves this host's IRQs and records them in its ledger: the "
+					      "root must be \"/\" (--dry-run shows the plan for --root %s)",
+				  root->path);
 	if (cc_irq_table_read(root, &t, err) < 0)
 		return -1;
 	cc_irq_table_fini(&t);

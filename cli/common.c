@@ -1,10 +1,13 @@
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "commands.h"
@@ -57,21 +60,15 @@ int cc_cli_common_opt(struct cc_cli_common *c, int argc, char **argv, int *i,
 
 const char *cc_cli_policy_path(const struct cc_cli_common *c)
 {
-	static char tree_policy[PATH_MAX];
 	const char *env;
-	struct stat st;
 
 	if (c->policy)
 		return c->policy;
 	env = getenv("CORECARVE_POLICY");
 	if (env && *env)
 		return env;
-	/* A captured tree carries the policy it was captured with. */
-	if (c->root && strcmp(c->root, "/")) {
-		snprintf(tree_policy, sizeof(tree_policy), "%s%s", c->root, CC_POLICY_PATH);
-		if (stat(tree_policy, &st) == 0 && S_ISREG(st.st_mode))
-			return tree_policy;
-	}
+	/* NULL: the root's own (cc_policy_load_in): a captured tree carries
+	 * the policy it was captured with, read beneath the tree's root. */
 	return NULL;
 }
 
@@ -134,7 +131,7 @@ int cc_cli_load(const struct cc_cli_common *c, struct cc_root **rootp,
 	root = cc_root_open(c->root ? c->root : "/", err);
 	if (!root)
 		return cc_err_prefix(err, "--root");
-	policy = cc_policy_load(cc_cli_policy_path(c), err);
+	policy = cc_policy_load_in(root, cc_cli_policy_path(c), err);
 	if (!policy)
 		return -1;
 	src.root = root;
@@ -207,6 +204,33 @@ int cc_cli_fail(const struct cc_err *err)
 	return CC_EXIT_ERROR;
 }
 
+/* A tree's own state directory, TREE/run/corecarve, which the ledger
+ * then opens by name: a link on the way (run -> /run) would read the
+ * node's, so none is accepted.  Absent reads as no carves, like an
+ * absent default. */
+static int tree_state_dir(const char *tree, char *buf, size_t len, const char **dir, struct cc_err *err)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = cc_root_open(tree, &e);
+	int fd;
+
+	snprintf(buf, len, "%s" CC_LEDGER_DIR, tree);
+	*dir = buf;
+	if (!root)
+		return 0; /* the command's own open of the root says why */
+	fd = cc_root_open_nofollow(root, CC_LEDGER_DIR, O_PATH | O_DIRECTORY, &e);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (e.code == ENOENT)
+		return 0;
+	return cc_err_set(err, e.code,
+			  "--root %s: %s: %s (the tree's state is read beneath it, never through a link; name it "
+			  "with --state DIR)",
+			  tree, CC_LEDGER_DIR, e.code == ELOOP || e.code == EXDEV ? "a link on the way" : strerror(e.code));
+}
+
 int cc_cli_state_dir(const char *opt, const char *root, char *buf, size_t len, const char **dir,
 		     struct cc_err *err)
 {
@@ -214,7 +238,10 @@ int cc_cli_state_dir(const char *opt, const char *root, char *buf, size_t len, c
 	struct stat st;
 
 	*dir = NULL;
-	if (!opt || !*opt) {
+	/* The variable names this node's state (the hook's environment sets
+	 * it): a captured tree is read with its own unless --state says
+	 * otherwise, never with the node's. */
+	if ((!opt || !*opt) && (!root || !strcmp(root, "/"))) {
 		opt = env && *env ? env : NULL;
 		what = "CORECARVE_STATE_DIR";
 	}
@@ -230,11 +257,8 @@ int cc_cli_state_dir(const char *opt, const char *root, char *buf, size_t len, c
 	}
 	/* A captured tree carries its own ledger; the host's describes another
 	 * machine. */
-	if (root && strcmp(root, "/")) {
-		/* Absent: reads as no carves, like an absent default. */
-		snprintf(buf, len, "%s" CC_LEDGER_DIR, root);
-		*dir = buf;
-	}
+	if (root && strcmp(root, "/"))
+		return tree_state_dir(root, buf, len, dir, err);
 	return 0;
 }
 

@@ -28,7 +28,9 @@ static void usage(FILE *out)
 		"usage: corecarve hook createRuntime|prestart|poststop [--root DIR] [--policy FILE] [--state DIR] [--verbose]\n\n"
 		"OCI hook: reads the container state JSON on stdin.\n"
 		"createRuntime/prestart carve the CPUs the corecarve.io/placement annotation asks for;\n"
-		"poststop gives them back.  Containers without the annotation are left alone.\n\n"
+		"poststop gives them back.  Containers without the annotation are left alone.\n"
+		"--root DIR (debugging) is a dry run: DIR's state (DIR/run/corecarve unless --state) read\n"
+		"only, no gc, what it would do on stderr; nothing is written.\n\n"
 		"environment: CORECARVE_POLICY, CORECARVE_STATE_DIR (defaults: /etc/corecarve/policy.yaml,\n"
 		"/run/corecarve); CORECARVE_LOCK_TIMEOUT=<seconds> bounds the wait for the ledger lock\n"
 		"(default %u; keep it well inside the runtime's hook timeout).\n"
@@ -141,6 +143,15 @@ static int stage_poststop(const struct cc_ctx *ctx, const struct cc_journal *jou
 			     err->msg);
 		return cc_err_prefix(err, "poststop %s", st->id);
 	}
+	if (ctx->dry_run) {
+		if (released->found)
+			fprintf(ctx->log, "corecarve: dry run: poststop %s would give back class %s, cpus %s (%s)\n", st->id,
+				released->class_name, released->cpus, released->mode);
+		else
+			fprintf(ctx->log, "corecarve: dry run: poststop %s: no carve recorded, nothing to give back\n",
+				st->id);
+		return 0;
+	}
 	if (released->found)
 		journal_line(journal, LOG_INFO, "release", stage, st->id, released->class_name, released->cpus,
 			     released->mode, "release %s: class %s, cpus %s (%s) given back", st->id,
@@ -165,7 +176,14 @@ static int stage_create(const struct cc_ctx *ctx, const struct cc_journal *journ
 		cc_decision_fini(&res.decision);
 		return -1;
 	}
-	if (res.carved) {
+	if (res.would_carve) {
+		_cleanup_free_ char *c = cc_cpulist_format(res.decision.cpus);
+		_cleanup_free_ char *p = cc_cpulist_format(res.decision.parked);
+
+		fprintf(ctx->log, "corecarve: dry run: %s %s would carve class %s on %s cpus %s parked %s (%s) in %s\n",
+			stage, st->id, res.decision.class_name, res.decision.core_class, c ? c : "?", p && *p ? p : "-",
+			res.mode, res.cgroup);
+	} else if (res.carved) {
 		_cleanup_free_ char *c = cc_cpulist_format(res.decision.cpus);
 		_cleanup_free_ char *p = cc_cpulist_format(res.decision.parked);
 		_cleanup_free_ char *m = cc_cpulist_format(res.decision.mems);
@@ -202,6 +220,7 @@ int cc_cmd_hook(int argc, char **argv)
 	_cleanup_root_ struct cc_root *root = NULL;
 	_cleanup_free_ char *text = NULL;
 	const char *stage;
+	char state_buf[PATH_MAX];
 	size_t len = 0;
 	int r, rc = CC_EXIT_ERROR;
 
@@ -231,6 +250,15 @@ int cc_cmd_hook(int argc, char **argv)
 	ctx.state_dir = a.state_dir ? a.state_dir : getenv("CORECARVE_STATE_DIR");
 	if (ctx.state_dir && !*ctx.state_dir)
 		ctx.state_dir = NULL;
+	/* --root is a debugging aid that must never touch the node: the
+	 * tree's own state (TREE/run/corecarve unless --state names one; the
+	 * hook's CORECARVE_STATE_DIR is the node's), read only, no gc, and
+	 * what it would do on stderr. */
+	if (!root->is_host) {
+		if (cc_cli_state_dir(a.state_dir, a.common.root, state_buf, sizeof(state_buf), &ctx.state_dir, &err) < 0)
+			goto out;
+		ctx.dry_run = true;
+	}
 	ctx.fault = cc_cli_fault();
 	/* Who waits on a hook that holds the lock learns which container's. */
 	snprintf(lock.holder, sizeof(lock.holder), "corecarve hook %s %.200s", stage, st.id);

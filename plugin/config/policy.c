@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "cpulist.h"
 #include "fileio.h"
 #include "policy_schema.h"
+#include "root.h"
 #include "yaml_tree.h"
 
 const struct cc_yenum cc_smt_values[] = {
@@ -452,6 +454,54 @@ static int read_policy_file(const char *path, bool absent_ok, char **out, size_t
 		       out, outlen, err) < 0)
 		return -1;
 	return *out ? 1 : 0;
+}
+
+/* A captured tree's policy, opened beneath its root (openat2
+ * RESOLVE_IN_ROOT): a link in the tree resolves inside it, never to a
+ * file of this host, and one that leads nowhere in the tree is refused
+ * rather than read as "no policy".  Named as before, TREE/etc/...  1 with
+ * *out, 0 when the tree has none, -1 with err. */
+static int read_tree_policy(const struct cc_root *root, char **name, char **out, size_t *outlen,
+			    struct cc_err *err)
+{
+	struct cc_err e = CC_ERR_INIT;
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *what = NULL;
+	struct stat st;
+
+	if (asprintf(name, "%s%s", root->path, CC_POLICY_PATH) < 0 || asprintf(&what, "policy %s", *name) < 0) {
+		*name = NULL;
+		return cc_err_sys(err, ENOMEM, "policy");
+	}
+	fd = cc_root_openat(root, CC_POLICY_PATH, O_RDONLY | O_NONBLOCK, 0, &e);
+	if (fd < 0 && e.code == ENOENT && cc_root_lstat(root, CC_POLICY_PATH, &st, &e) < 0)
+		return 0;
+	if (fd < 0 && (e.code == ENOENT || e.code == ENOTDIR))
+		return cc_err_set(err, ENOENT,
+				  "%s: a link to a file that is not in the tree (links resolve inside the --root "
+				  "tree; name the policy with --policy FILE)",
+				  what);
+	if (fd < 0)
+		return cc_err_set(err, e.code, "%s: %s", what, strerror(e.code));
+	if (cc_read_fd(fd, what, CC_POLICY_MAX, CC_READ_REGULAR, out, outlen, err) < 0)
+		return -1;
+	return 1;
+}
+
+struct cc_policy *cc_policy_load_in(const struct cc_root *root, const char *path, struct cc_err *err)
+{
+	_cleanup_free_ char *text = NULL, *name = NULL;
+	size_t len = 0;
+	int r;
+
+	if (path || !root || root->is_host)
+		return cc_policy_load(path, err);
+	r = read_tree_policy(root, &name, &text, &len, err);
+	if (r < 0)
+		return NULL;
+	if (r == 0)
+		return cc_policy_default(err);
+	return cc_policy_parse(text, len, name, err);
 }
 
 struct cc_policy *cc_policy_load(const char *path, struct cc_err *err)

@@ -107,6 +107,13 @@ bool cc_policy_namespace_allowed(const struct cc_pclass *c, const char *ns);
  * file that is not regular or is larger than CC_POLICY_MAX.  Errors read
  * "<path>:<line>:<col>: <dotted.key>: <reason>". */
 struct cc_policy *cc_policy_load(const char *path, struct cc_err *err);
+/* The same with a root: a NULL path under a captured tree is the tree's
+ * CC_POLICY_PATH, opened beneath the root (a link in the tree never
+ * leads to this host's files; one that leads nowhere in it is refused),
+ * else the embedded default.  A given path, or the host root, is
+ * cc_policy_load's. */
+struct cc_root;
+struct cc_policy *cc_policy_load_in(const struct cc_root *root, const char *path, struct cc_err *err);
 /* Parse policy text; `name` is the source used in errors and p->source. */
 struct cc_policy *cc_policy_parse(const char *text, size_t len, const char *name,
 				  struct cc_err *err);

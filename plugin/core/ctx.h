@@ -29,6 +29,10 @@ struct cc_ctx {
 	const char *fault;       /* fault-injection step name, NULL normally */
 	FILE *log;               /* informational lines (stderr in the hook) */
 	bool verbose;            /* also trace every cgroup write to log */
+	/* Read and decide, write nothing: the ledger read without its
+	 * write lock, no gc (what it would take up goes to log), no topology
+	 * cache, stop before the journal.  The hook under --root. */
+	bool dry_run;
 	/* The kernel's side, for the unit tests of the whole flow: cgroup
 	 * writes through a test double over a temp tree (NULL: the host's,
 	 * when root is the host) and a topology other than root's sysfs

@@ -107,6 +107,61 @@ done:
 	return fd;
 }
 
+/* Each component of `rel` opened O_NOFOLLOW from `dir`: kernels
+ * without openat2. */
+static int walk_nofollow(int dir, const char *rel, int flags)
+{
+	_cleanup_free_ char *buf = strdup(rel);
+	char *comp, *next, *save = NULL;
+	int fd;
+
+	if (!buf)
+		return -1;
+	fd = openat(dir, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (comp = strtok_r(buf, "/", &save); fd >= 0 && comp; comp = next) {
+		int nfd;
+
+		next = strtok_r(NULL, "/", &save);
+		if (!strcmp(comp, "..")) {
+			close(fd);
+			errno = EXDEV;
+			return -1;
+		}
+		nfd = openat(fd, comp, next ? O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC : flags | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = nfd;
+	}
+	return fd;
+}
+
+int cc_root_open_nofollow(const struct cc_root *root, const char *path, int flags, struct cc_err *err)
+{
+	const char *rel = path;
+	int fd;
+
+	while (*rel == '/')
+		rel++;
+	if (!*rel)
+		rel = ".";
+#ifdef CC_HAVE_OPENAT2
+	{
+		struct open_how how = {
+			.flags = (unsigned long long)(flags | O_NOFOLLOW | O_CLOEXEC),
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+
+		fd = (int)syscall(SYS_openat2, root->dirfd, rel, &how, sizeof(how));
+		if (fd >= 0 || (errno != ENOSYS && errno != E2BIG))
+			goto done;
+	}
+#endif
+	fd = walk_nofollow(root->dirfd, rel, flags);
+done:
+	if (fd < 0)
+		return cc_err_sys(err, errno, "%s", path);
+	return fd;
+}
+
 char *cc_root_read(const struct cc_root *root, const char *path, size_t max,
 		   struct cc_err *err)
 {

@@ -35,6 +35,13 @@ void cc_root_freep(struct cc_root **root);
 int cc_root_openat(const struct cc_root *root, const char *path, int flags,
 		   mode_t mode, struct cc_err *err);
 
+/* The same without following any link on the way (RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS, else an O_NOFOLLOW walk): for a path of the tree
+ * that is then used by name (a state directory), where a link resolved
+ * inside the root would be followed out of it by the next open.  A link
+ * is ELOOP. */
+int cc_root_open_nofollow(const struct cc_root *root, const char *path, int flags, struct cc_err *err);
+
 /* Read a whole file, NUL-terminated, at most `max` bytes (0: default bound);
  * trailing newlines are stripped.  Larger files are an error (EFBIG). */
 char *cc_root_read(const struct cc_root *root, const char *path, size_t max,

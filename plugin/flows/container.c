@@ -245,6 +245,8 @@ static struct cc_topo *load_topo(const struct cc_ctx *ctx, const struct cc_polic
 	}
 	src.overrides = policy->overrides;
 	src.noverrides = policy->noverrides;
+	if (ctx->dry_run)
+		return cc_topo_load(&src, err); /* the cache is a file written */
 	topo = cc_topo_cache_load(&src, ctx->state_dir, &tci, err);
 	if (topo && ctx->verbose && ctx->log && !tci.hit)
 		fprintf(ctx->log, "corecarve: topology discovered (cache %s)\n", tci.why);
@@ -259,10 +261,12 @@ static struct cc_topo *load_topo(const struct cc_ctx *ctx, const struct cc_polic
 static struct cc_ledger *lock_and_gc(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_err *err)
 {
 	_cleanup_ledger_ struct cc_ledger *ledger =
-		cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
+		cc_ledger_open_as(ctx->state_dir, ctx->dry_run ? CC_LEDGER_READ : CC_LEDGER_WRITE_INDEX, ctx->lock, err);
 
 	if (!ledger)
 		return NULL;
+	if (ctx->dry_run)
+		return container_gc_dry(ctx, cg, ledger, err) < 0 ? NULL : cc_steal_ptr(ledger);
 	cc_ledger_set_fault(ledger, ctx->fault);
 	cg->fault = ctx->fault;
 	cc_fault_point(ctx, "after-lock");
@@ -285,6 +289,11 @@ static int settle_earlier(const struct carve_job *j, struct cc_err *err)
 		return 0;
 	if (!old->releasing && carve_live(j->cg, old, j->res->cgroup))
 		return 1;
+	if (j->ctx->dry_run) {
+		if (j->ctx->log)
+			fprintf(j->ctx->log, "corecarve: dry run: would release the earlier carve of %s first\n", j->spec->id);
+		return 0;
+	}
 	if (cc_carve_release(j->ctx, j->cg, j->ledger, j->spec->id, err) < 0)
 		return cc_err_prefix(err, "carve left by an earlier %s %s", j->spec->kind, j->spec->id);
 	return 0;
@@ -379,6 +388,15 @@ static int carve_exclusive(const struct carve_job *j, struct cc_err *err)
 	 * controllers on the path. */
 	if (cc_effect_cgroup_plan(&run, &carve, &plan, err) < 0)
 		goto out;
+	/* A dry run stops here, before the journal: in a captured tree the
+	 * plan itself stops at its first write (the controllers on the
+	 * path), as it always has. */
+	if (ctx->dry_run) {
+		snprintf(j->res->mode, sizeof(j->res->mode), "%s", carve.mode);
+		j->res->would_carve = true;
+		rc = 0;
+		goto out;
+	}
 	if (cc_ledger_add(j->ledger, &carve, err) < 0 || cc_ledger_commit(j->ledger, err) < 0)
 		goto out;
 	cc_fault_point(ctx, "after-journal");
@@ -428,7 +446,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 		snprintf(res->cgroup, sizeof(res->cgroup), "%s", spec->cgroup);
 	if (open_cg(ctx, &cg, err) < 0)
 		return -1;
-	policy = cc_policy_load(ctx->policy_path, err);
+	policy = cc_policy_load_in(ctx->root, ctx->policy_path, err);
 	if (!policy)
 		return -1;
 	if (!strcmp(spec->kind, "container") && check_class(policy, spec->req, err) < 0)
@@ -454,7 +472,8 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	if (decide(&j, err) < 0)
 		return -1;
 	if (!res->decision.exclusive) {
-		if (apply_shared(&cg, &res->decision, res->cgroup, err) < 0)
+		res->would_carve = ctx->dry_run;
+		if (!ctx->dry_run && apply_shared(&cg, &res->decision, res->cgroup, err) < 0)
 			return -1;
 		snprintf(res->mode, sizeof(res->mode), "%s", cc_cg_mode_name(CC_MODE_CPUSET_ONLY));
 		return 0;
@@ -472,7 +491,8 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 	/* The index only: a container that was not carved (the usual case
 	 * for one in a shared class) costs no parse of the carves, and one
 	 * that was the parse of its own line. */
-	ledger = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_WRITE_INDEX, ctx->lock, err);
+	ledger = cc_ledger_open_as(ctx->state_dir, ctx->dry_run ? CC_LEDGER_READ : CC_LEDGER_WRITE_INDEX, ctx->lock,
+				   err);
 	if (!ledger)
 		return -1;
 	cc_ledger_set_fault(ledger, ctx->fault);
@@ -487,6 +507,8 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 		snprintf(ctx->released->mode, sizeof(ctx->released->mode), "%s", c->mode);
 		snprintf(ctx->released->cpus, sizeof(ctx->released->cpus), "%s", cpus ? cpus : "?");
 	}
+	if (ctx->dry_run)
+		return 0; /* the note says what would be given back */
 	if (open_cg(ctx, &cg, err) < 0)
 		return -1;
 	cg.fault = ctx->fault;

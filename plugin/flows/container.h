@@ -23,6 +23,7 @@
 /* Outcome of a create, for messages and tests. */
 struct cc_create_result {
 	bool carved;             /* false: no annotation, or already carved */
+	bool would_carve;        /* ctx->dry_run: the decision is made, nothing written */
 	char cgroup[PATH_MAX];
 	char mode[32];
 	struct cc_decision decision;

@@ -43,6 +43,20 @@ static int gc_release(struct cc_carve *c, void *arg)
 	return 0;
 }
 
+static void gc_would(const struct cc_carve *c, void *arg)
+{
+	const struct cc_ctx *ctx = arg;
+
+	if (ctx->log)
+		fprintf(ctx->log, "corecarve: dry run: gc would release %s carve %s (cgroup %s %s)\n", c->kind, c->id,
+			c->cgroup[0] ? c->cgroup : "(none)", c->releasing ? "kept as releasing, gone or empty" : "gone");
+}
+
+int container_gc_dry(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, struct cc_err *err)
+{
+	return cc_ledger_gc_due(l, ctx->root, cg->mount, gc_would, (void *)ctx, err);
+}
+
 int container_gc(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, struct cc_err *err)
 {
 	struct gc_arg gc = { ctx, cg, l };

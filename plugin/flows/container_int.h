@@ -15,5 +15,8 @@
  * dropped; one whose undo fails again stays releasing, and is logged.
  * Returns what cc_ledger_gc returns. */
 int container_gc(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, struct cc_err *err);
+/* ctx->dry_run: what that gc would take up, one line each to ctx->log,
+ * nothing changed.  The number, or -1. */
+int container_gc_dry(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, struct cc_err *err);
 
 #endif

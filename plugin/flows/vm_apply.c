@@ -87,7 +87,7 @@ static int load(const struct cc_ctx *ctx, const struct cc_vm_opts *opts, bool lo
 {
 	struct cc_topo_source src = { .kind = CC_TOPO_HOST, .root = ctx->root };
 
-	res->policy = cc_policy_load(ctx->policy_path, err);
+	res->policy = cc_policy_load_in(ctx->root, ctx->policy_path, err);
 	if (!res->policy)
 		return -1;
 	if (cc_vmconfig_load(opts->config, ctx->policy_path, &res->cfg, err) < 0 ||

@@ -278,7 +278,9 @@ int cc_ledger_mark_releasing(struct cc_ledger *l, const char *id);
  * `<cgroup_mount>/<cgroup>` (cgroup_mount NULL: /sys/fs/cgroup) no longer
  * exists under `root`, carves of kind "exec" whose cgroup is gone or reads
  * "populated 0" in cgroup.events (the command ended and its `corecarve
- * exec` was killed before releasing), and carves kept as `releasing`:
+ * exec` was killed before releasing), and carves kept as `releasing`
+ * whose cgroup is gone or empty too (one with processes in it stays:
+ * the cgroup is asked again, under `root`, before anything is undone):
  * calls `release` (may be NULL; the hook undoes the carve's effects there),
  * then removes the carve, or — `release` returned < 0 — keeps it as
  * `releasing` for the next try.  Each change is committed at once, so a
@@ -289,5 +291,10 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root,
 		 const char *cgroup_mount,
 		 int (*release)(struct cc_carve *c, void *arg), void *arg,
 		 struct cc_err *err);
+
+/* What cc_ledger_gc would take up, changing nothing: `due` (may be NULL)
+ * is called with each such carve.  The number of them, or -1. */
+int cc_ledger_gc_due(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,
+		     void (*due)(const struct cc_carve *c, void *arg), void *arg, struct cc_err *err);
 
 #endif

@@ -11,10 +11,11 @@
 
 #include "cleanup.h"
 
-/* An exec carve's cgroup that no process uses any more: its `corecarve
- * exec` was killed before it could release.  Unreadable counts as in use:
- * CPUs are never handed out on a guess. */
-static bool exec_cgroup_unused(const struct cc_root *root, const char *dir)
+/* A cgroup that no process uses any more: an exec carve's whose `corecarve
+ * exec` was killed before it could release, or a releasing carve's the
+ * runtime has not removed yet.  Unreadable counts as in use: CPUs are
+ * never handed out on a guess. */
+static bool cgroup_unused(const struct cc_root *root, const char *dir)
 {
 	struct cc_err e = CC_ERR_INIT;
 	char path[2 * PATH_MAX + 16];
@@ -27,10 +28,11 @@ static bool exec_cgroup_unused(const struct cc_root *root, const char *dir)
 }
 
 /* Whether the carve's cgroup is gone (1) or still in use (0); -1 when
- * that cannot be told: only "it is not there" ends a carve, EACCES or EIO
- * on a live container's cgroup must not hand its CPUs to someone else. */
+ * that cannot be told: only "it is not there" (or, for an exec carve and
+ * when `empty_ends`, "no process in it") ends a carve, EACCES or EIO on a
+ * live container's cgroup must not hand its CPUs to someone else. */
 static int carve_gone(const struct cc_root *root, const char *cgroup_mount, const char *id, const char *kind,
-		      const char *cg, struct cc_err *err)
+		      const char *cg, bool empty_ends, struct cc_err *err)
 {
 	char path[2 * PATH_MAX];
 	bool exec = !strcmp(kind, "exec");
@@ -45,14 +47,46 @@ static int carve_gone(const struct cc_root *root, const char *cgroup_mount, cons
 	r = cc_root_is_dir(root, path, err);
 	if (r < 0)
 		return cc_err_prefix(err, "gc of carve \"%s\"", id);
-	return r == 0 || (exec && exec_cgroup_unused(root, path));
+	return r == 0 || ((exec || empty_ends) && cgroup_unused(root, path));
 }
 
-/* A carve gc must take up: stale, or kept as releasing. */
+/* A carve gc must take up: stale, or kept as releasing and stale on the
+ * host too.  "Releasing" is the ledger's word, and the ledger can be
+ * wrong (a release that failed for a container that came back under the
+ * same id, a file someone edited, a tree's gc written onto the node's
+ * state): the cgroup is asked again, under the mount and root this gc
+ * runs with, and a container's that is still there with processes in it
+ * keeps its CPUs.  A carve without a cgroup to ask (a VM's) is retried
+ * as before. */
 static int gc_due(const struct cc_root *root, const char *cgroup_mount, const char *id, const char *kind,
 		  const char *cg, bool releasing, struct cc_err *err)
 {
-	return releasing ? 1 : carve_gone(root, cgroup_mount, id, kind, cg, err);
+	if (releasing && ((strcmp(kind, "container") && strcmp(kind, "exec")) || !cg[0]))
+		return 1;
+	return carve_gone(root, cgroup_mount, id, kind, cg, releasing, err);
+}
+
+int cc_ledger_gc_due(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,
+		     void (*due)(const struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
+{
+	int n = 0;
+
+	if (cc_ledger_load_all(l, err) < 0)
+		return -1;
+	for (int i = 0; i < l->ncarves; i++) {
+		const struct cc_carve *c = &l->carves[i];
+		int r = gc_due(root, cgroup_mount ? cgroup_mount : "/sys/fs/cgroup", c->id, c->kind, c->cgroup,
+			       c->releasing, err);
+
+		if (r < 0)
+			return -1;
+		if (r > 0) {
+			n++;
+			if (due)
+				due(c, arg);
+		}
+	}
+	return n;
 }
 
 int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,

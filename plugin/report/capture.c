@@ -15,7 +15,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#ifdef __has_include
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#define CC_HAVE_OPENAT2 1
+#endif
+#endif
 
 #include "cleanup.h"
 #include "fileio.h"
@@ -34,41 +42,129 @@ struct cap {
 
 /* ---- the destination -------------------------------------------------------- */
 
-/* mkdir -p of `path`'s parent (or of `path` itself) below the tree. */
-static int mkdirs(struct cap *c, const char *path, bool self)
+/* Every entry of the tree is reached from the destination's descriptor one
+ * component at a time and never through a link: the destination may have
+ * been prepared by someone else (docs/hardening.md, capture), and root
+ * must not write where a planted link points. */
+
+#ifdef CC_HAVE_OPENAT2
+/* The directory `rel` beneath `dir` in one call where the kernel has
+ * openat2: no link anywhere on the way, nothing above `dir`.  -1 with
+ * errno (ENOSYS, E2BIG: the walk below does it). */
+static int openat2_beneath(int dir, const char *rel)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+
+	return (int)syscall(SYS_openat2, dir, rel, &how, sizeof(how));
+}
+#endif
+
+/* One directory component under `dir`, made when absent (mkdirat, then
+ * opened without following: a link planted there is ELOOP). */
+static int step(struct cap *c, int dir, const char *name, const char *path)
+{
+	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST)
+			return cc_err_sys(c->err, errno, "capture: mkdir %s", path);
+		fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		return cc_err_set(c->err, errno,
+				  "capture: %s: a link or a file where a directory goes, in the destination; not "
+				  "followed (capture into a new directory: DIR=$(mktemp -d))",
+				  path);
+	if (fd < 0)
+		return cc_err_sys(c->err, errno, "capture: %s", path);
+	return fd;
+}
+
+/* The directory `path` (absolute, as in the tree) beneath the
+ * destination, made as needed; its descriptor, or -1 with err. */
+static int dir_fd(struct cap *c, const char *path)
 {
 	char buf[PATH_MAX];
-	size_t n;
+	char *comp, *save = NULL;
+	int fd;
 
-	snprintf(buf, sizeof(buf), "%s", path[0] == '/' ? path + 1 : path);
-	n = strlen(buf);
-	if (!self) {
-		char *slash = strrchr(buf, '/');
+	while (*path == '/')
+		path++;
+	if (!*path)
+		return fcntl(c->dest, F_DUPFD_CLOEXEC, 3);
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return cc_err_set(c->err, ENAMETOOLONG, "capture: path too long: %.64s...", path);
+#ifdef CC_HAVE_OPENAT2
+	fd = openat2_beneath(c->dest, buf);
+	if (fd >= 0)
+		return fd;
+	if (errno == ELOOP || errno == EXDEV)
+		return cc_err_set(c->err, errno,
+				  "capture: /%s: a link on the way, in the destination; not followed (capture into a "
+				  "new directory: DIR=$(mktemp -d))",
+				  buf);
+#endif
+	fd = fcntl(c->dest, F_DUPFD_CLOEXEC, 3);
+	for (comp = strtok_r(buf, "/", &save); fd >= 0 && comp; comp = strtok_r(NULL, "/", &save)) {
+		int next;
 
-		if (!slash)
-			return 0;
-		*slash = '\0';
-		n = strlen(buf);
+		if (!strcmp(comp, ".") || !strcmp(comp, "..")) {
+			close(fd);
+			return cc_err_set(c->err, EINVAL, "capture: /%s: not a path inside the tree", path);
+		}
+		next = step(c, fd, comp, path);
+		close(fd);
+		fd = next;
 	}
-	for (size_t i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i] != '\0')
-			continue;
-		buf[i] = '\0';
-		if (mkdirat(c->dest, buf, 0755) < 0 && errno != EEXIST)
-			return cc_err_sys(c->err, errno, "capture: mkdir %s", buf);
-		if (i < n)
-			buf[i] = '/';
-	}
+	if (fd < 0 && !c->err->code)
+		return cc_err_sys(c->err, errno, "capture: /%s", path);
+	return fd;
+}
+
+/* `path`'s parent directory beneath the destination, and *leaf its last
+ * component (pointing into path). */
+static int parent_fd(struct cap *c, const char *path, const char **leaf)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || !slash[1] || (size_t)(slash - path) >= sizeof(dir))
+		return cc_err_set(c->err, EINVAL, "capture: %s: not a path to a file", path);
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	*leaf = slash + 1;
+	return dir_fd(c, dir);
+}
+
+/* mkdir -p of `path` (self) or of its parent below the tree. */
+static int mkdirs(struct cap *c, const char *path, bool self)
+{
+	const char *leaf;
+	int fd = self ? dir_fd(c, path) : parent_fd(c, path, &leaf);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
 	return 0;
 }
 
-static int put(struct cap *c, const char *path, const char *data, size_t len, mode_t mode)
+/* A new file, created exclusively (a name already there, a link above
+ * all, is never written through).  `dup_ok`: a name already written is
+ * skipped (a thread's status seen twice while processes come and go). */
+static int put_file(struct cap *c, const char *path, const char *data, size_t len, mode_t mode, bool dup_ok)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int dir = -1, fd = -1;
+	const char *leaf;
 
-	if (mkdirs(c, path, false) < 0)
+	dir = parent_fd(c, path, &leaf);
+	if (dir < 0)
 		return -1;
-	fd = openat(c->dest, path + 1, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+	fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0 && errno == EEXIST && dup_ok)
+		return 0;
 	if (fd < 0)
 		return cc_err_sys(c->err, errno, "capture: %s", path);
 	if (cc_write_all(fd, data, len) < 0)
@@ -76,6 +172,11 @@ static int put(struct cap *c, const char *path, const char *data, size_t len, mo
 	c->st->files++;
 	c->st->bytes += (long long)len;
 	return 0;
+}
+
+static int put(struct cap *c, const char *path, const char *data, size_t len, mode_t mode)
+{
+	return put_file(c, path, data, len, mode, false);
 }
 
 /* ---- the source ---------------------------------------------------------------- */
@@ -104,7 +205,9 @@ static int copy_file(struct cap *c, const char *path, const char *to, mode_t mod
 		c->st->skipped++;
 		return 0;
 	}
-	return put(c, to ? to : path, data, len, mode);
+	/* A thread's status goes where its id says: a name seen twice (ids
+	 * reused while the capture runs) keeps the first. */
+	return put_file(c, to ? to : path, data, len, mode, to != NULL);
 }
 
 static int budget(struct cap *c)
@@ -132,10 +235,16 @@ static int copy_tree(struct cap *c, const char *path, int depth)
 			c->st->skipped++;
 			return 0;
 		}
-		if (mkdirs(c, path, false) < 0)
-			return -1;
-		if (symlinkat(target, c->dest, path + 1) < 0 && errno != EEXIST)
-			return cc_err_sys(c->err, errno, "capture: symlink %s", path);
+		{
+			const char *leaf;
+			_cleanup_close_ int dir = parent_fd(c, path, &leaf);
+
+			/* symlinkat never follows its last component. */
+			if (dir < 0)
+				return -1;
+			if (symlinkat(target, dir, leaf) < 0 && errno != EEXIST)
+				return cc_err_sys(c->err, errno, "capture: symlink %s", path);
+		}
 		c->st->links++;
 		return 0;
 	}
@@ -297,12 +406,10 @@ static int copy_hook(struct cap *c, const char *path)
 		return -1;
 	doc = json_loadb(text, len, 0, NULL);
 	bin = json_string_value(json_object_get(json_object_get(doc, "hook"), "path"));
-	if (bin && bin[0] == '/' && !strstr(bin, "..") && cc_root_exists(c->src, bin)) {
-		struct stat st;
-
-		if (fstatat(c->dest, bin + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 && put(c, bin, "", 0, 0755) < 0)
-			return -1;
-	}
+	/* Both hooks.d files name it: the second finds it there. */
+	if (bin && bin[0] == '/' && !strstr(bin, "..") && cc_root_exists(c->src, bin) &&
+	    put_file(c, bin, "", 0, 0755, true) < 0)
+		return -1;
 	return 0;
 }
 
@@ -375,8 +482,14 @@ static int copy_ledger(struct cap *c, const char *state_dir)
 	snprintf(name, sizeof(name), "capture: %s", path);
 	if (cc_read_fd(fd, name, CC_LEDGER_MAX, 0, &text, &len, c->err) < 0)
 		return -1;
-	if (mkdirs(c, CC_LEDGER_DIR, true) < 0 || fchmodat(c->dest, &CC_LEDGER_DIR[1], 0700, 0) < 0)
-		return cc_err_sys(c->err, errno, "capture: " CC_LEDGER_DIR);
+	{
+		_cleanup_close_ int dir = dir_fd(c, CC_LEDGER_DIR);
+
+		if (dir < 0)
+			return -1;
+		if (fchmod(dir, 0700) < 0)
+			return cc_err_sys(c->err, errno, "capture: " CC_LEDGER_DIR);
+	}
 	return put(c, CC_LEDGER_DIR "/" CC_LEDGER_FILE, text, len, 0600);
 }
 
@@ -391,25 +504,57 @@ static const char *hwloc_version_string(void)
 #endif
 }
 
+/* Why an existing destination is refused (NULL: it may be used): one
+ * the caller does not own, or that another user can write, may be
+ * changed under the capture by that user. */
+static const char *dest_unsafe(const struct stat *st, char *why, size_t len)
+{
+	if (!S_ISDIR(st->st_mode))
+		return "not a directory";
+	if (st->st_uid != geteuid()) {
+		snprintf(why, len, "owned by uid %u, not by the caller (uid %u)", (unsigned)st->st_uid,
+			 (unsigned)geteuid());
+		return why;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, len, "mode %04o: writable by %s", (unsigned)(st->st_mode & 07777),
+			 st->st_mode & S_IWOTH ? "every user" : "its group");
+		return why;
+	}
+	return NULL;
+}
+
+/* The destination: a directory made here (0700), or an empty one the
+ * caller owns that nobody else can write; never a link. */
 static int open_dest(const char *dest, struct cc_err *err)
 {
 	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_close_ int fd = -1;
 	struct dirent *de;
-	int fd;
+	struct stat st;
+	const char *why;
+	char buf[128];
 
-	if (mkdir(dest, 0755) < 0 && errno != EEXIST)
+	if (mkdir(dest, 0700) < 0 && errno != EEXIST)
 		return cc_err_sys(err, errno, "capture: %s", dest);
+	if (lstat(dest, &st) == 0 && S_ISLNK(st.st_mode))
+		return cc_err_set(err, ELOOP, "capture: %s: a symbolic link; name a new directory (DIR=$(mktemp -d))",
+				  dest);
 	fd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return cc_err_sys(err, errno, "capture: %s", dest);
+	/* What was opened is what is checked: the name may have moved. */
+	if (fstat(fd, &st) < 0)
+		return cc_err_sys(err, errno, "capture: %s", dest);
+	why = dest_unsafe(&st, buf, sizeof(buf));
+	if (why)
+		return cc_err_set(err, EPERM, "capture: %s: %s; name a new directory (DIR=$(mktemp -d))", dest, why);
 	/* Never mixed into something else: a capture is the node's, whole. */
 	d = fdopendir(dup(fd));
 	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			close(fd);
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			return cc_err_set(err, EEXIST, "capture: %s is not empty; name a new directory", dest);
-		}
-	return fd;
+	return cc_steal_fd(fd);
 }
 
 int cc_capture(const struct cc_root *src, const char *dest, const struct cc_capture_opts *o,

@@ -45,10 +45,12 @@ struct cc_capture_stats {
 	long long bytes;
 };
 
-/* Copy what `src` shows into `dest`, which must be absent or an empty
- * directory.  -1 with err for what stops the capture (dest not empty, a
- * write failing); a source file that cannot be read only counts as
- * skipped. */
+/* Copy what `src` shows into `dest`, which must be absent (made 0700) or
+ * an empty directory the caller owns that its group and others cannot
+ * write, and not a link.  Every entry is opened beneath dest's descriptor
+ * without following a link, files are created O_EXCL.  -1 with err for
+ * what stops the capture (dest unsafe or not empty, a link in it, a write
+ * failing); a source file that cannot be read only counts as skipped. */
 int cc_capture(const struct cc_root *src, const char *dest, const struct cc_capture_opts *o,
 	       struct cc_capture_stats *st, struct cc_err *err);
 

@@ -1010,6 +1010,63 @@ START_TEST(test_gc)
 }
 END_TEST
 
+/* A carve the ledger says is releasing is asked about again before it
+ * is undone: while its cgroup is there with processes in it (the fake
+ * host's cgroup.events), gc keeps it and its CPUs; empty, or gone, it
+ * is released.  A VM's, with no cgroup to ask, is retried as before. */
+START_TEST(test_gc_rechecks_releasing)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = NULL;
+	struct released rel = { 0 };
+	struct cc_ledger *l;
+	struct cc_carve c;
+	char path[PATH_MAX + 64];
+
+	setup();
+	mkdirs(base, "root/sys/fs/cgroup/kubepods/live");
+	mkdirs(base, "root/sys/fs/cgroup/kubepods/gone");
+	snprintf(path, sizeof(path), "%s/root/sys/fs/cgroup/kubepods/live/cgroup.events", base);
+	write_file(path, "populated 1\nfrozen 0\n", 0644);
+	snprintf(path, sizeof(path), "%s/root", base);
+	ck_assert_ptr_nonnull(root = cc_root_open(path, &err));
+	ck_assert_ptr_nonnull(l = cc_ledger_open(state, &err));
+	cc_test_carve(&c, "live", "1", "", true);
+	snprintf(c.cgroup, sizeof(c.cgroup), "/kubepods/live");
+	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
+	cc_carve_fini(&c);
+	cc_test_carve(&c, "vm:x", "3", "", true);
+	snprintf(c.kind, sizeof(c.kind), "vm");
+	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
+	cc_carve_fini(&c);
+	ck_assert_int_eq(cc_ledger_mark_releasing(l, "live"), 1);
+	ck_assert_int_eq(cc_ledger_mark_releasing(l, "vm:x"), 1);
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	cc_ledger_close(l);
+
+	/* From the index, as a hook opens it: the live one stays. */
+	ck_assert_ptr_nonnull(l = cc_ledger_open_index(state, &err));
+	ck_assert_int_eq(cc_ledger_gc_due(l, root, NULL, NULL, NULL, &err), 1);
+	ck_assert_int_eq(cc_ledger_gc(l, root, NULL, release_cb, &rel, &err), 1);
+	ck_assert_int_eq(rel.n, 1);
+	ck_assert_str_eq(rel.ids[0], "vm:x");
+	ck_assert_ptr_nonnull(cc_ledger_find(l, "live"));
+	{
+		_cleanup_bitmap_ hwloc_bitmap_t taken = cc_ledger_taken(l);
+
+		ck_assert(hwloc_bitmap_isset(taken, 1));
+	}
+	/* Its last process gone, the cgroup left behind: released. */
+	snprintf(path, sizeof(path), "%s/root/sys/fs/cgroup/kubepods/live/cgroup.events", base);
+	write_file(path, "populated 0\nfrozen 0\n", 0644);
+	ck_assert_int_eq(cc_ledger_gc(l, root, NULL, release_cb, &rel, &err), 1);
+	ck_assert_str_eq(rel.ids[1], "live");
+	ck_assert_int_eq(l->ncarves, 0);
+	cc_ledger_close(l);
+	teardown();
+}
+END_TEST
+
 /* ---- corecarve status: the ledger's reader on the command line ---------- */
 
 /* Run `corecarve status ARGS`; returns the exit status, output in *out. */
@@ -1455,6 +1512,7 @@ static Suite *ledger_suite(void)
 	tcase_add_test(tc, test_parallel_40);
 	tcase_add_test(tc, test_killed_writer);
 	tcase_add_test(tc, test_gc);
+	tcase_add_test(tc, test_gc_rechecks_releasing);
 	tcase_add_test(tc, test_format_is_janssons);
 	tcase_add_test(tc, test_foreign_format_rewritten_once);
 	tcase_add_test(tc, test_overlap_names_owner);

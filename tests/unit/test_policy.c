@@ -7,6 +7,7 @@
 #include "cleanup.h"
 #include "cpulist.h"
 #include "policy.h"
+#include "root.h"
 #include "testlib.h"
 
 static char *read_whole(const char *path, size_t *len)
@@ -410,6 +411,47 @@ START_TEST(test_load_files)
 }
 END_TEST
 
+/* A captured tree's policy is read beneath the tree: its link to
+ * /etc/passwd is refused, naming the file, without reading or quoting
+ * the host's; a link to another file of the tree is followed there.
+ * Through the library and through the command line (topology --root). */
+START_TEST(test_load_tree_policy_link)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = NULL;
+	_cleanup_policy_ struct cc_policy *p = NULL;
+	_cleanup_free_ char *tree = strdup("/tmp/cc-policy-tree-XXXXXX"), *want = NULL, *out = NULL;
+	const char *bin = cc_test_bin("topology --root");
+
+	ck_assert_ptr_nonnull(mkdtemp(tree));
+	ck_assert_int_eq(cc_test_sh(NULL, "mkdir -p '%s/etc/corecarve' && ln -s /etc/passwd '%s/etc/corecarve/policy.yaml'",
+				    tree, tree),
+			 0);
+	ck_assert_ptr_nonnull(root = cc_root_open(tree, &err));
+	ck_assert_ptr_null(cc_policy_load_in(root, NULL, &err));
+	ck_assert_int_ge(asprintf(&want,
+				  "policy %s/etc/corecarve/policy.yaml: a link to a file that is not in the tree (links "
+				  "resolve inside the --root tree; name the policy with --policy FILE)",
+				  root->path),
+			 0);
+	ck_assert_str_eq(err.msg, want);
+	if (bin) {
+		ck_assert_int_eq(cc_test_sh(&out, "CORECARVE_POLICY= '%s' topology --root '%s'", bin, tree), 2);
+		ck_assert_msg(strstr(out, "a link to a file that is not in the tree") && !strstr(out, "root:x:0:0") &&
+				      !strstr(out, "/bin/"),
+			      "%s", out);
+	}
+	/* The tree's own file, through an absolute link inside it. */
+	cc_test_write_file(tree, "etc/passwd", "classes:\n  tree: {coreType: any}\n");
+	cc_err_clear(&err);
+	p = cc_policy_load_in(root, NULL, &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	ck_assert_int_eq(p->nclasses, 1);
+	ck_assert_str_eq(p->classes[0].name, "tree");
+	cc_test_sh(NULL, "rm -rf '%s'", tree);
+}
+END_TEST
+
 START_TEST(test_load_default_path)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -594,6 +636,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_deep_and_large);
 	tcase_add_test(tc, test_load_files);
 	tcase_add_test(tc, test_load_default_path);
+	tcase_add_test(tc, test_load_tree_policy_link);
 	tcase_add_test(tc, test_reserved_rule);
 	tcase_add_test(tc, test_reserved_synthetic);
 	tcase_add_test(tc, test_enum_names);
