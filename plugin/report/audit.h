@@ -82,6 +82,12 @@ enum cc_audit_code {
 	 * (another PID namespace: a pod without hostPID): their affinities
 	 * cannot be read, so the task checks cannot vouch for them. */
 	CC_AUDIT_TASKS_HIDDEN,
+	/* Cgroups the audit could not read (a directory or file this reader
+	 * may not open: another owner's 0700 subtree, the DaemonSet's audit
+	 * having no capabilities) or nested deeper than it walks: skipped with
+	 * what is below them, so that one delegated subtree cannot fail the
+	 * node's audit, and reported so that they do not read as clean. */
+	CC_AUDIT_CGROUP_UNREADABLE,
 	CC_AUDIT_NCODES
 };
 
@@ -188,6 +194,13 @@ struct cc_audit_snap {
 	 * hidden_tasks > 0). */
 	int hidden_tasks, hidden_cgroups, listed_tasks;
 	int hidden_at;
+	/* Cgroups skipped because they could not be read or lie too deep
+	 * (CGROUP_UNREADABLE), the first one's path (a file's, when the
+	 * cgroup could be listed but that file not read) and its errno
+	 * (ELOOP: too deep). */
+	int unreadable;
+	char *unreadable_path;
+	int unreadable_errno;
 	bool has_irqs;                   /* irqs was read */
 	struct cc_irq_table irqs;
 	int sample_ms;                   /* 0: no /proc/interrupts sample */
@@ -201,6 +214,10 @@ struct cc_audit_snap {
 	int cap_cgroups, cap_tasks;
 };
 
+/* Deeper than the kernel lets anyone nest by default (cgroup.max.depth is
+ * unlimited, but systemd and kubelet stay under ten). */
+#define CC_AUDIT_DEPTH_MAX 64
+
 #define CC_KUBELET_CPU_STATE "/var/lib/kubelet/cpu_manager_state"
 
 struct cc_audit_read_opts {
@@ -209,8 +226,10 @@ struct cc_audit_read_opts {
 };
 
 /* Read the node through `root` for the carves of `l`.  Cgroups that
- * vanish while being read are skipped; any other failure is an error
- * naming the file. */
+ * vanish while being read are skipped; those this reader may not read
+ * (EACCES, EPERM) or nested deeper than CC_AUDIT_DEPTH_MAX are skipped
+ * with their subtree and counted (unreadable); any other failure is an
+ * error naming the file. */
 int cc_audit_snap_read(const struct cc_root *root, const struct cc_ledger *l,
 		       const struct cc_audit_read_opts *o, struct cc_audit_snap *s,
 		       struct cc_err *err);
@@ -221,6 +240,8 @@ void cc_audit_snap_fini(struct cc_audit_snap *s);
  * its index or -1. */
 int cc_audit_snap_add_cgroup(struct cc_audit_snap *s, const char *path, int parent,
 			     struct cc_err *err);
+/* Take back the cgroup added last (one that could not be read). */
+void cc_audit_snap_drop_last(struct cc_audit_snap *s);
 int cc_audit_snap_add_task(struct cc_audit_snap *s, int tid, int cgroup,
 			   hwloc_const_bitmap_t affinity, struct cc_err *err);
 /* Index of the cgroup at `path`, or -1. */
@@ -265,7 +286,7 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
 /* QUOTA_ON_CARVE, QUOTA_WITH_PINNING */
 int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
-/* TASK_ESCAPED, TASKS_HIDDEN */
+/* TASK_ESCAPED, TASKS_HIDDEN, CGROUP_UNREADABLE (what the reader could not look at) */
 int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
 /* IRQ_ON_CARVE, IRQ_COUNTS_ON_CARVE */
 int cc_audit_check_irqs(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);

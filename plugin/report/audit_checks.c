@@ -954,6 +954,25 @@ int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *o
 			     s->hidden_tasks, s->listed_tasks);
 		CC_AUDIT_SET(f->fix, "run the audit in the host's PID namespace (Kubernetes: hostPID: true)");
 	}
+	/* Cgroups the reader skipped: their carves and tasks went unchecked,
+	 * which must not read as clean either.  Node-wide, once. */
+	if (s->unreadable > 0) {
+		struct cc_finding *f = ADD(CC_AUDIT_CGROUP_UNREADABLE, "");
+		char more[32] = "";
+
+		if (s->unreadable > 1)
+			snprintf(more, sizeof(more), " and %d more", s->unreadable - 1);
+		CC_AUDIT_SET(f->object, "cgroup %s%s", s->unreadable_path ? s->unreadable_path : "?", more);
+		CC_AUDIT_SET(f->expected, "every cgroup readable, at most %d levels deep", CC_AUDIT_DEPTH_MAX);
+		if (s->unreadable_errno == ELOOP)
+			CC_AUDIT_SET(f->actual, "nested deeper than %d levels; %d cgroup%s skipped with their subtrees",
+				     CC_AUDIT_DEPTH_MAX, s->unreadable, s->unreadable == 1 ? "" : "s");
+		else
+			CC_AUDIT_SET(f->actual, "%s; %d cgroup%s skipped with their subtrees", strerror(s->unreadable_errno),
+				     s->unreadable, s->unreadable == 1 ? "" : "s");
+		CC_AUDIT_SET(f->fix, "run the audit as root with CAP_DAC_READ_SEARCH, or ask the subtree's owner to "
+				     "make it readable and flatter; a carve below it is not audited");
+	}
 	return 0;
 }
 

@@ -52,6 +52,24 @@ int cc_audit_snap_add_cgroup(struct cc_audit_snap *s, const char *path, int pare
 	return s->ncgroups++;
 }
 
+void cc_audit_snap_drop_last(struct cc_audit_snap *s)
+{
+	struct cc_audit_cgroup *g;
+
+	if (s->ncgroups == 0)
+		return;
+	g = &s->cgroups[--s->ncgroups];
+	json_object_del(s->index, g->path);
+	free(g->path);
+	hwloc_bitmap_free(g->cpus);
+	hwloc_bitmap_free(g->effective);
+	if (g->exclusive)
+		hwloc_bitmap_free(g->exclusive);
+	if (g->mems)
+		hwloc_bitmap_free(g->mems);
+	memset(g, 0, sizeof(*g));
+}
+
 int cc_audit_snap_add_task(struct cc_audit_snap *s, int tid, int cgroup,
 			   hwloc_const_bitmap_t affinity, struct cc_err *err)
 {
@@ -138,6 +156,7 @@ void cc_audit_snap_fini(struct cc_audit_snap *s)
 	for (int i = 0; i < s->ngrowth; i++)
 		hwloc_bitmap_free(s->growth[i].cpus);
 	free(s->growth);
+	free(s->unreadable_path);
 	cc_noderecs_fini(&s->power);
 	cc_power_now_fini(&s->power_now);
 	if (s->index)

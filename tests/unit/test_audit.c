@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -240,7 +241,7 @@ START_TEST(test_codes_stable)
 		"KUBELET_STATIC_CPU_MANAGER", "VM_MIXED_CLASSES", "VM_SHARED_CPU", "VM_DRIFT", "VM_GONE",
 		"POWER_DRIFT", "POWER_NOT_RESTORED", "RELEASE_PENDING", "RECORD_ORPHAN", "RECORD_DRIFT",
 		"LEDGER_MISSING",
-		"TASKS_HIDDEN",
+		"TASKS_HIDDEN", "CGROUP_UNREADABLE",
 	};
 
 	ck_assert_int_eq(CC_AUDIT_NCODES, (int)(sizeof(names) / sizeof(names[0])));
@@ -1049,6 +1050,112 @@ START_TEST(test_read_captured_tree)
 }
 END_TEST
 
+/* The reader's snapshot of `dir` and the findings of the checks that say
+ * what it could not look at, as "rc|ncgroups|ntasks|carve-found|CODE object|actual"
+ * (or "rc|error"). */
+static void read_report(const char *dir, struct cc_ledger *l, char *out, size_t len)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_audit_read_opts o = { .skip_irqs = true };
+	_cleanup_root_ struct cc_root *root = cc_root_open(dir, &err);
+	struct cc_audit_report rep = { 0 };
+	struct cc_audit_snap s;
+	struct cc_audit_in in = { l, NULL, NULL, &s };
+	int n;
+
+	if (!root || cc_audit_snap_read(root, l, &o, &s, &err) < 0) {
+		snprintf(out, len, "-1|%s", err.msg);
+		return;
+	}
+	n = snprintf(out, len, "0|%d|%d|%d", s.ncgroups, s.ntasks,
+		     cc_audit_snap_find(&s, "/kubepods/pod1/c1") >= 0 &&
+			     s.cgroups[cc_audit_snap_find(&s, "/kubepods/pod1/c1")].carve == 0);
+	if (cc_audit_check_tasks(&in, &rep, &err) < 0)
+		snprintf(out + n, len - (size_t)n, "|check: %s", err.msg);
+	for (int i = 0; i < rep.n && (size_t)n < len; i++)
+		n += snprintf(out + n, len - (size_t)n, "|%s %s|%s", cc_audit_code_name(rep.f[i].code), rep.f[i].object,
+			      rep.f[i].actual);
+	cc_audit_report_fini(&rep);
+	cc_audit_snap_fini(&s);
+}
+
+/* Issue #26: one cgroup the audit cannot read (another owner's 0700
+ * directory; the DaemonSet's audit has no capabilities) failed the whole
+ * node's audit (exit 2).  Now it is skipped with its subtree and named in
+ * CGROUP_UNREADABLE, and the rest is audited.  The reader runs as an
+ * unprivileged uid in a child. */
+START_TEST(test_read_unreadable)
+{
+	char dir[] = "/tmp/cc-audit-unread-XXXXXX", path[PATH_MAX], got[2048] = "";
+	struct cc_ledger *l = ledger_new();
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	capture(dir, 4242);
+	put_file(dir, "/sys/fs/cgroup/kubepods/evil/cgroup.events", "populated 1\n");
+	put_file(dir, "/sys/fs/cgroup/kubepods/evil/inner/cgroup.events", "populated 1\n");
+	snprintf(path, sizeof(path), "%s/sys/fs/cgroup/kubepods/evil", dir);
+	ck_assert_int_eq(chown(path, 12345, 12345), 0);
+	ck_assert_int_eq(chmod(path, 0700), 0);
+	carve_add(l, "c1", "/kubepods/pod1/c1", "cpuset-only", "latency", "2,4", "3,5", "0");
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+			snprintf(got, sizeof(got), "setresuid: %s", strerror(errno));
+		else
+			read_report(dir, l, got, sizeof(got));
+		_exit(write(fds[1], got, strlen(got)) < 0);
+	}
+	close(fds[1]);
+	n = read(fds[0], got, sizeof(got) - 1);
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_gt(n, 0);
+	got[n] = '\0';
+	/* 4 cgroups read (evil dropped), c1's task and carve checked (the
+	 * capture's task runs off its carve). */
+	ck_assert_str_eq(got, "0|4|1|1|TASK_ESCAPED task 4242 (cgroup /kubepods/pod1/c1)|affinity 2|TASKS_HIDDEN tasks of 1 cgroup (first: /kubepods/pod1/c1)|"
+			      "1 of 2 threads read as PID 0: outside this PID namespace, not checked|"
+			      "CGROUP_UNREADABLE cgroup /kubepods/evil|Permission denied; 1 cgroup skipped with their subtrees");
+	cc_ledger_close(l);
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
+}
+END_TEST
+
+/* A subtree nested past CC_AUDIT_DEPTH_MAX (anyone who holds a delegated
+ * one can make it) is skipped below that depth, not a failed audit. */
+START_TEST(test_read_too_deep)
+{
+	char dir[] = "/tmp/cc-audit-deep-XXXXXX", deep[PATH_MAX] = "/kubepods/deep", path[PATH_MAX + 64];
+	char got[2048], want[PATH_MAX + 512];
+	struct cc_ledger *l = ledger_new();
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	capture(dir, 4242);
+	carve_add(l, "c1", "/kubepods/pod1/c1", "cpuset-only", "latency", "2,4", "3,5", "0");
+	/* /kubepods is depth 1, deep 2: 68 levels in all, 65 and below go. */
+	for (int d = 3; d <= 68; d++)
+		strcat(deep, "/d");
+	snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cgroup.events", deep);
+	put_file(dir, path, "populated 0\n");
+	read_report(dir, l, got, sizeof(got));
+	deep[strlen("/kubepods/deep") + 2 * (65 - 2)] = '\0';
+	snprintf(want, sizeof(want),
+		 "0|%d|1|1|TASK_ESCAPED task 4242 (cgroup /kubepods/pod1/c1)|affinity 2|TASKS_HIDDEN tasks of 1 cgroup (first: /kubepods/pod1/c1)|"
+		 "1 of 2 threads read as PID 0: outside this PID namespace, not checked|"
+		 "CGROUP_UNREADABLE cgroup %s|nested deeper than 64 levels; 1 cgroup skipped with their subtrees",
+		 4 + 64 - 1, deep);
+	ck_assert_str_eq(got, want);
+	cc_ledger_close(l);
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
+}
+END_TEST
 
 /* `corecarve audit --root` on a captured tree: a real machine's sysfs
  * (fixture F03, CPUs 0-15) with the cgroupfs capture above, and a
@@ -1229,6 +1336,8 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_prom);
 	tcase_add_test(tc, test_vm_findings);
 	tcase_add_test(tc, test_read_captured_tree);
+	tcase_add_test(tc, test_read_unreadable);
+	tcase_add_test(tc, test_read_too_deep);
 	tcase_add_test(tc, test_cli_captured_tree);
 	tcase_add_loop_test(tc, test_cli_bad_args, 0, (int)(sizeof(bad_args) / sizeof(bad_args[0])));
 	suite_add_tcase(s, tc);
