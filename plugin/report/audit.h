@@ -123,6 +123,10 @@ struct cc_finding {
 	char fix[CC_AUDIT_TEXT_MAX];      /* what --fix does, or what a person must do */
 	char target[PATH_MAX];            /* repairs: the cgroup to act on, "" when none */
 	long num;                         /* repairs: the task id or IRQ number, -1 when none */
+	/* REPIN: the task's start time as the snapshot read it (0: unknown);
+	 * target is then the cgroup it was in.  --fix re-pins only the same
+	 * thread, not another that reused its id. */
+	unsigned long long start;
 };
 
 struct cc_audit_report {
@@ -175,6 +179,7 @@ struct cc_audit_task {
 	int tid;
 	int cgroup;               /* index into snap->cgroups */
 	hwloc_bitmap_t affinity;  /* Cpus_allowed_list of /proc/<tid>/status */
+	unsigned long long start; /* field 22 of /proc/<tid>/stat; 0: not read (a capture has none) */
 };
 
 /* An IRQ whose /proc/interrupts count grew on some CPU during the sample. */
@@ -251,6 +256,16 @@ int cc_audit_snap_index(struct cc_audit_snap *s, const struct cc_ledger *l, stru
 
 /* Pure parsers of what the reader reads (exposed for tests). */
 int cc_audit_parse_status_affinity(const char *status, hwloc_bitmap_t out, struct cc_err *err);
+/* Field 22 (starttime) of a /proc/<tid>/stat text (the name in field 2
+ * may hold spaces and parentheses). */
+int cc_audit_parse_stat_start(const char *stat, unsigned long long *out, struct cc_err *err);
+
+/* Whether thread `tid` is still the one a snapshot read: started at
+ * `start` (field 22 of /proc/<tid>/stat) and in `cgroup` (its cgroup-v2
+ * path).  1: the same; 0: gone, or its id names another thread now (or
+ * `start` is 0: nothing to compare with); -1: a read failed otherwise. */
+int cc_audit_task_same(const struct cc_root *root, int tid, const char *cgroup, unsigned long long start,
+		       struct cc_err *err);
 /* policyName of kubelet's cpu_manager_state JSON into `out` ("" when the
  * field is absent); -1 with err when it is not JSON. */
 int cc_audit_parse_kubelet_state(const char *text, char *out, size_t len, struct cc_err *err);

@@ -934,6 +934,8 @@ int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *o
 		f = ADD(CC_AUDIT_TASK_ESCAPED, c->id);
 		f->repair = CC_REPAIR_REPIN;
 		f->num = task->tid;
+		f->start = task->start;
+		CC_AUDIT_SET(f->target, "%s", g->path);
 		CC_AUDIT_SET(f->object, "task %d (cgroup %s)", task->tid, g->path);
 		CC_AUDIT_SET(f->expected, "affinity %s", fmt(a, sizeof(a), c->cpus));
 		CC_AUDIT_SET(f->actual, "affinity %s", fmt(b, sizeof(b), task->affinity));

@@ -21,6 +21,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
+#include "oci.h"
 
 struct walker {
 	struct cc_cg cg;
@@ -198,6 +199,55 @@ static int walk(struct walker *w, int i, int depth, struct cc_err *err)
 	return 0;
 }
 
+/* A thread's start time (0 when there is no stat: a capture keeps only
+ * the status), which --fix compares before it re-pins the thread. */
+static int read_start(const struct cc_root *root, int tid, unsigned long long *start, struct cc_err *err)
+{
+	_cleanup_free_ char *stat = NULL;
+	char path[64];
+
+	*start = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	stat = cc_root_read(root, path, 0, err);
+	if (!stat) {
+		if (err->code != ENOENT && err->code != ESRCH)
+			return -1;
+		cc_err_clear(err);
+		return 0;
+	}
+	if (cc_audit_parse_stat_start(stat, start, err) < 0)
+		return cc_err_prefix(err, "%s", path);
+	return 0;
+}
+
+int cc_audit_task_same(const struct cc_root *root, int tid, const char *cgroup, unsigned long long start,
+		       struct cc_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	unsigned long long now = 0;
+	char path[64], cg[PATH_MAX];
+
+	if (start == 0)
+		return 0;
+	if (read_start(root, tid, &now, err) < 0)
+		return -1;
+	if (now != start)
+		return 0; /* gone (0), or the id was reused */
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", tid);
+	text = cc_root_read(root, path, 0, err);
+	if (!text) {
+		if (err->code != ENOENT && err->code != ESRCH)
+			return -1;
+		cc_err_clear(err);
+		return 0;
+	}
+	if (cc_proc_cgroup_parse(text, cg, sizeof(cg), err) < 0) {
+		cc_err_clear(err); /* moved to a cgroup being removed: not ours to pin */
+		return 0;
+	}
+	return !strcmp(cg, cgroup);
+}
+
 /* Threads of one cgroup and their affinity; threads that exit meanwhile
  * are skipped. */
 static int read_tasks(struct walker *w, int i, const struct cc_root *root, struct cc_err *err)
@@ -247,6 +297,8 @@ static int read_tasks(struct walker *w, int i, const struct cc_root *root, struc
 		if (cc_audit_parse_status_affinity(status, aff, err) < 0)
 			return cc_err_prefix(err, "%s", path);
 		if (cc_audit_snap_add_task(w->s, (int)tid, i, aff, err) < 0)
+			return -1;
+		if (read_start(root, (int)tid, &w->s->tasks[w->s->ntasks - 1].start, err) < 0)
 			return -1;
 	}
 	w->s->hidden_cgroups += w->s->hidden_tasks > hidden;

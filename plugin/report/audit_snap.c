@@ -187,6 +187,30 @@ int cc_audit_parse_status_affinity(const char *status, hwloc_bitmap_t out, struc
 	return cc_cpulist_parse(v, out, "Cpus_allowed_list", err);
 }
 
+int cc_audit_parse_stat_start(const char *stat, unsigned long long *out, struct cc_err *err)
+{
+	const char *p = strrchr(stat, ')');
+	char *end;
+
+	/* "pid (comm) state ppid ...": fields 3.. follow the last ')'; the
+	 * start time is field 22, the 20th of them. */
+	if (!p)
+		return cc_err_set(err, EINVAL, "stat: no \")\" after the name");
+	p++;
+	for (int field = 3; field < 22; field++) {
+		p += strspn(p, " ");
+		p += strcspn(p, " \n");
+		if (!*p)
+			return cc_err_set(err, EINVAL, "stat: fewer than 22 fields");
+	}
+	p += strspn(p, " ");
+	errno = 0;
+	*out = strtoull(p, &end, 10);
+	if (errno || end == p || (*end && *end != ' ' && *end != '\n'))
+		return cc_err_set(err, EINVAL, "stat: field 22 (starttime) is not a number");
+	return 0;
+}
+
 int cc_audit_parse_kubelet_state(const char *text, char *out, size_t len, struct cc_err *err)
 {
 	json_error_t je;

@@ -24,6 +24,9 @@
 
 /* ---- fixtures ------------------------------------------------------------ */
 
+/* /proc/<pid>/stat after the name: fields 3 to 25, the start time (22) 777. */
+#define STAT_TAIL " S 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 777 2000000 100 18446744073709551615\n"
+
 /* The e2e guest's shape: 2 packages x 4 cores x 2 threads, siblings
  * adjacent, node 0 = 0-7, node 1 = 8-15. */
 static struct cc_topo *topo_guest(void)
@@ -853,6 +856,33 @@ START_TEST(test_parse_status)
 }
 END_TEST
 
+static const struct {
+	const char *text;
+	unsigned long long start; /* 0: error */
+} stat_cases[] = {
+	{ "4242 (sleep)" STAT_TAIL, 777 },
+	{ "4242 (a) (b c) d)" STAT_TAIL, 777 },
+	{ "4242 (sleep) S 1 2 3", 0 },
+	{ "4242 sleep S", 0 },
+	{ "4242 (x) S 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 7x7 1", 0 },
+};
+
+START_TEST(test_parse_stat)
+{
+	struct cc_err err = CC_ERR_INIT;
+	unsigned long long start = 0;
+	int rc = cc_audit_parse_stat_start(stat_cases[_i].text, &start, &err);
+
+	if (stat_cases[_i].start) {
+		ck_assert_msg(rc == 0, "%s", err.msg);
+		ck_assert_uint_eq(start, stat_cases[_i].start);
+	} else {
+		ck_assert_int_eq(rc, -1);
+		ck_assert_msg(!strncmp(err.msg, "stat: ", 6), "%s", err.msg);
+	}
+}
+END_TEST
+
 START_TEST(test_parse_cpu_max)
 {
 	static const struct {
@@ -998,6 +1028,11 @@ static void capture(const char *root, int tid)
 	put_file(root, "/sys/fs/cgroup/kubepods/pod1/c1/cgroup.threads", p);
 	snprintf(p, sizeof(p), "/proc/%d/status", tid);
 	put_file(root, p, "Name:\tsleep\nCpus_allowed_list:\t2\n");
+	/* Started 777 ticks after boot (field 22); the name may hold ") ". */
+	snprintf(p, sizeof(p), "/proc/%d/stat", tid);
+	put_file(root, p, "4242 (sl) (eep)" STAT_TAIL);
+	snprintf(p, sizeof(p), "/proc/%d/cgroup", tid);
+	put_file(root, p, "0::/kubepods/pod1/c1\n");
 	put_file(root, "/var/lib/kubelet/cpu_manager_state", "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-15\"}\n");
 }
 
@@ -1038,6 +1073,7 @@ START_TEST(test_read_captured_tree)
 	ck_assert_int_eq(s.hidden_cgroups, 1);
 	ck_assert_int_eq(s.hidden_at, cc_audit_snap_find(&s, "/kubepods/pod1/c1"));
 	ck_assert_int_eq(hwloc_bitmap_first(s.tasks[0].affinity), 2);
+	ck_assert_uint_eq(s.tasks[0].start, 777);
 	ck_assert_str_eq(s.kubelet_policy, "static");
 	cc_audit_snap_fini(&s);
 	/* A malformed file is an error naming it. */
@@ -1153,6 +1189,73 @@ START_TEST(test_read_too_deep)
 		 4 + 64 - 1, deep);
 	ck_assert_str_eq(got, want);
 	cc_ledger_close(l);
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
+}
+END_TEST
+
+/* `audit --fix` re-pins thread 4242 (TASK_ESCAPED, read at snapshot time
+ * in /kubepods/pod1/c1, started at tick 777) only when the id still names
+ * that thread: same start time and same cgroup, read right before
+ * sched_setaffinity.  Otherwise a reused id would pin an unrelated
+ * process onto the carve (issue #26).  On a tree, a thread that is still
+ * the same is refused as "not the real host": that is how far the repair
+ * goes here. */
+START_TEST(test_fix_repin_revalidates)
+{
+	static const struct {
+		unsigned long long start;
+		const char *cgroup;
+		bool same;
+	} cases[] = {
+		{ 778, "/kubepods/pod1/c1", false }, /* another thread under the id */
+		{ 777, "/kubepods/pod1/c2", false }, /* moved to another cgroup */
+		{ 0, "/kubepods/pod1/c1", false },   /* nothing read to compare with */
+		{ 777, "/kubepods/pod1/c1", true },
+	};
+	char dir[] = "/tmp/cc-audit-repin-XXXXXX";
+	_cleanup_root_ struct cc_root *root = NULL;
+	struct cc_err err = CC_ERR_INIT;
+	struct world w;
+
+	world_init(&w);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	capture(dir, 4242);
+	root = cc_root_open(dir, &err);
+	ck_assert_msg(root != NULL, "%s", err.msg);
+	carve_add(w.ledger, "c1", "/kubepods/pod1/c1", "cpuset-only", "latency", "2,4", "3,5", "0");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cc_audit_report rep = { 0 };
+		struct cc_audit_fix_result res;
+		char *out = NULL;
+		size_t outlen = 0;
+		FILE *fp = open_memstream(&out, &outlen);
+		struct cc_audit_fix_ctx fx = { root, w.ledger, w.topo, w.policy, fp, NULL, NULL };
+		struct cc_finding *f = cc_audit_add(&rep, CC_AUDIT_TASK_ESCAPED, "c1", &err);
+		int rc;
+
+		ck_assert_ptr_nonnull(f);
+		f->repair = CC_REPAIR_REPIN;
+		f->num = 4242;
+		f->start = cases[i].start;
+		snprintf(f->object, sizeof(f->object), "task 4242 (cgroup %s)", cases[i].cgroup);
+		snprintf(f->target, sizeof(f->target), "%s", cases[i].cgroup);
+		cc_err_clear(&err);
+		rc = cc_audit_fix(&fx, &rep, &res, &err);
+		fclose(fp);
+		ck_assert_int_eq(res.repaired, 0);
+		if (cases[i].same) {
+			ck_assert_int_eq(rc, -1);
+			ck_assert_int_eq(res.failed, 1);
+			ck_assert_msg(strstr(err.msg, "only changed on the real host"), "%s", err.msg);
+		} else {
+			ck_assert_msg(rc == 0, "case %zu: %s\n%s", i, err.msg, out);
+			ck_assert_int_eq(res.failed, 0);
+			ck_assert_msg(strstr(out, "left alone: TASK_ESCAPED task 4242"), "case %zu: %s", i, out);
+		}
+		free(out);
+		cc_audit_report_fini(&rep);
+	}
+	world_fini(&w);
 	cc_test_sh(NULL, "rm -rf '%s'", dir);
 }
 END_TEST
@@ -1331,6 +1434,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_kubelet);
 	tcase_add_loop_test(tc, test_parse_kubelet, 0, (int)(sizeof(kubelet_cases) / sizeof(kubelet_cases[0])));
 	tcase_add_loop_test(tc, test_parse_status, 0, (int)(sizeof(status_cases) / sizeof(status_cases[0])));
+	tcase_add_loop_test(tc, test_parse_stat, 0, (int)(sizeof(stat_cases) / sizeof(stat_cases[0])));
 	tcase_add_test(tc, test_parse_cpu_max);
 	tcase_add_test(tc, test_index);
 	tcase_add_test(tc, test_prom);
@@ -1338,6 +1442,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_read_captured_tree);
 	tcase_add_test(tc, test_read_unreadable);
 	tcase_add_test(tc, test_read_too_deep);
+	tcase_add_test(tc, test_fix_repin_revalidates);
 	tcase_add_test(tc, test_cli_captured_tree);
 	tcase_add_loop_test(tc, test_cli_bad_args, 0, (int)(sizeof(bad_args) / sizeof(bad_args[0])));
 	suite_add_tcase(s, tc);
