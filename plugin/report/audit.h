@@ -146,10 +146,13 @@ enum cc_audit_severity cc_audit_code_severity(enum cc_audit_code c);
  * caller fills the rest through the pointer.  NULL with err on ENOMEM. */
 struct cc_finding *cc_audit_add(struct cc_audit_report *r, enum cc_audit_code code,
 				const char *carve, struct cc_err *err);
-/* Fill a text field of a finding; long values are cut at the field's size
- * (paths and cpu-lists are quoted whole up to it). */
+/* Fill a text field of a finding: escaped and cut between characters at
+ * the field's size (text.h; paths and cpu-lists are quoted whole up to it). */
 void cc_audit_text(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #define CC_AUDIT_SET(field, ...) cc_audit_text((field), sizeof(field), __VA_ARGS__)
+/* A path a repair acts on: copied as read, never escaped (it is opened,
+ * not shown; the text fields quote it escaped). */
+#define CC_AUDIT_TARGET(field, path) snprintf((field), sizeof(field), "%s", (path))
 int cc_audit_count(const struct cc_audit_report *r, enum cc_audit_code code);
 void cc_audit_report_fini(struct cc_audit_report *r);
 

@@ -257,6 +257,26 @@ START_TEST(test_codes_stable)
 }
 END_TEST
 
+/* A finding's text quotes what was read (a cgroup's name is anyone's in a
+ * delegated subtree): cut between characters at the field's size, with
+ * bidi controls escaped, so the table and the JSON (which takes only valid
+ * UTF-8) show what is there (issue #26). */
+START_TEST(test_text_cut)
+{
+	char field[16];
+
+	CC_AUDIT_SET(field, "cgroup /%s", "\xc3\xa9\xc3\xa9\xc3\xa9");
+	ck_assert_str_eq(field, "cgroup /\xc3\xa9\xc3\xa9\xc3\xa9");
+	CC_AUDIT_SET(field, "cgroup /%s", "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+	ck_assert_str_eq(field, "cgroup /\xc3\xa9\xc3\xa9\xc3\xa9");
+	CC_AUDIT_SET(field, "cg /a\xe2\x80\xae" "b");
+	ck_assert_str_eq(field, "cg /a\\u202eb");
+	/* A repair's path is kept as read. */
+	CC_AUDIT_TARGET(field, "/a\xe2\x80\xae" "b");
+	ck_assert_str_eq(field, "/a\xe2\x80\xae" "b");
+}
+END_TEST
+
 START_TEST(test_report_sorted)
 {
 	struct world w;
@@ -1441,6 +1461,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_vm_findings);
 	tcase_add_test(tc, test_read_captured_tree);
 	tcase_add_test(tc, test_read_unreadable);
+	tcase_add_test(tc, test_text_cut);
 	tcase_add_test(tc, test_read_too_deep);
 	tcase_add_test(tc, test_fix_repin_revalidates);
 	tcase_add_test(tc, test_cli_captured_tree);
