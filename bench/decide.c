@@ -288,7 +288,7 @@ static void unfill_one(struct setup *s, int n)
 	snprintf(pod, sizeof(pod), "/kubepods/pod%d", n);
 	snprintf(cg, sizeof(cg), "%s/%s", pod, id);
 	cg_rmdir(&s->busy, cg);
-	if (cc_container_release(&s->busy.ctx, id, &err) < 0)
+	if (cc_container_release(&s->busy.ctx, id, "container", &err) < 0)
 		bench_die("release %s: %s", id, err.msg);
 	if (strcmp(pod, BENCH_POD))
 		cg_rmdir(&s->busy, pod);
@@ -484,7 +484,7 @@ static void release(struct setup *s, struct node *nd)
 {
 	struct cc_err err = CC_ERR_INIT;
 
-	if (cc_container_release(&nd->ctx, BENCH_ID, &err) < 0)
+	if (cc_container_release(&nd->ctx, BENCH_ID, "container", &err) < 0)
 		bench_die("%s: poststop: %s", s->h->name, err.msg);
 }
 

@@ -137,7 +137,7 @@ static int stage_poststop(const struct cc_ctx *ctx, const struct cc_journal *jou
 {
 	const struct cc_release_note *released = ctx->released;
 
-	if (cc_container_release(ctx, st->id, err) < 0) {
+	if (cc_container_release(ctx, st->id, "container", err) < 0) {
 		journal_line(journal, LOG_ERR, "error", stage, st->id, released->class_name, released->cpus,
 			     released->mode, "poststop %s: release failed, kept as releasing (retried): %s", st->id,
 			     err->msg);

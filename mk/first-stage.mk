@@ -11,7 +11,7 @@
 # Without libc.a or libjansson.a (STATIC_DEPS=0) it is linked dynamically,
 # and install-on-node.sh refuses it.
 
-FIRST_STAGE_MODULES := oci.c fileio.c error.c root.c fault.c
+FIRST_STAGE_MODULES := oci.c fileio.c error.c text.c root.c fault.c
 FIRST_STAGE_LIB_SRC := $(filter $(addprefix %/,$(FIRST_STAGE_MODULES)),$(LIB_SRC))
 ifeq ($(SANITIZE),1)
 FIRST_STAGE_OBJ := $(patsubst %.c,$(BUILD)/first/%.o,$(FIRST_STAGE_SRC) $(FIRST_STAGE_LIB_SRC))

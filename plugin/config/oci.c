@@ -39,14 +39,27 @@ static json_t *check_annotations(json_t *a, const char *what, struct cc_err *err
 	return json_incref(a);
 }
 
+/* The runtimes' own alphabet for a container id: runc's validateID
+ * (libcontainer) takes letters, digits and "_+-." and nothing that is
+ * not its own clean path; containerd's identifiers and moby's names start
+ * with a letter or digit.  Ours is the intersection: a letter or digit,
+ * then those five, at most CC_OCI_ID_MAX bytes.  Anything else (":" of the
+ * ledger's "exec:<pid>" and "vm:<name>" ids, a space, a bidi control) is
+ * not a container's id and must not alias a carve or spoof a log line. */
 static bool id_safe(const char *id)
 {
-	if (!*id)
+	size_t n = strlen(id);
+
+	if (n == 0 || n > CC_OCI_ID_MAX)
 		return false;
-	for (const char *p = id; *p; p++)
-		if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f)
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)id[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+
+		if (!alnum && (i == 0 || !strchr("_+-.", c)))
 			return false;
-	return strcmp(id, ".") && strcmp(id, "..");
+	}
+	return true;
 }
 
 static json_t *load_json(const char *text, size_t len, const char *what,
@@ -80,10 +93,15 @@ int cc_oci_state_parse(const char *text, size_t len, struct cc_oci_state *out,
 	v = json_object_get(j, "id");
 	if (!json_is_string(v))
 		return cc_err_set(err, EINVAL, "OCI state: id: %s", v ? "expected a string" : "missing");
+	/* Checked before it is copied or quoted: the error names only its
+	 * length, never the hostile text itself. */
+	if (!id_safe(json_string_value(v)))
+		return cc_err_set(err, EINVAL,
+				  "OCI state: id: a %zu-byte id is not a valid container id (want 1-%d of A-Z a-z 0-9 _ + - ., "
+				  "starting with a letter or digit, as runc and containerd name containers)",
+				  strlen(json_string_value(v)), CC_OCI_ID_MAX);
 	if (copy_str(out->id, sizeof(out->id), json_string_value(v), "OCI state: id", err) < 0)
 		return -1;
-	if (!id_safe(out->id))
-		return cc_err_set(err, EINVAL, "OCI state: id: \"%.64s\" is not a valid container id", out->id);
 	v = json_object_get(j, "status");
 	if (v && !json_is_string(v))
 		return cc_err_set(err, EINVAL, "OCI state: status: expected a string");

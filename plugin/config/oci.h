@@ -14,6 +14,8 @@
 
 #define CC_OCI_STATE_MAX (1u << 20)   /* bytes of state JSON on stdin */
 #define CC_OCI_CONFIG_MAX (4u << 20)  /* bytes of config.json */
+/* The longest container id taken: a file name (runc keeps /run/runc/<id>). */
+#define CC_OCI_ID_MAX 255
 
 struct cc_oci_state {
 	char id[256];
@@ -30,7 +32,8 @@ struct cc_oci_config {
 	long long cpu_period;    /* linux.resources.cpu.period, 0 if absent */
 };
 
-/* Parse the OCI state JSON (strict: id required, a safe string; pid a
+/* Parse the OCI state JSON (strict: id required, in the runtimes' alphabet
+ * [A-Za-z0-9][A-Za-z0-9_+.-]* and at most CC_OCI_ID_MAX bytes; pid a
  * non-negative integer; annotations an object of strings). */
 int cc_oci_state_parse(const char *text, size_t len, struct cc_oci_state *out,
 		       struct cc_err *err);

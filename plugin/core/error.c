@@ -5,10 +5,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text.h"
+
+/* Every message may quote hostile input: it is kept as valid UTF-8 on
+ * one line (text.h), cut between characters when it is too long. */
 static void vset(struct cc_err *err, int code, const char *fmt, va_list ap)
 {
+	char raw[2 * CC_ERR_MSG_MAX];
+
 	err->code = code ? code : EINVAL;
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	cc_text_escape(err->msg, sizeof(err->msg), raw);
 }
 
 int cc_err_set(struct cc_err *err, int code, const char *fmt, ...)
@@ -49,7 +56,7 @@ int cc_err_prefix(struct cc_err *err, const char *fmt, ...)
 	vsnprintf(head, sizeof(head), fmt, ap);
 	va_end(ap);
 	snprintf(tmp, sizeof(tmp), "%s: %s", head, err->msg);
-	snprintf(err->msg, sizeof(err->msg), "%.*s", (int)sizeof(err->msg) - 1, tmp);
+	cc_text_escape(err->msg, sizeof(err->msg), tmp);
 	if (!err->code)
 		err->code = EINVAL;
 	return -1;

@@ -10,6 +10,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "text.h"
+
 /* A datagram socket connected to `path`, or -1. */
 static int dial(const char *path)
 {
@@ -46,13 +48,14 @@ void cc_journal_close(struct cc_journal *j)
 	j->fd = -1;
 }
 
-/* Append `s` with every control character as a space: one line each, and
- * nothing an annotation carries can forge another field or line. */
+/* Append `s` escaped (text.h): one line of valid UTF-8 each, cut between
+ * characters, and nothing an annotation carries can forge another field
+ * or line, nor have journald store the field as a blob. */
 static int put_clean(char *buf, int len, int off, const char *s)
 {
-	for (; s && *s && off < len - 1; s++)
-		buf[off++] = (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s;
-	return off;
+	if (!s || off >= len - 1)
+		return off;
+	return off + (int)cc_text_escape(buf + off, (size_t)(len - off), s);
 }
 
 static int put(char *buf, int len, int off, const char *s)

@@ -287,6 +287,11 @@ static int settle_earlier(const struct carve_job *j, struct cc_err *err)
 		return -1;
 	if (!old)
 		return 0;
+	/* Only a carve of the same kind is this one's earlier self: an id
+	 * that names another kind's carve is refused, never released. */
+	if (strcmp(old->kind, j->spec->kind))
+		return cc_err_set(err, EEXIST, "%s %s: the id is held by a carve of kind %s; refusing to release it",
+				  j->spec->kind, j->spec->id, old->kind);
 	if (!old->releasing && carve_live(j->cg, old, j->res->cgroup))
 		return 1;
 	if (j->ctx->dry_run) {
@@ -481,7 +486,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	return carve_exclusive(&j, err);
 }
 
-int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err *err)
+int cc_container_release(const struct cc_ctx *ctx, const char *id, const char *kind, struct cc_err *err)
 {
 	_cleanup_ledger_ struct cc_ledger *ledger = NULL;
 	struct cc_carve *c;
@@ -499,6 +504,10 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err
 	rc = cc_ledger_get(ledger, id, &c, err);
 	if (rc <= 0)
 		return rc;
+	/* A container's poststop gives back a container's carve, never an
+	 * exec's or a VM's that happens to share the id. */
+	if (strcmp(c->kind, kind))
+		return 0;
 	if (ctx->released) {
 		_cleanup_free_ char *cpus = cc_cpulist_format(c->cpus);
 

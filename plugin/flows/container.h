@@ -53,9 +53,10 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 		    struct cc_create_result *res, struct cc_err *err);
 
 /* poststop (and the end of a carved exec): undo what was recorded for
- * `id`; unknown id is success.  A failed undo keeps the carve as
- * `releasing` (-1, err says so). */
-int cc_container_release(const struct cc_ctx *ctx, const char *id, struct cc_err *err);
+ * `id` when its carve is of `kind` ("container", "exec"); an unknown id,
+ * or one held by another kind's carve, is success with nothing released.
+ * A failed undo keeps the carve as `releasing` (-1, err says so). */
+int cc_container_release(const struct cc_ctx *ctx, const char *id, const char *kind, struct cc_err *err);
 
 /* Kill this process with SIGKILL when ctx->fault names `step` (tests of
  * crash consistency; see docs/design.md). */

@@ -409,7 +409,7 @@ static int release_child(const struct cc_ctx *ctx, struct cc_cg *cg, const char 
 	if (cc_cg_empty(cg, cgroup, &step) < 0 && !cc_err_isset(err))
 		*err = step, rc = -1;
 	cc_err_clear(&step);
-	if (cc_container_release(ctx, id, &step) < 0 && !cc_err_isset(err))
+	if (cc_container_release(ctx, id, "exec", &step) < 0 && !cc_err_isset(err))
 		*err = step, rc = -1;
 	cc_err_clear(&step);
 	if (cc_cg_rmdir(cg, cgroup, &step) < 0 && !cc_err_isset(err))

@@ -6,6 +6,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +146,156 @@ static bool cmdline_names(const char *cmd, size_t len, const char *want)
 		}
 	}
 	return false;
+}
+
+/* ---- which QEMU is a VM --------------------------------------------------- */
+
+/* The QEMU executables distributions install (Debian/Ubuntu and Fedora
+ * qemu-system-<arch>, RHEL's qemu-kvm, Debian's kvm wrapper): a QEMU a user
+ * built or copied elsewhere is not a VM corecarve pins. */
+static const char *const qemu_exes[] = { "/usr/bin/qemu-system-*", "/usr/libexec/qemu-kvm", "/usr/bin/kvm", NULL };
+
+/* The accounts a VM's QEMU may run as: root, and libvirt's QEMU user
+ * (libvirt-qemu on Debian and Ubuntu, qemu on Fedora and RHEL), looked up
+ * in the root's /etc/passwd so that a captured tree answers for itself. */
+struct vm_owners {
+	uid_t uid[3];
+	int n;
+};
+
+static void owners_load(const struct cc_root *root, struct vm_owners *o)
+{
+	struct cc_err e = CC_ERR_INIT;
+	int fd = cc_root_openat(root, "/etc/passwd", O_RDONLY | O_CLOEXEC, 0, &e);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	struct passwd *pw;
+
+	o->uid[0] = 0;
+	o->n = 1;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return; /* no passwd: root alone */
+	}
+	while ((pw = fgetpwent(f)) && o->n < 3)
+		if ((!strcmp(pw->pw_name, "libvirt-qemu") || !strcmp(pw->pw_name, "qemu")) && pw->pw_uid != 0)
+			o->uid[o->n++] = pw->pw_uid;
+	fclose(f);
+}
+
+static bool owner_ok(const struct vm_owners *o, unsigned long uid)
+{
+	for (int i = 0; i < o->n; i++)
+		if (uid == (unsigned long)o->uid[i])
+			return true;
+	return false;
+}
+
+/* Real, effective, saved and filesystem uid of /proc/<pid>/status: every
+ * one must be an allowed owner (the owner of /proc/<pid> itself is root
+ * for any process that made itself non-dumpable). 1 ok, 0 not (why). */
+static int check_owner(const struct cc_root *root, const struct vm_owners *o, pid_t pid, char *why, size_t whylen,
+		       struct cc_err *err)
+{
+	char path[64];
+	_cleanup_free_ char *s = NULL;
+	const char *line;
+	unsigned long uid[4];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	s = cc_root_read(root, path, 65536, err);
+	if (!s)
+		return -1;
+	line = strstr(s, "\nUid:");
+	if (!line || sscanf(line + 5, "%lu %lu %lu %lu", &uid[0], &uid[1], &uid[2], &uid[3]) != 4)
+		return cc_err_set(err, EINVAL, "%s: no Uid line", path);
+	for (int i = 0; i < 4; i++)
+		if (!owner_ok(o, uid[i])) {
+			snprintf(why, whylen, "runs as uid %lu (a VM's QEMU runs as root or libvirt's QEMU user)", uid[i]);
+			return 0;
+		}
+	return 1;
+}
+
+/* /proc/<pid>/exe in the allow-list (a binary upgraded under a running
+ * QEMU reads "PATH (deleted)": PATH is what counts, only root writes it). */
+static int check_exe(const struct cc_root *root, pid_t pid, char *why, size_t whylen, struct cc_err *err)
+{
+	char path[64], exe[PATH_MAX];
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (cc_root_readlink(root, path, exe, sizeof(exe), err) < 0) {
+		if (err->code != EACCES && err->code != EPERM)
+			return -1;
+		cc_err_clear(err);
+		snprintf(why, whylen, "its executable cannot be read");
+		return 0;
+	}
+	n = strlen(exe);
+	if (n > 10 && !strcmp(exe + n - 10, " (deleted)"))
+		exe[n - 10] = '\0';
+	for (int i = 0; qemu_exes[i]; i++)
+		if (!fnmatch(qemu_exes[i], exe, FNM_PATHNAME))
+			return 1;
+	snprintf(why, whylen, "runs %.200s, not an installed QEMU (/usr/bin/qemu-system-*, /usr/libexec/qemu-kvm, /usr/bin/kvm)",
+		 exe);
+	return 0;
+}
+
+/* A cgroup a container runtime made: Kubernetes' kubepods*, podman's
+ * libpod-* (under machine.slice, or libpod_parent), docker's, CRI-O's and
+ * containerd's scopes.  A QEMU in there runs in a container, and a
+ * container's author chooses its name: its threads are not pinned as a VM. */
+static bool container_cgroup(const char *cg)
+{
+	static const char *const prefixes[] = { "kubepods", "libpod-", "libpod_parent", "docker-", "crio-",
+						"cri-containerd-", NULL };
+
+	for (const char *c = cg; c && *c; c = strchr(c, '/')) {
+		c += *c == '/';
+		for (int i = 0; prefixes[i]; i++)
+			if (!strncmp(c, prefixes[i], strlen(prefixes[i])))
+				return true;
+		if (!strncmp(c, "docker/", 7) || !strcmp(c, "docker"))
+			return true;
+	}
+	return false;
+}
+
+static int check_cgroup(const struct cc_root *root, pid_t pid, char *why, size_t whylen, struct cc_err *err)
+{
+	char path[64], cg[PATH_MAX];
+	_cleanup_free_ char *text = NULL;
+	struct cc_err e = CC_ERR_INIT;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	text = cc_root_read(root, path, 65536, err);
+	if (!text)
+		return -1;
+	if (cc_proc_cgroup_parse(text, cg, sizeof(cg), &e) < 0)
+		return 1; /* no cgroup v2 entry: in no runtime's v2 cgroup */
+	if (container_cgroup(cg)) {
+		snprintf(why, whylen, "runs in container cgroup %.200s", cg);
+		return 0;
+	}
+	return 1;
+}
+
+/* Whether process `pid` may be a VM: QEMU by its command line, owned by
+ * root or libvirt's QEMU user, an installed QEMU executable, in no
+ * container's cgroup.  1 yes; 0 no (why says which); -1 error (err;
+ * ENOENT/ESRCH: it exited). */
+static int qemu_trusted(const struct cc_root *root, const struct vm_owners *o, pid_t pid, char *why,
+			size_t whylen, struct cc_err *err)
+{
+	int r = check_owner(root, o, pid, why, whylen, err);
+
+	if (r > 0)
+		r = check_exe(root, pid, why, whylen, err);
+	if (r > 0)
+		r = check_cgroup(root, pid, why, whylen, err);
+	return r;
 }
 
 /* Field 22 of /proc/<pid>/stat, after the command name in parentheses
@@ -466,11 +618,12 @@ static int read_pidfile(const struct cc_root *root, const char *path, pid_t *pid
 
 /* The process a pid file names, when it is QEMU (and, for libvirt, the
  * domain's QEMU): a stale pid file names a dead or unrelated process. */
-static int from_pidfile(const struct cc_root *root, const struct cc_vm_spec *spec, const char *path,
-			struct cc_vm_proc *out, char *why, size_t whylen, struct cc_err *err)
+static int from_pidfile(const struct cc_root *root, const struct vm_owners *o, const struct cc_vm_spec *spec,
+			const char *path, struct cc_vm_proc *out, char *why, size_t whylen, struct cc_err *err)
 {
 	struct cc_err e = CC_ERR_INIT;
 	_cleanup_free_ char *cmd = NULL;
+	char whynot[320] = "";
 	size_t len = 0;
 	pid_t pid = 0;
 	int r = read_pidfile(root, path, &pid, why, whylen, err);
@@ -493,18 +646,27 @@ static int from_pidfile(const struct cc_root *root, const struct cc_vm_spec *spe
 			 spec->find == CC_VM_FIND_LIBVIRT ? spec->target : "");
 		return 0;
 	}
+	r = qemu_trusted(root, o, pid, whynot, sizeof(whynot), &e);
+	if (r <= 0) {
+		if (r < 0 && !vanished(e.code))
+			return *err = e, -1;
+		snprintf(why, whylen, "%s names process %d, which %s", path, (int)pid,
+			 r < 0 ? "exited" : whynot);
+		return 0;
+	}
 	r = cc_vm_read_proc(root, spec->name, pid, 0, out, err);
 	if (r == 0)
 		snprintf(why, whylen, "process %d of %s exited", (int)pid, path);
 	return r;
 }
 
-static int by_name(const struct cc_root *root, const struct cc_vm_spec *spec, struct cc_vm_proc *out, char *why,
-		   size_t whylen, struct cc_err *err)
+static int by_name(const struct cc_root *root, const struct vm_owners *o, const struct cc_vm_spec *spec,
+		   struct cc_vm_proc *out, char *why, size_t whylen, struct cc_err *err)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	pid_t found[2] = { 0, 0 };
+	char whynot[320] = "", untrusted[400] = "";
 	int nfound = 0;
 	int r;
 
@@ -530,6 +692,17 @@ static int by_name(const struct cc_root *root, const struct cc_vm_spec *spec, st
 		}
 		if (!cmdline_is_qemu(cmd, len) || !cmdline_names(cmd, len, spec->target))
 			continue;
+		/* Anyone can start a process named qemu with this -name: only
+		 * a trusted QEMU counts (nor can a user's one make the name
+		 * ambiguous).  One that exits meanwhile is not this VM. */
+		r = qemu_trusted(root, o, pid, whynot, sizeof(whynot), &e);
+		if (r < 0 && !vanished(e.code))
+			return *err = e, -1;
+		if (r <= 0) {
+			if (r == 0 && !untrusted[0])
+				snprintf(untrusted, sizeof(untrusted), "process %d %s", (int)pid, whynot);
+			continue;
+		}
 		if (nfound < 2)
 			found[nfound] = pid;
 		nfound++;
@@ -538,7 +711,8 @@ static int by_name(const struct cc_root *root, const struct cc_vm_spec *spec, st
 		return cc_err_set(err, EEXIST, "VM %s: %d QEMU processes are named %s (pids %d, %d%s); name one with pidfile",
 				  spec->name, nfound, spec->target, (int)found[0], (int)found[1], nfound > 2 ? ", ..." : "");
 	if (!nfound) {
-		snprintf(why, whylen, "no QEMU named %s", spec->target);
+		snprintf(why, whylen, "no QEMU named %s%s%s", spec->target, untrusted[0] ? "; left out: " : "",
+			 untrusted);
 		return 0;
 	}
 	r = cc_vm_read_proc(root, spec->name, found[0], 0, out, err);
@@ -551,21 +725,23 @@ int cc_vm_find(const struct cc_root *root, const struct cc_vm_spec *spec, struct
 	       size_t whylen, struct cc_err *err)
 {
 	char path[PATH_MAX + 64];
+	struct vm_owners o;
 	int r;
 
 	memset(out, 0, sizeof(*out));
 	why[0] = '\0';
+	owners_load(root, &o);
 	switch (spec->find) {
 	case CC_VM_FIND_LIBVIRT:
 		if (cc_path(path, sizeof(path), err, CC_VM_LIBVIRT_RUN "/%s.pid", spec->target) < 0)
 			return -1;
-		r = from_pidfile(root, spec, path, out, why, whylen, err);
+		r = from_pidfile(root, &o, spec, path, out, why, whylen, err);
 		break;
 	case CC_VM_FIND_PIDFILE:
-		r = from_pidfile(root, spec, spec->target, out, why, whylen, err);
+		r = from_pidfile(root, &o, spec, spec->target, out, why, whylen, err);
 		break;
 	default:
-		r = by_name(root, spec, out, why, whylen, err);
+		r = by_name(root, &o, spec, out, why, whylen, err);
 		break;
 	}
 	return r;

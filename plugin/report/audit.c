@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cleanup.h"
+#include "text.h"
 
 static const struct {
 	const char *name;
@@ -41,6 +42,7 @@ static const struct {
 	[CC_AUDIT_RECORD_DRIFT] = { "RECORD_DRIFT", CC_AUDIT_WARNING },
 	[CC_AUDIT_LEDGER_MISSING] = { "LEDGER_MISSING", CC_AUDIT_CRITICAL },
 	[CC_AUDIT_TASKS_HIDDEN] = { "TASKS_HIDDEN", CC_AUDIT_WARNING },
+	[CC_AUDIT_CGROUP_UNREADABLE] = { "CGROUP_UNREADABLE", CC_AUDIT_WARNING },
 };
 
 static const char *const repairs[] = {
@@ -108,13 +110,18 @@ struct cc_finding *cc_audit_add(struct cc_audit_report *r, enum cc_audit_code co
 	return f;
 }
 
+/* A finding quotes what it read (cgroup names, a captured tree's files):
+ * kept valid UTF-8, cut between characters (the JSON output refuses
+ * anything else), with control and bidi characters escaped (text.h). */
 void cc_audit_text(char *dst, size_t len, const char *fmt, ...)
 {
+	char raw[2 * PATH_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(dst, len, fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	cc_text_escape(dst, len, raw);
 }
 
 int cc_audit_count(const struct cc_audit_report *r, enum cc_audit_code code)

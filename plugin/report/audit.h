@@ -82,6 +82,12 @@ enum cc_audit_code {
 	 * (another PID namespace: a pod without hostPID): their affinities
 	 * cannot be read, so the task checks cannot vouch for them. */
 	CC_AUDIT_TASKS_HIDDEN,
+	/* Cgroups the audit could not read (a directory or file this reader
+	 * may not open: another owner's 0700 subtree, the DaemonSet's audit
+	 * having no capabilities) or nested deeper than it walks: skipped with
+	 * what is below them, so that one delegated subtree cannot fail the
+	 * node's audit, and reported so that they do not read as clean. */
+	CC_AUDIT_CGROUP_UNREADABLE,
 	CC_AUDIT_NCODES
 };
 
@@ -117,6 +123,10 @@ struct cc_finding {
 	char fix[CC_AUDIT_TEXT_MAX];      /* what --fix does, or what a person must do */
 	char target[PATH_MAX];            /* repairs: the cgroup to act on, "" when none */
 	long num;                         /* repairs: the task id or IRQ number, -1 when none */
+	/* REPIN: the task's start time as the snapshot read it (0: unknown);
+	 * target is then the cgroup it was in.  --fix re-pins only the same
+	 * thread, not another that reused its id. */
+	unsigned long long start;
 };
 
 struct cc_audit_report {
@@ -136,10 +146,13 @@ enum cc_audit_severity cc_audit_code_severity(enum cc_audit_code c);
  * caller fills the rest through the pointer.  NULL with err on ENOMEM. */
 struct cc_finding *cc_audit_add(struct cc_audit_report *r, enum cc_audit_code code,
 				const char *carve, struct cc_err *err);
-/* Fill a text field of a finding; long values are cut at the field's size
- * (paths and cpu-lists are quoted whole up to it). */
+/* Fill a text field of a finding: escaped and cut between characters at
+ * the field's size (text.h; paths and cpu-lists are quoted whole up to it). */
 void cc_audit_text(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #define CC_AUDIT_SET(field, ...) cc_audit_text((field), sizeof(field), __VA_ARGS__)
+/* A path a repair acts on: copied as read, never escaped (it is opened,
+ * not shown; the text fields quote it escaped). */
+#define CC_AUDIT_TARGET(field, path) snprintf((field), sizeof(field), "%s", (path))
 int cc_audit_count(const struct cc_audit_report *r, enum cc_audit_code code);
 void cc_audit_report_fini(struct cc_audit_report *r);
 
@@ -169,6 +182,7 @@ struct cc_audit_task {
 	int tid;
 	int cgroup;               /* index into snap->cgroups */
 	hwloc_bitmap_t affinity;  /* Cpus_allowed_list of /proc/<tid>/status */
+	unsigned long long start; /* field 22 of /proc/<tid>/stat; 0: not read (a capture has none) */
 };
 
 /* An IRQ whose /proc/interrupts count grew on some CPU during the sample. */
@@ -188,6 +202,13 @@ struct cc_audit_snap {
 	 * hidden_tasks > 0). */
 	int hidden_tasks, hidden_cgroups, listed_tasks;
 	int hidden_at;
+	/* Cgroups skipped because they could not be read or lie too deep
+	 * (CGROUP_UNREADABLE), the first one's path (a file's, when the
+	 * cgroup could be listed but that file not read) and its errno
+	 * (ELOOP: too deep). */
+	int unreadable;
+	char *unreadable_path;
+	int unreadable_errno;
 	bool has_irqs;                   /* irqs was read */
 	struct cc_irq_table irqs;
 	int sample_ms;                   /* 0: no /proc/interrupts sample */
@@ -201,6 +222,10 @@ struct cc_audit_snap {
 	int cap_cgroups, cap_tasks;
 };
 
+/* Deeper than the kernel lets anyone nest by default (cgroup.max.depth is
+ * unlimited, but systemd and kubelet stay under ten). */
+#define CC_AUDIT_DEPTH_MAX 64
+
 #define CC_KUBELET_CPU_STATE "/var/lib/kubelet/cpu_manager_state"
 
 struct cc_audit_read_opts {
@@ -209,8 +234,10 @@ struct cc_audit_read_opts {
 };
 
 /* Read the node through `root` for the carves of `l`.  Cgroups that
- * vanish while being read are skipped; any other failure is an error
- * naming the file. */
+ * vanish while being read are skipped; those this reader may not read
+ * (EACCES, EPERM) or nested deeper than CC_AUDIT_DEPTH_MAX are skipped
+ * with their subtree and counted (unreadable); any other failure is an
+ * error naming the file. */
 int cc_audit_snap_read(const struct cc_root *root, const struct cc_ledger *l,
 		       const struct cc_audit_read_opts *o, struct cc_audit_snap *s,
 		       struct cc_err *err);
@@ -221,6 +248,8 @@ void cc_audit_snap_fini(struct cc_audit_snap *s);
  * its index or -1. */
 int cc_audit_snap_add_cgroup(struct cc_audit_snap *s, const char *path, int parent,
 			     struct cc_err *err);
+/* Take back the cgroup added last (one that could not be read). */
+void cc_audit_snap_drop_last(struct cc_audit_snap *s);
 int cc_audit_snap_add_task(struct cc_audit_snap *s, int tid, int cgroup,
 			   hwloc_const_bitmap_t affinity, struct cc_err *err);
 /* Index of the cgroup at `path`, or -1. */
@@ -230,6 +259,16 @@ int cc_audit_snap_index(struct cc_audit_snap *s, const struct cc_ledger *l, stru
 
 /* Pure parsers of what the reader reads (exposed for tests). */
 int cc_audit_parse_status_affinity(const char *status, hwloc_bitmap_t out, struct cc_err *err);
+/* Field 22 (starttime) of a /proc/<tid>/stat text (the name in field 2
+ * may hold spaces and parentheses). */
+int cc_audit_parse_stat_start(const char *stat, unsigned long long *out, struct cc_err *err);
+
+/* Whether thread `tid` is still the one a snapshot read: started at
+ * `start` (field 22 of /proc/<tid>/stat) and in `cgroup` (its cgroup-v2
+ * path).  1: the same; 0: gone, or its id names another thread now (or
+ * `start` is 0: nothing to compare with); -1: a read failed otherwise. */
+int cc_audit_task_same(const struct cc_root *root, int tid, const char *cgroup, unsigned long long start,
+		       struct cc_err *err);
 /* policyName of kubelet's cpu_manager_state JSON into `out` ("" when the
  * field is absent); -1 with err when it is not JSON. */
 int cc_audit_parse_kubelet_state(const char *text, char *out, size_t len, struct cc_err *err);
@@ -265,7 +304,7 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
 /* QUOTA_ON_CARVE, QUOTA_WITH_PINNING */
 int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
-/* TASK_ESCAPED, TASKS_HIDDEN */
+/* TASK_ESCAPED, TASKS_HIDDEN, CGROUP_UNREADABLE (what the reader could not look at) */
 int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);
 /* IRQ_ON_CARVE, IRQ_COUNTS_ON_CARVE */
 int cc_audit_check_irqs(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err);

@@ -222,7 +222,7 @@ static int check_held(const struct cc_audit_in *in, const struct cc_noderec *r, 
 	CC_AUDIT_SET(f->expected, "held for carves of the ledger");
 	CC_AUDIT_SET(f->actual, "CPUs %s held for no carve", fmt(b, sizeof(b), held));
 	CC_AUDIT_SET(f->fix, "--fix recomputes the file without them (the last owner restores the original)");
-	CC_AUDIT_SET(f->target, "%s", r->path);
+	CC_AUDIT_TARGET(f->target, r->path);
 	return 0;
 }
 
@@ -306,7 +306,7 @@ static int check_stale(const struct cc_audit_in *in, struct cc_audit_report *out
 			CC_AUDIT_SET(f->expected, "released: its container is gone or was refused");
 			CC_AUDIT_SET(f->actual, "kept as releasing: undoing what it changed failed; its CPUs stay taken");
 			CC_AUDIT_SET(f->fix, "--fix (or the next hook) tries the undo again");
-			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			CC_AUDIT_TARGET(f->target, c->cgroup);
 			continue;
 		}
 		if (!c->cgroup[0] || cc_audit_snap_find(in->snap, c->cgroup) >= 0)
@@ -319,7 +319,7 @@ static int check_stale(const struct cc_audit_in *in, struct cc_audit_report *out
 		CC_AUDIT_SET(f->expected, "the carve's cgroup exists");
 		CC_AUDIT_SET(f->actual, "gone: the %s ended without its poststop hook", c->kind);
 		CC_AUDIT_SET(f->fix, "--fix undoes what it recorded and frees its CPUs");
-		CC_AUDIT_SET(f->target, "%s", c->cgroup);
+		CC_AUDIT_TARGET(f->target, c->cgroup);
 	}
 	return 0;
 }
@@ -479,7 +479,7 @@ int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *o
 				f->severity = CC_AUDIT_WARNING;
 			f->repair = CC_REPAIR_REAPPLY;
 			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
-			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			CC_AUDIT_TARGET(f->target, c->cgroup);
 			CC_AUDIT_SET(f->expected, "cpuset.cpus and .effective %s", fmt(a, sizeof(a), c->cpus));
 			CC_AUDIT_SET(f->actual, "cpuset.cpus %s, effective %s",
 				 g->has_cpuset ? fmt(b, sizeof(b), g->cpus) : "absent", fmt(x, sizeof(x), g->effective));
@@ -489,7 +489,7 @@ int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *o
 			f = ADD(CC_AUDIT_CARVE_DRIFT, c->id);
 			f->repair = CC_REPAIR_REAPPLY;
 			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
-			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			CC_AUDIT_TARGET(f->target, c->cgroup);
 			CC_AUDIT_SET(f->expected, "cpuset.cpus.exclusive %s", fmt(a, sizeof(a), c->cpus));
 			CC_AUDIT_SET(f->actual, "cpuset.cpus.exclusive %s", fmt(b, sizeof(b), g->exclusive));
 			CC_AUDIT_SET(f->fix, "--fix writes the carve's exclusive CPUs again");
@@ -505,7 +505,7 @@ int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *o
 			f = ADD(local ? CC_AUDIT_MEMS_MISALIGNED : CC_AUDIT_CARVE_DRIFT, c->id);
 			f->repair = CC_REPAIR_REAPPLY;
 			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
-			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			CC_AUDIT_TARGET(f->target, c->cgroup);
 			CC_AUDIT_SET(f->expected, "cpuset.mems.effective %s%s", fmt(a, sizeof(a), c->mems),
 				 local ? " (the NUMA nodes of its CPUs)" : "");
 			CC_AUDIT_SET(f->actual, "cpuset.mems.effective %s", fmt(b, sizeof(b), g->mems));
@@ -710,7 +710,7 @@ static int check_carves_exclusive(const struct cc_audit_in *in, const int *own, 
 			f = ADD(CC_AUDIT_OVERLAP, c->id);
 			f->repair = CC_REPAIR_REAPPLY;
 			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
-			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			CC_AUDIT_TARGET(f->target, c->cgroup);
 			CC_AUDIT_SET(f->expected, "only its own CPUs %s", fmt(a, sizeof(a), c->cpus));
 			CC_AUDIT_SET(f->actual, "also runs on %s of carve %.64s", fmt(b, sizeof(b), x),
 				 owner_id(l, own, x));
@@ -747,7 +747,7 @@ static int check_outside_carves(const struct cc_audit_in *in, const int *own, co
 			f = ADD(CC_AUDIT_SOFT_EXCLUSIVITY_LEAK, owner_id(l, own, x));
 			f->repair = CC_REPAIR_TAKE_BACK;
 			CC_AUDIT_SET(f->object, "cgroup %s", g->path);
-			CC_AUDIT_SET(f->target, "%s", g->path);
+			CC_AUDIT_TARGET(f->target, g->path);
 			CC_AUDIT_SET(f->expected, "no CPU of a cpuset-only carve");
 			CC_AUDIT_SET(f->actual, "runs tasks on carved %s (effective %s)", fmt(a, sizeof(a), x),
 				 fmt(b, sizeof(b), g->effective));
@@ -768,11 +768,11 @@ static int check_outside_carves(const struct cc_audit_in *in, const int *own, co
 				 fmt(b, sizeof(b), g->effective));
 			if (mode == CC_MODE_CPUSET_ONLY) {
 				f->repair = CC_REPAIR_TAKE_BACK;
-				CC_AUDIT_SET(f->target, "%s", g->path);
+				CC_AUDIT_TARGET(f->target, g->path);
 				CC_AUDIT_SET(f->fix, "--fix takes the parked CPUs out of its cpuset.cpus");
 			} else {
 				f->repair = CC_REPAIR_REAPPLY;
-				CC_AUDIT_SET(f->target, "%s", c ? c->cgroup : "");
+				CC_AUDIT_TARGET(f->target, c ? c->cgroup : "");
 				CC_AUDIT_SET(f->fix, "--fix parks the siblings in their partition again");
 			}
 		}
@@ -863,7 +863,7 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 
 			f = ADD(CC_AUDIT_QUOTA_ON_CARVE, c->id);
 			f->repair = above ? CC_REPAIR_NONE : CC_REPAIR_REAPPLY;
-			CC_AUDIT_SET(f->target, "%s", c->cgroup);
+			CC_AUDIT_TARGET(f->target, c->cgroup);
 			CC_AUDIT_SET(f->object, "cgroup %s%s", g->path, p == i ? "" : above ? " (above the pod)" : " (parent)");
 			if (p == i)
 				CC_AUDIT_SET(f->expected, "cpu.max max");
@@ -889,7 +889,7 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 		f = ADD(CC_AUDIT_QUOTA_ON_CARVE, cc_ledger_carve_at(l, g->within)->id);
 		f->repair = CC_REPAIR_DROP_QUOTA;
 		CC_AUDIT_SET(f->object, "cgroup %s (inside the carve)", g->path);
-		CC_AUDIT_SET(f->target, "%s", g->path);
+		CC_AUDIT_TARGET(f->target, g->path);
 		CC_AUDIT_SET(f->expected, "cpu.max max");
 		quota_text(f->actual, sizeof(f->actual), g);
 		CC_AUDIT_SET(f->fix, "--fix writes cpu.max max");
@@ -942,6 +942,8 @@ int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *o
 		f = ADD(CC_AUDIT_TASK_ESCAPED, c->id);
 		f->repair = CC_REPAIR_REPIN;
 		f->num = task->tid;
+		f->start = task->start;
+		CC_AUDIT_TARGET(f->target, g->path);
 		CC_AUDIT_SET(f->object, "task %d (cgroup %s)", task->tid, g->path);
 		CC_AUDIT_SET(f->expected, "affinity %s", fmt(a, sizeof(a), c->cpus));
 		CC_AUDIT_SET(f->actual, "affinity %s", fmt(b, sizeof(b), task->affinity));
@@ -961,6 +963,25 @@ int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *o
 		CC_AUDIT_SET(f->actual, "%d of %d threads read as PID 0: outside this PID namespace, not checked",
 			     s->hidden_tasks, s->listed_tasks);
 		CC_AUDIT_SET(f->fix, "run the audit in the host's PID namespace (Kubernetes: hostPID: true)");
+	}
+	/* Cgroups the reader skipped: their carves and tasks went unchecked,
+	 * which must not read as clean either.  Node-wide, once. */
+	if (s->unreadable > 0) {
+		struct cc_finding *f = ADD(CC_AUDIT_CGROUP_UNREADABLE, "");
+		char more[32] = "";
+
+		if (s->unreadable > 1)
+			snprintf(more, sizeof(more), " and %d more", s->unreadable - 1);
+		CC_AUDIT_SET(f->object, "cgroup %s%s", s->unreadable_path ? s->unreadable_path : "?", more);
+		CC_AUDIT_SET(f->expected, "every cgroup readable, at most %d levels deep", CC_AUDIT_DEPTH_MAX);
+		if (s->unreadable_errno == ELOOP)
+			CC_AUDIT_SET(f->actual, "nested deeper than %d levels; %d cgroup%s skipped with their subtrees",
+				     CC_AUDIT_DEPTH_MAX, s->unreadable, s->unreadable == 1 ? "" : "s");
+		else
+			CC_AUDIT_SET(f->actual, "%s; %d cgroup%s skipped with their subtrees", strerror(s->unreadable_errno),
+				     s->unreadable, s->unreadable == 1 ? "" : "s");
+		CC_AUDIT_SET(f->fix, "run the audit as root with CAP_DAC_READ_SEARCH, or ask the subtree's owner to "
+				     "make it readable and flatter; a carve below it is not audited");
 	}
 	return 0;
 }
@@ -1108,7 +1129,7 @@ int cc_audit_check_power(const struct cc_audit_in *in, struct cc_audit_report *o
 				CC_AUDIT_SET(f->fix, "the driver went away; the setting returns with it, or when carve %s goes",
 					     owner);
 			}
-			CC_AUDIT_SET(f->target, "%s", r->path);
+			CC_AUDIT_TARGET(f->target, r->path);
 		} else if (!owner && now && strcmp(now, r->orig) != 0) {
 			f = ADD(CC_AUDIT_POWER_NOT_RESTORED, "");
 			CC_AUDIT_SET(f->object, "power %s %s", r->kind, r->path);
@@ -1117,7 +1138,7 @@ int cc_audit_check_power(const struct cc_audit_in *in, struct cc_audit_report *o
 			f->repair = CC_REPAIR_POWER;
 			CC_AUDIT_SET(f->fix, "write the original \"%s\" back: no carve needs \"%s\" any more", r->orig,
 				     held);
-			CC_AUDIT_SET(f->target, "%s", r->path);
+			CC_AUDIT_TARGET(f->target, r->path);
 		}
 	}
 	return 0;

@@ -159,6 +159,8 @@ static int drop_quota(struct fixer *x, const char *cgroup, struct cc_err *err)
 
 /* ---- tasks --------------------------------------------------------------- */
 
+/* 1: the thread is gone or its id names another thread now, nothing was
+ * done; 0: re-pinned; -1: failed. */
 static int repin(struct fixer *x, const struct cc_finding *f, struct cc_err *err)
 {
 	const struct cc_carve *c = cc_ledger_find(x->fx->ledger, f->carve);
@@ -168,6 +170,14 @@ static int repin(struct fixer *x, const struct cc_finding *f, struct cc_err *err
 
 	if (!c)
 		return cc_err_set(err, ENOENT, "carve %s is gone", f->carve);
+	/* Right before the call: the id read at snapshot time may name
+	 * another process's thread by now (ids are reused), which must not
+	 * be pinned onto a carve.  Same start time and same cgroup, or left
+	 * alone.  What is left is the window between this read and the call
+	 * (sched_setaffinity takes no pidfd). */
+	rc = cc_audit_task_same(x->fx->root, (int)f->num, f->target, f->start, err);
+	if (rc <= 0)
+		return rc < 0 ? -1 : 1;
 	if (!x->fx->root->is_host)
 		return cc_err_set(err, EPERM, "task affinity is only changed on the real host");
 	set = CPU_ALLOC(CC_CPU_LIMIT);
@@ -182,7 +192,7 @@ static int repin(struct fixer *x, const struct cc_finding *f, struct cc_err *err
 	rc = sched_setaffinity((pid_t)f->num, size, set);
 	CPU_FREE(set);
 	if (rc < 0 && errno == ESRCH)
-		return 0; /* exited meanwhile: nothing left to re-pin */
+		return 1; /* exited meanwhile: nothing left to re-pin */
 	if (rc < 0)
 		return cc_err_sys(err, errno, "sched_setaffinity(%ld)", f->num);
 	return 0;
@@ -308,12 +318,19 @@ int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report
 		const struct cc_finding *f = &r->f[i];
 		struct cc_err e = CC_ERR_INIT;
 		char key[32];
+		int rc;
 
 		snprintf(key, sizeof(key), "%ld", f->num);
 		if (f->repair == CC_REPAIR_REPIN && first_time(&x, "task", key)) {
+			rc = repin(&x, f, &e);
+			if (rc == 1) {
+				fprintf(x.fx->out, "left alone: %s %s: the thread exited, or its id names another now\n",
+					cc_audit_code_name(f->code), f->object);
+				continue;
+			}
 			cc_audit_text(what, sizeof(what), "%s %s: affinity set to carve %s", cc_audit_code_name(f->code),
 				 f->object, f->carve);
-			outcome(&x, what, repin(&x, f, &e), &e);
+			outcome(&x, what, rc, &e);
 		}
 		irqs |= f->repair == CC_REPAIR_STEER_IRQS;
 	}

@@ -21,10 +21,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
-
-/* Deeper than the kernel lets anyone nest by default (cgroup.max.depth is
- * unlimited, but systemd and kubelet stay under ten). */
-#define WALK_DEPTH_MAX 64
+#include "oci.h"
 
 struct walker {
 	struct cc_cg cg;
@@ -116,17 +113,43 @@ static int read_cgroup(struct walker *w, int i, struct cc_err *err)
 	return 0;
 }
 
+/* What this reader may not open: another owner's 0700 cgroup (the
+ * DaemonSet's audit runs without capabilities). */
+static bool denied(const struct cc_err *err)
+{
+	return err->code == EACCES || err->code == EPERM;
+}
+
+/* A cgroup (or one of its files) skipped with what is below it: anyone
+ * who holds a delegated subtree can make one unreadable or nest it past
+ * CC_AUDIT_DEPTH_MAX, and that must not fail the node's audit.  Counted,
+ * the first one named (CGROUP_UNREADABLE). */
+static int skip(struct walker *w, const char *path, int code, struct cc_err *err)
+{
+	cc_err_clear(err);
+	if (w->s->unreadable++)
+		return 0;
+	w->s->unreadable_errno = code;
+	w->s->unreadable_path = strdup(path);
+	return w->s->unreadable_path ? 0 : cc_err_sys(err, ENOMEM, "audit");
+}
+
 static int walk(struct walker *w, int i, int depth, struct cc_err *err)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	char dir[PATH_MAX];
 	struct dirent *de;
 
-	if (depth > WALK_DEPTH_MAX)
-		return cc_err_set(err, ELOOP, "%s: cgroups nested deeper than %d levels", w->s->cgroups[i].path,
-				  WALK_DEPTH_MAX);
-	if (read_cgroup(w, i, err) < 0)
-		return -1;
+	if (read_cgroup(w, i, err) < 0) {
+		if (!denied(err) || depth == 0)
+			return -1;
+		if (skip(w, w->s->cgroups[i].path, err->code, err) < 0)
+			return -1;
+		/* Parents before children: a cgroup being read is the last
+		 * one added, and nothing below it is in yet. */
+		cc_audit_snap_drop_last(w->s);
+		return 0;
+	}
 	if (cc_path(dir, sizeof(dir), err, "%s%s", w->cg.mount,
 		    strcmp(w->s->cgroups[i].path, "/") ? w->s->cgroups[i].path : "") < 0)
 		return -1;
@@ -136,6 +159,9 @@ static int walk(struct walker *w, int i, int depth, struct cc_err *err)
 			cc_err_clear(err); /* removed while we read it */
 			return 0;
 		}
+		/* Its files could be read, its children cannot be listed. */
+		if (denied(err) && depth > 0)
+			return skip(w, w->s->cgroups[i].path, err->code, err);
 		return -1;
 	}
 	while ((errno = 0, de = readdir(d))) {
@@ -159,6 +185,11 @@ static int walk(struct walker *w, int i, int depth, struct cc_err *err)
 		 * refuses such paths) and cannot be quoted safely: skip it. */
 		if (!cc_cgroup_path_safe(child))
 			continue;
+		if (depth + 1 > CC_AUDIT_DEPTH_MAX) {
+			if (skip(w, child, ELOOP, err) < 0)
+				return -1;
+			continue;
+		}
 		c = cc_audit_snap_add_cgroup(w->s, child, i, err);
 		if (c < 0 || walk(w, c, depth + 1, err) < 0)
 			return -1;
@@ -166,6 +197,55 @@ static int walk(struct walker *w, int i, int depth, struct cc_err *err)
 	if (errno)
 		return cc_err_sys(err, errno, "%s: readdir", dir);
 	return 0;
+}
+
+/* A thread's start time (0 when there is no stat: a capture keeps only
+ * the status), which --fix compares before it re-pins the thread. */
+static int read_start(const struct cc_root *root, int tid, unsigned long long *start, struct cc_err *err)
+{
+	_cleanup_free_ char *stat = NULL;
+	char path[64];
+
+	*start = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	stat = cc_root_read(root, path, 0, err);
+	if (!stat) {
+		if (err->code != ENOENT && err->code != ESRCH)
+			return -1;
+		cc_err_clear(err);
+		return 0;
+	}
+	if (cc_audit_parse_stat_start(stat, start, err) < 0)
+		return cc_err_prefix(err, "%s", path);
+	return 0;
+}
+
+int cc_audit_task_same(const struct cc_root *root, int tid, const char *cgroup, unsigned long long start,
+		       struct cc_err *err)
+{
+	_cleanup_free_ char *text = NULL;
+	unsigned long long now = 0;
+	char path[64], cg[PATH_MAX];
+
+	if (start == 0)
+		return 0;
+	if (read_start(root, tid, &now, err) < 0)
+		return -1;
+	if (now != start)
+		return 0; /* gone (0), or the id was reused */
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", tid);
+	text = cc_root_read(root, path, 0, err);
+	if (!text) {
+		if (err->code != ENOENT && err->code != ESRCH)
+			return -1;
+		cc_err_clear(err);
+		return 0;
+	}
+	if (cc_proc_cgroup_parse(text, cg, sizeof(cg), err) < 0) {
+		cc_err_clear(err); /* moved to a cgroup being removed: not ours to pin */
+		return 0;
+	}
+	return !strcmp(cg, cgroup);
 }
 
 /* Threads of one cgroup and their affinity; threads that exit meanwhile
@@ -179,6 +259,12 @@ static int read_tasks(struct walker *w, int i, const struct cc_root *root, struc
 
 	if (!aff)
 		return cc_err_sys(err, ENOMEM, "audit");
+	if (!list && denied(err)) {
+		char what[PATH_MAX + 32];
+
+		snprintf(what, sizeof(what), "%s/cgroup.threads", w->s->cgroups[i].path);
+		return skip(w, what, err->code, err);
+	}
 	if (!list)
 		return cc_err_isset(err) ? -1 : 0;
 	for (char *tok = strtok_r(list, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
@@ -211,6 +297,8 @@ static int read_tasks(struct walker *w, int i, const struct cc_root *root, struc
 		if (cc_audit_parse_status_affinity(status, aff, err) < 0)
 			return cc_err_prefix(err, "%s", path);
 		if (cc_audit_snap_add_task(w->s, (int)tid, i, aff, err) < 0)
+			return -1;
+		if (read_start(root, (int)tid, &w->s->tasks[w->s->ntasks - 1].start, err) < 0)
 			return -1;
 	}
 	w->s->hidden_cgroups += w->s->hidden_tasks > hidden;

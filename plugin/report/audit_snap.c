@@ -52,6 +52,24 @@ int cc_audit_snap_add_cgroup(struct cc_audit_snap *s, const char *path, int pare
 	return s->ncgroups++;
 }
 
+void cc_audit_snap_drop_last(struct cc_audit_snap *s)
+{
+	struct cc_audit_cgroup *g;
+
+	if (s->ncgroups == 0)
+		return;
+	g = &s->cgroups[--s->ncgroups];
+	json_object_del(s->index, g->path);
+	free(g->path);
+	hwloc_bitmap_free(g->cpus);
+	hwloc_bitmap_free(g->effective);
+	if (g->exclusive)
+		hwloc_bitmap_free(g->exclusive);
+	if (g->mems)
+		hwloc_bitmap_free(g->mems);
+	memset(g, 0, sizeof(*g));
+}
+
 int cc_audit_snap_add_task(struct cc_audit_snap *s, int tid, int cgroup,
 			   hwloc_const_bitmap_t affinity, struct cc_err *err)
 {
@@ -138,6 +156,7 @@ void cc_audit_snap_fini(struct cc_audit_snap *s)
 	for (int i = 0; i < s->ngrowth; i++)
 		hwloc_bitmap_free(s->growth[i].cpus);
 	free(s->growth);
+	free(s->unreadable_path);
 	cc_noderecs_fini(&s->power);
 	cc_power_now_fini(&s->power_now);
 	if (s->index)
@@ -166,6 +185,30 @@ int cc_audit_parse_status_affinity(const char *status, hwloc_bitmap_t out, struc
 	if (!v)
 		return cc_err_sys(err, ENOMEM, "audit");
 	return cc_cpulist_parse(v, out, "Cpus_allowed_list", err);
+}
+
+int cc_audit_parse_stat_start(const char *stat, unsigned long long *out, struct cc_err *err)
+{
+	const char *p = strrchr(stat, ')');
+	char *end;
+
+	/* "pid (comm) state ppid ...": fields 3.. follow the last ')'; the
+	 * start time is field 22, the 20th of them. */
+	if (!p)
+		return cc_err_set(err, EINVAL, "stat: no \")\" after the name");
+	p++;
+	for (int field = 3; field < 22; field++) {
+		p += strspn(p, " ");
+		p += strcspn(p, " \n");
+		if (!*p)
+			return cc_err_set(err, EINVAL, "stat: fewer than 22 fields");
+	}
+	p += strspn(p, " ");
+	errno = 0;
+	*out = strtoull(p, &end, 10);
+	if (errno || end == p || (*end && *end != ' ' && *end != '\n'))
+		return cc_err_set(err, EINVAL, "stat: field 22 (starttime) is not a number");
+	return 0;
 }
 
 int cc_audit_parse_kubelet_state(const char *text, char *out, size_t len, struct cc_err *err)

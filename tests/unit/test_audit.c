@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,9 @@
 #include "testlib.h"
 
 /* ---- fixtures ------------------------------------------------------------ */
+
+/* /proc/<pid>/stat after the name: fields 3 to 25, the start time (22) 777. */
+#define STAT_TAIL " S 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 777 2000000 100 18446744073709551615\n"
 
 /* The e2e guest's shape: 2 packages x 4 cores x 2 threads, siblings
  * adjacent, node 0 = 0-7, node 1 = 8-15. */
@@ -240,7 +244,7 @@ START_TEST(test_codes_stable)
 		"KUBELET_STATIC_CPU_MANAGER", "VM_MIXED_CLASSES", "VM_SHARED_CPU", "VM_DRIFT", "VM_GONE",
 		"POWER_DRIFT", "POWER_NOT_RESTORED", "RELEASE_PENDING", "RECORD_ORPHAN", "RECORD_DRIFT",
 		"LEDGER_MISSING",
-		"TASKS_HIDDEN",
+		"TASKS_HIDDEN", "CGROUP_UNREADABLE",
 	};
 
 	ck_assert_int_eq(CC_AUDIT_NCODES, (int)(sizeof(names) / sizeof(names[0])));
@@ -250,6 +254,26 @@ START_TEST(test_codes_stable)
 	}
 	ck_assert_int_eq(cc_audit_code_parse("DRIFT"), -1);
 	ck_assert_str_eq(cc_audit_code_name(CC_AUDIT_NCODES), "?");
+}
+END_TEST
+
+/* A finding's text quotes what was read (a cgroup's name is anyone's in a
+ * delegated subtree): cut between characters at the field's size, with
+ * bidi controls escaped, so the table and the JSON (which takes only valid
+ * UTF-8) show what is there (issue #26). */
+START_TEST(test_text_cut)
+{
+	char field[16];
+
+	CC_AUDIT_SET(field, "cgroup /%s", "\xc3\xa9\xc3\xa9\xc3\xa9");
+	ck_assert_str_eq(field, "cgroup /\xc3\xa9\xc3\xa9\xc3\xa9");
+	CC_AUDIT_SET(field, "cgroup /%s", "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+	ck_assert_str_eq(field, "cgroup /\xc3\xa9\xc3\xa9\xc3\xa9");
+	CC_AUDIT_SET(field, "cg /a\xe2\x80\xae" "b");
+	ck_assert_str_eq(field, "cg /a\\u202eb");
+	/* A repair's path is kept as read. */
+	CC_AUDIT_TARGET(field, "/a\xe2\x80\xae" "b");
+	ck_assert_str_eq(field, "/a\xe2\x80\xae" "b");
 }
 END_TEST
 
@@ -852,6 +876,33 @@ START_TEST(test_parse_status)
 }
 END_TEST
 
+static const struct {
+	const char *text;
+	unsigned long long start; /* 0: error */
+} stat_cases[] = {
+	{ "4242 (sleep)" STAT_TAIL, 777 },
+	{ "4242 (a) (b c) d)" STAT_TAIL, 777 },
+	{ "4242 (sleep) S 1 2 3", 0 },
+	{ "4242 sleep S", 0 },
+	{ "4242 (x) S 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 7x7 1", 0 },
+};
+
+START_TEST(test_parse_stat)
+{
+	struct cc_err err = CC_ERR_INIT;
+	unsigned long long start = 0;
+	int rc = cc_audit_parse_stat_start(stat_cases[_i].text, &start, &err);
+
+	if (stat_cases[_i].start) {
+		ck_assert_msg(rc == 0, "%s", err.msg);
+		ck_assert_uint_eq(start, stat_cases[_i].start);
+	} else {
+		ck_assert_int_eq(rc, -1);
+		ck_assert_msg(!strncmp(err.msg, "stat: ", 6), "%s", err.msg);
+	}
+}
+END_TEST
+
 START_TEST(test_parse_cpu_max)
 {
 	static const struct {
@@ -997,6 +1048,11 @@ static void capture(const char *root, int tid)
 	put_file(root, "/sys/fs/cgroup/kubepods/pod1/c1/cgroup.threads", p);
 	snprintf(p, sizeof(p), "/proc/%d/status", tid);
 	put_file(root, p, "Name:\tsleep\nCpus_allowed_list:\t2\n");
+	/* Started 777 ticks after boot (field 22); the name may hold ") ". */
+	snprintf(p, sizeof(p), "/proc/%d/stat", tid);
+	put_file(root, p, "4242 (sl) (eep)" STAT_TAIL);
+	snprintf(p, sizeof(p), "/proc/%d/cgroup", tid);
+	put_file(root, p, "0::/kubepods/pod1/c1\n");
 	put_file(root, "/var/lib/kubelet/cpu_manager_state", "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-15\"}\n");
 }
 
@@ -1037,6 +1093,7 @@ START_TEST(test_read_captured_tree)
 	ck_assert_int_eq(s.hidden_cgroups, 1);
 	ck_assert_int_eq(s.hidden_at, cc_audit_snap_find(&s, "/kubepods/pod1/c1"));
 	ck_assert_int_eq(hwloc_bitmap_first(s.tasks[0].affinity), 2);
+	ck_assert_uint_eq(s.tasks[0].start, 777);
 	ck_assert_str_eq(s.kubelet_policy, "static");
 	cc_audit_snap_fini(&s);
 	/* A malformed file is an error naming it. */
@@ -1049,6 +1106,179 @@ START_TEST(test_read_captured_tree)
 }
 END_TEST
 
+/* The reader's snapshot of `dir` and the findings of the checks that say
+ * what it could not look at, as "rc|ncgroups|ntasks|carve-found|CODE object|actual"
+ * (or "rc|error"). */
+static void read_report(const char *dir, struct cc_ledger *l, char *out, size_t len)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_audit_read_opts o = { .skip_irqs = true };
+	_cleanup_root_ struct cc_root *root = cc_root_open(dir, &err);
+	struct cc_audit_report rep = { 0 };
+	struct cc_audit_snap s;
+	struct cc_audit_in in = { l, NULL, NULL, &s };
+	int n;
+
+	if (!root || cc_audit_snap_read(root, l, &o, &s, &err) < 0) {
+		snprintf(out, len, "-1|%s", err.msg);
+		return;
+	}
+	n = snprintf(out, len, "0|%d|%d|%d", s.ncgroups, s.ntasks,
+		     cc_audit_snap_find(&s, "/kubepods/pod1/c1") >= 0 &&
+			     s.cgroups[cc_audit_snap_find(&s, "/kubepods/pod1/c1")].carve == 0);
+	if (cc_audit_check_tasks(&in, &rep, &err) < 0)
+		snprintf(out + n, len - (size_t)n, "|check: %s", err.msg);
+	for (int i = 0; i < rep.n && (size_t)n < len; i++)
+		n += snprintf(out + n, len - (size_t)n, "|%s %s|%s", cc_audit_code_name(rep.f[i].code), rep.f[i].object,
+			      rep.f[i].actual);
+	cc_audit_report_fini(&rep);
+	cc_audit_snap_fini(&s);
+}
+
+/* Issue #26: one cgroup the audit cannot read (another owner's 0700
+ * directory; the DaemonSet's audit has no capabilities) failed the whole
+ * node's audit (exit 2).  Now it is skipped with its subtree and named in
+ * CGROUP_UNREADABLE, and the rest is audited.  The reader runs as an
+ * unprivileged uid in a child. */
+START_TEST(test_read_unreadable)
+{
+	char dir[] = "/tmp/cc-audit-unread-XXXXXX", path[PATH_MAX], got[2048] = "";
+	struct cc_ledger *l = ledger_new();
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	capture(dir, 4242);
+	put_file(dir, "/sys/fs/cgroup/kubepods/evil/cgroup.events", "populated 1\n");
+	put_file(dir, "/sys/fs/cgroup/kubepods/evil/inner/cgroup.events", "populated 1\n");
+	snprintf(path, sizeof(path), "%s/sys/fs/cgroup/kubepods/evil", dir);
+	ck_assert_int_eq(chown(path, 12345, 12345), 0);
+	ck_assert_int_eq(chmod(path, 0700), 0);
+	carve_add(l, "c1", "/kubepods/pod1/c1", "cpuset-only", "latency", "2,4", "3,5", "0");
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+			snprintf(got, sizeof(got), "setresuid: %s", strerror(errno));
+		else
+			read_report(dir, l, got, sizeof(got));
+		_exit(write(fds[1], got, strlen(got)) < 0);
+	}
+	close(fds[1]);
+	n = read(fds[0], got, sizeof(got) - 1);
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_gt(n, 0);
+	got[n] = '\0';
+	/* 4 cgroups read (evil dropped), c1's task and carve checked (the
+	 * capture's task runs off its carve). */
+	ck_assert_str_eq(got, "0|4|1|1|TASK_ESCAPED task 4242 (cgroup /kubepods/pod1/c1)|affinity 2|TASKS_HIDDEN tasks of 1 cgroup (first: /kubepods/pod1/c1)|"
+			      "1 of 2 threads read as PID 0: outside this PID namespace, not checked|"
+			      "CGROUP_UNREADABLE cgroup /kubepods/evil|Permission denied; 1 cgroup skipped with their subtrees");
+	cc_ledger_close(l);
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
+}
+END_TEST
+
+/* A subtree nested past CC_AUDIT_DEPTH_MAX (anyone who holds a delegated
+ * one can make it) is skipped below that depth, not a failed audit. */
+START_TEST(test_read_too_deep)
+{
+	char dir[] = "/tmp/cc-audit-deep-XXXXXX", deep[PATH_MAX] = "/kubepods/deep", path[PATH_MAX + 64];
+	char got[2048], want[PATH_MAX + 512];
+	struct cc_ledger *l = ledger_new();
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	capture(dir, 4242);
+	carve_add(l, "c1", "/kubepods/pod1/c1", "cpuset-only", "latency", "2,4", "3,5", "0");
+	/* /kubepods is depth 1, deep 2: 68 levels in all, 65 and below go. */
+	for (int d = 3; d <= 68; d++)
+		strcat(deep, "/d");
+	snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cgroup.events", deep);
+	put_file(dir, path, "populated 0\n");
+	read_report(dir, l, got, sizeof(got));
+	deep[strlen("/kubepods/deep") + 2 * (65 - 2)] = '\0';
+	snprintf(want, sizeof(want),
+		 "0|%d|1|1|TASK_ESCAPED task 4242 (cgroup /kubepods/pod1/c1)|affinity 2|TASKS_HIDDEN tasks of 1 cgroup (first: /kubepods/pod1/c1)|"
+		 "1 of 2 threads read as PID 0: outside this PID namespace, not checked|"
+		 "CGROUP_UNREADABLE cgroup %s|nested deeper than 64 levels; 1 cgroup skipped with their subtrees",
+		 4 + 64 - 1, deep);
+	ck_assert_str_eq(got, want);
+	cc_ledger_close(l);
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
+}
+END_TEST
+
+/* `audit --fix` re-pins thread 4242 (TASK_ESCAPED, read at snapshot time
+ * in /kubepods/pod1/c1, started at tick 777) only when the id still names
+ * that thread: same start time and same cgroup, read right before
+ * sched_setaffinity.  Otherwise a reused id would pin an unrelated
+ * process onto the carve (issue #26).  On a tree, a thread that is still
+ * the same is refused as "not the real host": that is how far the repair
+ * goes here. */
+START_TEST(test_fix_repin_revalidates)
+{
+	static const struct {
+		unsigned long long start;
+		const char *cgroup;
+		bool same;
+	} cases[] = {
+		{ 778, "/kubepods/pod1/c1", false }, /* another thread under the id */
+		{ 777, "/kubepods/pod1/c2", false }, /* moved to another cgroup */
+		{ 0, "/kubepods/pod1/c1", false },   /* nothing read to compare with */
+		{ 777, "/kubepods/pod1/c1", true },
+	};
+	char dir[] = "/tmp/cc-audit-repin-XXXXXX";
+	_cleanup_root_ struct cc_root *root = NULL;
+	struct cc_err err = CC_ERR_INIT;
+	struct world w;
+
+	world_init(&w);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	capture(dir, 4242);
+	root = cc_root_open(dir, &err);
+	ck_assert_msg(root != NULL, "%s", err.msg);
+	carve_add(w.ledger, "c1", "/kubepods/pod1/c1", "cpuset-only", "latency", "2,4", "3,5", "0");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cc_audit_report rep = { 0 };
+		struct cc_audit_fix_result res;
+		char *out = NULL;
+		size_t outlen = 0;
+		FILE *fp = open_memstream(&out, &outlen);
+		struct cc_audit_fix_ctx fx = { root, w.ledger, w.topo, w.policy, fp, NULL, NULL };
+		struct cc_finding *f = cc_audit_add(&rep, CC_AUDIT_TASK_ESCAPED, "c1", &err);
+		int rc;
+
+		ck_assert_ptr_nonnull(f);
+		f->repair = CC_REPAIR_REPIN;
+		f->num = 4242;
+		f->start = cases[i].start;
+		snprintf(f->object, sizeof(f->object), "task 4242 (cgroup %s)", cases[i].cgroup);
+		snprintf(f->target, sizeof(f->target), "%s", cases[i].cgroup);
+		cc_err_clear(&err);
+		rc = cc_audit_fix(&fx, &rep, &res, &err);
+		fclose(fp);
+		ck_assert_int_eq(res.repaired, 0);
+		if (cases[i].same) {
+			ck_assert_int_eq(rc, -1);
+			ck_assert_int_eq(res.failed, 1);
+			ck_assert_msg(strstr(err.msg, "only changed on the real host"), "%s", err.msg);
+		} else {
+			ck_assert_msg(rc == 0, "case %zu: %s\n%s", i, err.msg, out);
+			ck_assert_int_eq(res.failed, 0);
+			ck_assert_msg(strstr(out, "left alone: TASK_ESCAPED task 4242"), "case %zu: %s", i, out);
+		}
+		free(out);
+		cc_audit_report_fini(&rep);
+	}
+	world_fini(&w);
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
+}
+END_TEST
 
 /* `corecarve audit --root` on a captured tree: a real machine's sysfs
  * (fixture F03, CPUs 0-15) with the cgroupfs capture above, and a
@@ -1224,11 +1454,16 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_kubelet);
 	tcase_add_loop_test(tc, test_parse_kubelet, 0, (int)(sizeof(kubelet_cases) / sizeof(kubelet_cases[0])));
 	tcase_add_loop_test(tc, test_parse_status, 0, (int)(sizeof(status_cases) / sizeof(status_cases[0])));
+	tcase_add_loop_test(tc, test_parse_stat, 0, (int)(sizeof(stat_cases) / sizeof(stat_cases[0])));
 	tcase_add_test(tc, test_parse_cpu_max);
 	tcase_add_test(tc, test_index);
 	tcase_add_test(tc, test_prom);
 	tcase_add_test(tc, test_vm_findings);
 	tcase_add_test(tc, test_read_captured_tree);
+	tcase_add_test(tc, test_read_unreadable);
+	tcase_add_test(tc, test_text_cut);
+	tcase_add_test(tc, test_read_too_deep);
+	tcase_add_test(tc, test_fix_repin_revalidates);
 	tcase_add_test(tc, test_cli_captured_tree);
 	tcase_add_loop_test(tc, test_cli_bad_args, 0, (int)(sizeof(bad_args) / sizeof(bad_args[0])));
 	suite_add_tcase(s, tc);

@@ -526,6 +526,10 @@ static const struct row rows[] = {
 	STA("state-id-number", "{\"id\":5}", "OCI state: id: expected a string"),
 	STA("state-id-path", "{\"id\":\"../../etc\"}", "OCI state: id"),
 	STA("state-id-newline", "{\"id\":\"a\\nb\"}", "OCI state: id"),
+	/* Another kind's ledger id, and a bidi override (log spoofing). */
+	STA("state-id-exec-alias", "{\"id\":\"exec:1\"}", "OCI state: id: a 6-byte id is not a valid container id"),
+	STA("state-id-vm-alias", "{\"id\":\"vm:keep\"}", "OCI state: id: a 7-byte id is not a valid container id"),
+	STA("state-id-bidi", "{\"id\":\"ab\\u202ecd\"}", "OCI state: id: a 7-byte id is not a valid container id"),
 	STA("state-pid-negative", "{\"id\":\"bad\",\"pid\":-1}", "OCI state: pid"),
 	STA("state-pid-huge", "{\"id\":\"bad\",\"pid\":99999999999}", "OCI state: pid"),
 	STA("state-pid-overflow", "{\"id\":\"bad\",\"pid\":999999999999999999999999999}", "OCI state"),

@@ -61,6 +61,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #include "../fuzz/fuzz_vmconfig.c"
 #undef LLVMFuzzerTestOneInput
 
+#define LLVMFuzzerTestOneInput cc_fuzz_text
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "../fuzz/fuzz_text.c"
+#undef LLVMFuzzerTestOneInput
+
+#define LLVMFuzzerTestOneInput cc_fuzz_proc_stat
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "../fuzz/fuzz_proc_stat.c"
+#undef LLVMFuzzerTestOneInput
+
 /* Its helpers' names are common ones: kept apart from this file's. */
 #define LLVMFuzzerTestOneInput cc_fuzz_ledger
 #define blank fuzz_ledger_blank
@@ -81,7 +91,8 @@ static const struct {
 	{ "fuzz_oci_state", cc_fuzz_oci_state },     { "fuzz_oci_config", cc_fuzz_oci_config },
 	{ "fuzz_cpulist", cc_fuzz_cpulist },         { "fuzz_proc_cgroup", cc_fuzz_proc_cgroup },
 	{ "fuzz_interrupts", cc_fuzz_interrupts },   { "fuzz_vmconfig", cc_fuzz_vmconfig },
-	{ "fuzz_noderec", cc_fuzz_noderec },
+	{ "fuzz_noderec", cc_fuzz_noderec },         { "fuzz_text", cc_fuzz_text },
+	{ "fuzz_proc_stat", cc_fuzz_proc_stat },
 	{ "fuzz_ledger", cc_fuzz_ledger },
 };
 #define NTARGETS ((int)(sizeof(targets) / sizeof(targets[0])))

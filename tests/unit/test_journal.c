@@ -91,7 +91,7 @@ START_TEST(test_refusal)
 }
 END_TEST
 
-/* The fields of the native protocol, and control characters flattened. */
+/* The fields of the native protocol, and control characters escaped. */
 START_TEST(test_format)
 {
 	struct cc_journal_field f[] = { { "CORECARVE_EVENT", "release" }, { "CORECARVE_CLASS", "" },
@@ -100,12 +100,30 @@ START_TEST(test_format)
 	int n = cc_journal_format(true, 6, "release c1\r\n", f, 3, buf, sizeof(buf));
 
 	ck_assert_int_eq(n, (int)strlen(buf));
-	ck_assert_str_eq(buf, "PRIORITY=6\nSYSLOG_FACILITY=3\nSYSLOG_IDENTIFIER=corecarve\nMESSAGE=release c1  \n"
-			      "CORECARVE_EVENT=release\nCORECARVE_CPUS=2 3\n");
+	ck_assert_str_eq(buf, "PRIORITY=6\nSYSLOG_FACILITY=3\nSYSLOG_IDENTIFIER=corecarve\nMESSAGE=release c1\\r\\n\n"
+			      "CORECARVE_EVENT=release\nCORECARVE_CPUS=2\\n3\n");
 	/* A buffer too small cuts, never overflows. */
 	n = cc_journal_format(true, 6, "release c1", f, 3, buf, 16);
 	ck_assert_int_eq(n, 15);
 	ck_assert_str_eq(buf, "PRIORITY=6\nSYSL");
+}
+END_TEST
+
+/* journald keeps a MESSAGE that is not valid UTF-8 as a blob: a message
+ * cut by the buffer ends between characters, a stray byte and a bidi
+ * override are escaped (issue #26). */
+START_TEST(test_format_utf8)
+{
+	static const char head[] = "PRIORITY=4\nSYSLOG_FACILITY=3\nSYSLOG_IDENTIFIER=corecarve\nMESSAGE=";
+	char buf[sizeof(head) + 7];
+	int n = cc_journal_format(true, 4, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", NULL, 0, buf, sizeof(buf));
+
+	/* 7 bytes are left after the head, and the NUL: 3 whole "é", not
+	 * 3.5, then the newline that ends the field. */
+	ck_assert_int_eq(n, (int)strlen(head) + 7);
+	ck_assert_str_eq(buf + strlen(head), "\xc3\xa9\xc3\xa9\xc3\xa9\n");
+	n = cc_journal_format(false, 4, "id \xe2\x80\xae" "cba \xff", NULL, 0, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, "id \\u202ecba \\xff"));
 }
 END_TEST
 
@@ -144,6 +162,7 @@ static Suite *journal_suite(void)
 	tcase_add_test(tc, test_nothing_to_do);
 	tcase_add_test(tc, test_refusal);
 	tcase_add_test(tc, test_format);
+	tcase_add_test(tc, test_format_utf8);
 	tcase_add_test(tc, test_fault_switch_test_build_only);
 	suite_add_tcase(s, tc);
 	return s;

@@ -35,6 +35,15 @@ static const struct {
 	{ "{\"id\":\"\"}", "not a valid container id" },
 	{ "{\"id\":\"../x\"}", "not a valid container id" },
 	{ "{\"id\":\"..\"}", "not a valid container id" },
+	/* The ledger's ids of other kinds: a container must not alias them. */
+	{ "{\"id\":\"exec:4242\"}", "not a valid container id" },
+	{ "{\"id\":\"vm:web\"}", "not a valid container id" },
+	/* Log spoofing: a space, a bidi override (U+202E), a newline. */
+	{ "{\"id\":\"a b\"}", "not a valid container id" },
+	{ "{\"id\":\"ab\u202ecd\"}", "not a valid container id" },
+	{ "{\"id\":\"a\\nb\"}", "not a valid container id" },
+	{ "{\"id\":\".hidden\"}", "not a valid container id" },
+	{ "{\"id\":\"-x\"}", "not a valid container id" },
 	{ "{\"id\":\"a\",\"pid\":-1}", "pid: -1 is out of range" },
 	{ "{\"id\":\"a\",\"pid\":\"12\"}", "pid: expected an integer" },
 	{ "{\"id\":\"a\",\"pid\":99999999999}", "out of range" },
@@ -55,6 +64,34 @@ START_TEST(test_state_bad)
 	ck_assert_msg(strstr(err.msg, bad_states[_i].why), "%s: got \"%s\"", j, err.msg);
 	ck_assert_msg(strncmp(err.msg, "OCI state", 9) == 0, "names the input: %s", err.msg);
 	ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+END_TEST
+
+/* What runc and containerd name containers is taken, up to the limit. */
+START_TEST(test_state_ids)
+{
+	static const char *const good[] = { "t2", "0123abcdef", "k8s_POD_web-1.default_0", "a+b", "Z" };
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_oci_state st;
+	char json[CC_OCI_ID_MAX + 64], id[CC_OCI_ID_MAX + 2];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(json, sizeof(json), "{\"id\":\"%s\"}", good[i]);
+		ck_assert_msg(cc_oci_state_parse(json, strlen(json), &st, &err) == 0, "%s: %s", good[i], err.msg);
+		ck_assert_str_eq(st.id, good[i]);
+		cc_oci_state_fini(&st);
+	}
+	memset(id, 'a', CC_OCI_ID_MAX);
+	id[CC_OCI_ID_MAX] = '\0';
+	snprintf(json, sizeof(json), "{\"id\":\"%s\"}", id);
+	ck_assert_msg(cc_oci_state_parse(json, strlen(json), &st, &err) == 0, "%s", err.msg);
+	cc_oci_state_fini(&st);
+	id[CC_OCI_ID_MAX] = 'a';
+	id[CC_OCI_ID_MAX + 1] = '\0';
+	snprintf(json, sizeof(json), "{\"id\":\"%s\"}", id);
+	ck_assert_int_eq(cc_oci_state_parse(json, strlen(json), &st, &err), -1);
+	ck_assert_str_eq(err.msg, "OCI state: id: a 256-byte id is not a valid container id (want 1-255 of A-Z a-z 0-9 _ + - "
+				  "., starting with a letter or digit, as runc and containerd name containers)");
 }
 END_TEST
 
@@ -164,6 +201,7 @@ static Suite *oci_suite(void)
 
 	tcase_add_test(tc, test_state_ok);
 	tcase_add_loop_test(tc, test_state_bad, 0, sizeof(bad_states) / sizeof(bad_states[0]));
+	tcase_add_test(tc, test_state_ids);
 	tcase_add_test(tc, test_state_huge);
 	tcase_add_test(tc, test_config);
 	tcase_add_loop_test(tc, test_config_bad, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));

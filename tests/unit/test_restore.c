@@ -142,10 +142,11 @@ static void mk_pod_ab(struct env *e, const char *quota)
 	mk(e, POD "/b", true);
 }
 
-static int carve(struct env *e, const char *id, const char *cgroup, const char *cls, int cpus, struct cc_err *err)
+static int carve_kind(struct env *e, const char *kind, const char *id, const char *cgroup, const char *cls, int cpus,
+		      struct cc_err *err)
 {
 	struct cc_request req = { .cpus = cpus };
-	struct cc_carve_spec spec = { .id = id, .kind = "container", .cgroup = cgroup, .req = &req };
+	struct cc_carve_spec spec = { .id = id, .kind = kind, .cgroup = cgroup, .req = &req };
 	struct cc_create_result res;
 	int rc;
 
@@ -156,6 +157,11 @@ static int carve(struct env *e, const char *id, const char *cgroup, const char *
 	return rc;
 }
 
+static int carve(struct env *e, const char *id, const char *cgroup, const char *cls, int cpus, struct cc_err *err)
+{
+	return carve_kind(e, "container", id, cgroup, cls, cpus, err);
+}
+
 /* poststop: the runtime has removed the container's cgroup first. */
 static int release(struct env *e, const char *id, const char *cgroup, struct cc_err *err)
 {
@@ -164,7 +170,7 @@ static int release(struct env *e, const char *id, const char *cgroup, struct cc_
 		ck_assert_int_eq(fakecg_rmdir(e->f, cgroup), 0);
 	}
 	cc_err_clear(err);
-	return cc_container_release(&e->ctx, id, err);
+	return cc_container_release(&e->ctx, id, "container", err);
 }
 
 static struct cc_ledger *ledger(struct env *e)
@@ -612,6 +618,51 @@ END_TEST
 /* A carve that does not run on exactly its CPUs is refused and leaves
  * nothing: the kernel granted less than it was given (on 7.x a write that
  * conflicts is stripped, not refused); the same for the parked siblings. */
+/* An id shared by carves of two kinds (issue #26: a container's poststop
+ * under the id "exec:<pid>" gave a running exec's carve away): release
+ * and settle act only on a carve of their own kind. */
+START_TEST(test_kind_guarded)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
+	char want[64];
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
+	mk_pod(&e, "max 100000");
+	mk(&e, POD "/e", true);
+	OK(carve_kind(&e, "exec", "exec:77", POD "/e", "latency", 1, &err));
+	snprintf(want, sizeof(want), "%s", fakecg_get(e.f, POD "/e", "cpuset.cpus.effective"));
+	/* A container's poststop under the exec's id: nothing released. */
+	OK(cc_container_release(&e.ctx, "exec:77", "container", &err));
+	l = ledger(&e);
+	ck_assert_int_eq(cc_ledger_ncarves(l), 1);
+	ck_assert_str_eq(cc_ledger_carve_at(l, 0)->kind, "exec");
+	cc_ledger_close(l);
+	l = NULL;
+	ck_assert_str_eq(fakecg_get(e.f, POD "/e", "cpuset.cpus.effective"), want);
+	/* A container created under that id: refused, the exec's carve kept. */
+	mk(&e, POD "/a", true);
+	ck_assert_int_eq(carve(&e, "exec:77", POD "/a", "latency", 1, &err), -1);
+	ck_assert_msg(strstr(err.msg, "held by a carve of kind exec"), "%s: %s", e.where, err.msg);
+	l = ledger(&e);
+	ck_assert_int_eq(cc_ledger_ncarves(l), 1);
+	ck_assert_str_eq(cc_ledger_carve_at(l, 0)->cgroup, POD "/e");
+	ck_assert(!cc_ledger_carve_at(l, 0)->releasing);
+	cc_ledger_close(l);
+	l = NULL;
+	ck_assert_str_eq(fakecg_get(e.f, POD "/e", "cpuset.cpus.effective"), want);
+	/* The exec's own release gives it back. */
+	fakecg_exit(e.f, POD "/e");
+	ck_assert_int_eq(fakecg_rmdir(e.f, POD "/e"), 0);
+	OK(cc_container_release(&e.ctx, "exec:77", "exec", &err));
+	l = ledger(&e);
+	ck_assert_int_eq(cc_ledger_ncarves(l), 0);
+	env_fini(&e);
+}
+END_TEST
+
 START_TEST(test_readback_refused)
 {
 	static const char *const held[] = { POD "/a", "/" CC_PARKED_NAME };
@@ -1277,6 +1328,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_inheriting_peer);
 	tcase_add_loop_test(t, test_local_partitions, 0, 3);
 	tcase_add_loop_test(t, test_readback_refused, 0, 3);
+	tcase_add_loop_test(t, test_kind_guarded, 0, 3);
 	tcase_add_loop_test(t, test_foreign_partition_avoided, 0, 3);
 	tcase_add_loop_test(t, test_every_write_fails, 0, 3);
 	tcase_add_loop_test(t, test_releasing_retried_by_gc, 0, 3);

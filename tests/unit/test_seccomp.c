@@ -577,7 +577,7 @@ START_TEST(test_log_socket)
 	/* One datagram, one field a line; a newline in the message cannot
 	 * forge another field. */
 	ck_assert_str_eq(got, "PRIORITY=6\nSYSLOG_FACILITY=3\nSYSLOG_IDENTIFIER=corecarve\n"
-			      "MESSAGE=carve c1: class latency forged=1\nCORECARVE_EVENT=carve\nCORECARVE_CPUS=2,4\n");
+			      "MESSAGE=carve c1: class latency\\nforged=1\nCORECARVE_EVENT=carve\nCORECARVE_CPUS=2,4\n");
 	close(lfd);
 	unlink(path);
 	rmdir(dir);

@@ -87,12 +87,25 @@ static void puts_(const char *rel, const char *text)
 	put(rel, text, strlen(text));
 }
 
-/* A process: its cmdline (NUL-separated, given with '|'), start time, and
- * threads "tid:comm:cpus:cgroup". */
-static void process(int pid, const char *cmdline, unsigned long start, const char *const *threads)
+/* A process: its cmdline (NUL-separated, given with '|'), start time,
+ * threads "tid:comm:cpus:cgroup", owner (real, effective, saved and fs
+ * uid), executable (/proc/<pid>/exe) and cgroup (the first thread's). */
+static void process_as(int pid, const char *cmdline, unsigned long start, const char *const *threads, unsigned uid,
+		       const char *exe)
 {
-	char rel[128], buf[4096];
+	char rel[128], buf[4096], path[2 * PATH_MAX], pcg[256];
 	size_t n = strlen(cmdline);
+
+	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
+	snprintf(buf, sizeof(buf), "Name:\tqemu\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%d\nUid:\t%u\t%u\t%u\t%u\n"
+		 "Gid:\t0\t0\t0\t0\n", pid, uid, uid, uid, uid);
+	puts_(rel, buf);
+	snprintf(path, sizeof(path), "%s/proc/%d/exe", tree, pid);
+	ck_assert_int_eq(symlink(exe, path), 0);
+	ck_assert_int_eq(sscanf(threads[0], "%*[^:]:%*[^:]:%*[^:]:%255s", pcg), 1);
+	snprintf(rel, sizeof(rel), "proc/%d/cgroup", pid);
+	snprintf(buf, sizeof(buf), "0::%s\n", pcg);
+	puts_(rel, buf);
 
 	memcpy(buf, cmdline, n + 1);
 	for (size_t i = 0; i < n; i++)
@@ -109,6 +122,8 @@ static void process(int pid, const char *cmdline, unsigned long start, const cha
 		char tid[16], comm[32], cpus[32], cg[256];
 
 		ck_assert_int_eq(sscanf(threads[i], "%15[^:]:%31[^:]:%31[^:]:%255s", tid, comm, cpus, cg), 4);
+		if (tid[0] == '+') /* "+N": the pid plus N */
+			snprintf(tid, sizeof(tid), "%d", pid + atoi(tid + 1));
 		snprintf(rel, sizeof(rel), "proc/%d/task/%s/comm", pid, tid);
 		snprintf(buf, sizeof(buf), "%s\n", comm);
 		puts_(rel, buf);
@@ -122,7 +137,14 @@ static void process(int pid, const char *cmdline, unsigned long start, const cha
 	}
 }
 
+/* Root's QEMU, installed where the distribution puts it. */
+static void process(int pid, const char *cmdline, unsigned long start, const char *const *threads)
+{
+	process_as(pid, cmdline, start, threads, 0, "/usr/bin/qemu-system-x86_64");
+}
+
 #define LV "/machine.slice/machine-qemu-1-web.scope/libvirt"
+#define LV2 "/machine.slice/machine-qemu-2-lvq.scope/libvirt"
 
 static void build_tree(void)
 {
@@ -134,6 +156,13 @@ static void build_tree(void)
 						   "204:IO iothread1:6:" LV "/iothread1", NULL };
 	static const char *const plain[] = { "300:bash:0-15:/", NULL };
 	static const char *const nodbg[] = { "400:qemu-system-x86:0-15:/", "401:qemu-system-x86:0-15:/", NULL };
+	static const char *const vm_root[] = { "+0:qemu-system-x86:0-15:/", "+1:CPU 0/KVM:0-15:/", NULL };
+	static const char *const vm_pod[] = { "+0:qemu-system-x86:0-15:/kubepods/burstable/pod1/ctr",
+					      "+1:CPU 0/KVM:0-15:/kubepods/burstable/pod1/ctr", NULL };
+	static const char *const vm_libpod[] = { "+0:qemu-system-x86:0-15:/machine.slice/libpod-ab12.scope/container",
+						 "+1:CPU 0/KVM:0-15:/machine.slice/libpod-ab12.scope/container", NULL };
+	static const char *const vm_lvq[] = { "+0:qemu-system-x86:0-15:" LV2 "/emulator", "+1:CPU 0/KVM:0-15:" LV2 "/vcpu0",
+					      NULL };
 	static const char *const twice[] = { "600:qemu-system-x86:0-15:/", "601:CPU 0/KVM:0-15:/",
 					     "602:CPU 0/KVM:0-15:/", NULL };
 
@@ -148,6 +177,20 @@ static void build_tree(void)
 	process(500, "qemu-kvm|--name|dup", 90, nodbg);
 	process(501, "qemu-kvm|-name|guest=dup", 91, nodbg);
 	process(600, "qemu-system-x86_64|-name|twice,debug-threads=on", 92, twice);
+	/* Issue #26: a process named qemu with the VM's -name is not a VM
+	 * unless root or libvirt's QEMU user runs an installed QEMU outside
+	 * any container's cgroup. */
+	process_as(700, "qemu-system-x86_64|-name|evil,debug-threads=on", 93, vm_root, 1000, "/usr/bin/qemu-system-x86_64");
+	process_as(710, "qemu-system-x86_64|-name|evil2,debug-threads=on", 94, vm_root, 0, "/home/u/qemu-system-x86_64");
+	process_as(720, "qemu-system-x86_64|-name|evil3,debug-threads=on", 95, vm_pod, 0, "/usr/bin/qemu-system-x86_64");
+	process_as(730, "qemu-system-x86_64|-name|evil4,debug-threads=on", 96, vm_libpod, 0, "/usr/bin/qemu-system-x86_64");
+	process_as(740, "qemu-system-x86_64|-name|guest=lvq,debug-threads=on", 97, vm_lvq, 64055,
+		   "/usr/bin/qemu-system-x86_64 (deleted)");
+	process_as(750, "qemu-kvm|-name|dup2,debug-threads=on", 98, vm_root, 0, "/usr/libexec/qemu-kvm");
+	process_as(760, "qemu-kvm|-name|dup2,debug-threads=on", 99, vm_root, 1000, "/usr/libexec/qemu-kvm");
+	puts_("etc/passwd", "root:x:0:0:root:/root:/bin/bash\n"
+			    "libvirt-qemu:x:64055:108:Libvirt Qemu,,,:/var/lib/libvirt:/usr/sbin/nologin\n");
+	puts_("run/evil.pid", "700\n");
 	puts_("run/libvirt/qemu/web.pid", "200");
 	puts_("run/libvirt/qemu/gone.pid", "999\n");
 	puts_("run/libvirt/qemu/t.pid", "200\n");
@@ -321,6 +364,53 @@ START_TEST(test_find_errors)
 }
 END_TEST
 
+/* Issue #26: any user could start a process named qemu-system-x86_64 with
+ * the VM's -name, in a pod's cgroup or from their home directory, and have
+ * its threads pinned as the VM's.  Now such a process is left out (and
+ * named in the why), and cannot make a name ambiguous either. */
+START_TEST(test_find_untrusted)
+{
+	static const struct {
+		const char *name, *why;
+	} left_out[] = {
+		{ "evil", "no QEMU named evil; left out: process 700 runs as uid 1000 (a VM's QEMU runs as root or "
+			  "libvirt's QEMU user)" },
+		{ "evil2", "no QEMU named evil2; left out: process 710 runs /home/u/qemu-system-x86_64, not an installed "
+			   "QEMU (/usr/bin/qemu-system-*, /usr/libexec/qemu-kvm, /usr/bin/kvm)" },
+		{ "evil3", "no QEMU named evil3; left out: process 720 runs in container cgroup /kubepods/burstable/pod1/ctr" },
+		{ "evil4", "no QEMU named evil4; left out: process 730 runs in container cgroup "
+			   "/machine.slice/libpod-ab12.scope/container" },
+	};
+	_cleanup_root_ struct cc_root *root = open_tree();
+	struct cc_vm_proc p;
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_vm_spec s;
+	char why[512];
+
+	for (size_t i = 0; i < sizeof(left_out) / sizeof(left_out[0]); i++) {
+		s = spec(left_out[i].name, CC_VM_FIND_NAME, left_out[i].name);
+		ck_assert_msg(cc_vm_find(root, &s, &p, why, sizeof(why), &err) == 0, "%s: %s", left_out[i].name, err.msg);
+		ck_assert_str_eq(why, left_out[i].why);
+	}
+	/* A pid file naming another user's QEMU names no VM. */
+	s = spec("x", CC_VM_FIND_PIDFILE, "/run/evil.pid");
+	ck_assert_int_eq(cc_vm_find(root, &s, &p, why, sizeof(why), &err), 0);
+	ck_assert_str_eq(why, "/run/evil.pid names process 700, which runs as uid 1000 (a VM's QEMU runs as root or "
+			      "libvirt's QEMU user)");
+	/* libvirt's QEMU user (the tree's /etc/passwd), its binary upgraded
+	 * under it ("(deleted)"), in libvirt's machine.slice scope. */
+	s = spec("lvq", CC_VM_FIND_NAME, "lvq");
+	ck_assert_msg(cc_vm_find(root, &s, &p, why, sizeof(why), &err) == 1, "%s", err.msg);
+	ck_assert_int_eq(p.pid, 740);
+	cc_vm_proc_fini(&p);
+	/* Root's qemu-kvm and a user's one of the same name: root's is the VM. */
+	s = spec("dup2", CC_VM_FIND_NAME, "dup2");
+	ck_assert_msg(cc_vm_find(root, &s, &p, why, sizeof(why), &err) == 1, "%s", err.msg);
+	ck_assert_int_eq(p.pid, 750);
+	cc_vm_proc_fini(&p);
+}
+END_TEST
+
 /* A recorded pid whose start time differs is another process. */
 START_TEST(test_read_proc_start)
 {
@@ -349,6 +439,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_find_pidfile);
 	tcase_add_test(tc, test_find_errors);
 	tcase_add_test(tc, test_read_proc_start);
+	tcase_add_test(tc, test_find_untrusted);
 	suite_add_tcase(s, tc);
 	return s;
 }
