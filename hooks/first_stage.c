@@ -46,8 +46,6 @@
 #include "paths.h"
 #include "policy.h"
 
-#define LEDGER_READ_MAX (64u << 20)
-
 struct first_args {
 	const char *stage;
 	const char *state_dir;
@@ -114,27 +112,61 @@ static bool id_plain(const char *id)
 	return true;
 }
 
+/* A ledger the full hook's parser could read: a version-2 header object
+ * on its own line, then JSON values (its lines).  Finer damage (an index
+ * that disagrees with its lines) is for the full hook to find; a ledger
+ * that fails here goes to it whole. */
+static bool ledger_plausible(const char *text, size_t len)
+{
+	_cleanup_json_ json_t *h = NULL;
+	json_error_t je;
+	size_t off;
+
+	h = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
+	if (!json_is_object(h) || json_integer_value(json_object_get(h, "version")) != CC_LEDGER_VERSION)
+		return false;
+	off = (size_t)je.position;
+	if (off >= len || text[off] != '\n')
+		return false;
+	for (off++; off < len; off += (size_t)je.position) {
+		json_t *v;
+
+		off += strspn(text + off, " \t\r\n");
+		if (off >= len)
+			break;
+		v = json_loadb(text + off, len - off, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &je);
+		if (!v)
+			return false;
+		json_decref(v);
+	}
+	return true;
+}
+
 /* poststop: does the ledger name this container at all?  The ledger is
  * replaced by rename, so this unlocked read sees one whole version; the
- * container's own createRuntime finished before its poststop began. */
+ * container's own createRuntime finished before its poststop began.  The
+ * state directory and the ledger are opened as the full hook opens them
+ * (ledger.h): one it would refuse (a link, writable by others, another
+ * owner's, oversized, with a NUL, damaged) is its to report. */
 static bool release_needs_full(const char *state_dir, const char *id)
 {
 	_cleanup_free_ char *text = NULL, *quoted = NULL;
+	_cleanup_close_ int dfd = -1;
 	struct cc_err err = CC_ERR_INIT;
-	char path[PATH_MAX];
+	bool missing = false;
 	size_t len = 0;
-	int n;
 
 	if (!id_plain(id) || asprintf(&quoted, "\"%s\"", id) < 0)
 		return true;
-	n = snprintf(path, sizeof(path), "%s/%s", state_dir, CC_LEDGER_FILE);
-	if (n < 0 || (size_t)n >= sizeof(path))
+	dfd = cc_state_dir_open(state_dir, false, &missing, &err);
+	/* No state directory: no carve anywhere. */
+	if (dfd < 0)
+		return !missing;
+	if (cc_state_ledger_read(dfd, state_dir, &text, &len, &err) < 0)
 		return true;
-	/* No ledger (or no state directory): no carve anywhere. */
-	if (cc_read_at(AT_FDCWD, path, NULL, LEDGER_READ_MAX, CC_READ_REGULAR | CC_READ_ABSENT_OK, &text, &len,
-		       &err) < 0)
-		return true;
-	return text && memmem(text, len, quoted, strlen(quoted)) != NULL;
+	if (!text)
+		return false;
+	return memmem(text, len, quoted, strlen(quoted)) != NULL || !ledger_plausible(text, len);
 }
 
 /* The full hook: `corecarve` in this program's directory, with the state

@@ -214,18 +214,30 @@ int cc_cmd_hook(int argc, char **argv)
 		return cc_cli_fail(&err);
 	stage = a.stage;
 
-	if (cc_cli_lock(&lock, argc, argv, &err) < 0)
-		return cc_cli_fail(&err);
+	/* A bad $CORECARVE_LOCK_TIMEOUT refuses only a container that needs
+	 * the lock: the environment is the runtime's, shared by every
+	 * container it starts, and most are none of corecarve's business. */
+	cc_cli_lock_deferred(&lock, argc, argv);
 
 	if (cc_read_fd(STDIN_FILENO, "OCI state on stdin", CC_OCI_STATE_MAX, 0, &text, &len, &err) < 0)
-		return cc_cli_fail(&err);
-	if (cc_oci_state_parse(text, len, &st, &err) < 0)
 		return cc_cli_fail(&err);
 	root = cc_root_open(a.common.root ? a.common.root : "/", &err);
 	if (!root) {
 		cc_err_prefix(&err, "--root");
-		goto out;
+		return cc_cli_fail(&err);
 	}
+	/* The state is read, not yet parsed: the filter (plugin/core/sandbox.h)
+	 * goes on before any byte of it is interpreted, so that a bug in a
+	 * parser runs confined.  From here on only file I/O and the one log
+	 * socket, connected now.  Host only: with --root the hook reads a
+	 * captured tree, changes nothing and logs nothing. */
+	if (root->is_host) {
+		cc_journal_open(&journal, NULL, NULL);
+		if (cc_sandbox_hook(journal.fd, &err) < 0)
+			goto out;
+	}
+	if (cc_oci_state_parse(text, len, &st, &err) < 0)
+		goto out;
 	ctx.root = root;
 	ctx.policy_path = cc_cli_policy_path(&a.common);
 	ctx.state_dir = a.state_dir ? a.state_dir : getenv("CORECARVE_STATE_DIR");
@@ -238,15 +250,6 @@ int cc_cmd_hook(int argc, char **argv)
 	ctx.log = stderr;
 	ctx.verbose = a.verbose;
 	ctx.released = &released;
-	/* Inputs from the runtime are read and every path is resolved: from
-	 * here on only file I/O (plugin/core/sandbox.h), and the one log socket,
-	 * connected now.  Host only: with --root the hook reads a captured
-	 * tree, changes nothing and logs nothing. */
-	if (root->is_host) {
-		cc_journal_open(&journal, NULL, NULL);
-		if (cc_sandbox_hook(journal.fd, &err) < 0)
-			goto out;
-	}
 
 	if (!strcmp(stage, "poststop"))
 		r = stage_poststop(&ctx, &journal, stage, &st, &err);

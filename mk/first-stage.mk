@@ -5,13 +5,14 @@
 # (no loader, no shared library to map or relocate; the DaemonSet copies
 # it to nodes as it is): libc, jansson, and the library's modules it calls
 # (the OCI state and config.json parser, the bounded read, their error,
-# root and fault helpers): the library's own objects, except in a
+# root and fault helpers, the state directory's and ledger's opening,
+# plugin/ledger/ledger_dir.c, shared with the full hook): the library's own objects, except in a
 # SANITIZE=1 tree, where they are compiled again without the sanitizers
 # (which cannot link static), so that tree tests the program it ships.
 # Without libc.a or libjansson.a (STATIC_DEPS=0) it is linked dynamically,
 # and install-on-node.sh refuses it.
 
-FIRST_STAGE_MODULES := oci.c fileio.c error.c root.c fault.c
+FIRST_STAGE_MODULES := oci.c fileio.c error.c root.c fault.c ledger_dir.c
 FIRST_STAGE_LIB_SRC := $(filter $(addprefix %/,$(FIRST_STAGE_MODULES)),$(LIB_SRC))
 ifeq ($(SANITIZE),1)
 FIRST_STAGE_OBJ := $(patsubst %.c,$(BUILD)/first/%.o,$(FIRST_STAGE_SRC) $(FIRST_STAGE_LIB_SRC))
