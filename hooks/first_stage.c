@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -169,6 +170,45 @@ static bool release_needs_full(const char *state_dir, const char *id)
 	return memmem(text, len, quoted, strlen(quoted)) != NULL || !ledger_plausible(text, len);
 }
 
+/* PATH (a file or a directory) is one only root (or we, when run by
+ * another user for a test) can have changed: owned by root or us, writable
+ * by nobody else.  0, or -1 with the reason on stderr. */
+static int trusted(const char *path, bool dir, const struct stat *st)
+{
+	const char *what = dir ? "directory" : "full hook";
+
+	if (dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
+		return fprintf(stderr, "corecarve-hook: %s: the %s is not a %s; refusing to run it\n", path, what,
+			       dir ? "directory" : "regular file (a link?)"), -1;
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return fprintf(stderr, "corecarve-hook: %s: the %s is owned by uid %u, not root; refusing to run it\n",
+			       path, what, (unsigned)st->st_uid), -1;
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return fprintf(stderr,
+			       "corecarve-hook: %s: the %s is group- or world-writable (mode %04o); refusing to run it "
+			       "(chmod go-w)\n",
+			       path, what, (unsigned)(st->st_mode & 07777)), -1;
+	return 0;
+}
+
+/* The full binary runs as root with the container's state: before it is
+ * executed, it and its directory (this program's, the only place looked
+ * in) must be root's alone.  A directory nobody else may write keeps the
+ * file checked here the file executed. */
+static int check_full(const char *dir, const char *full)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return fprintf(stderr, "corecarve-hook: %s: %s\n", dir, strerror(errno)), -1;
+	if (trusted(dir, true, &st) < 0)
+		return -1;
+	if (lstat(full, &st) < 0)
+		return fprintf(stderr, "corecarve-hook: cannot run %s: %s (install corecarve beside corecarve-hook)\n",
+			       full, strerror(errno)), -1;
+	return trusted(full, false, &st);
+}
+
 /* The full hook: `corecarve` in this program's directory, with the state
  * it would have read on stdin (in a memfd: any size, and read like a file). */
 static int exec_full(int argc, char **argv, const char *text, size_t len)
@@ -187,6 +227,8 @@ static int exec_full(int argc, char **argv, const char *text, size_t len)
 		return fprintf(stderr, "corecarve-hook: /proc/self/exe: \"%s\" is not a path\n", self), 2;
 	*slash = '\0';
 	snprintf(full, sizeof(full), "%s/corecarve", self);
+	if (check_full(self, full) < 0)
+		return 2;
 
 	if (text) {
 		fd = memfd_create("oci-state", 0);

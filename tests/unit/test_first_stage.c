@@ -347,6 +347,52 @@ START_TEST(test_poststop_refused_state)
 }
 END_TEST
 
+/* The full binary runs as root: the first stage executes it only when it
+ * and its directory are root's alone (here, the test's own user's: it
+ * runs as whoever runs the tests).  A group-writable binary, one owned by
+ * another uid, a link in its place, a world-writable directory: an error
+ * naming it, exit 2, and the stand-in never runs. */
+START_TEST(test_full_binary_checked)
+{
+	static const struct {
+		const char *prep, *want;
+	} cases[] = {
+		{ "chmod g+w $D/corecarve", "group- or world-writable (mode 0775)" },
+		{ "chown 4242 $D/corecarve", "owned by uid 4242, not root" },
+		{ "mv $D/corecarve $D/real && ln -s real $D/corecarve", "not a regular file" },
+		{ "chmod 0777 $D", "the directory is group- or world-writable (mode 0777)" },
+	};
+	char dir[] = "/tmp/cc-first-XXXXXX", b[4096];
+	_cleanup_free_ char *st = NULL;
+
+	if (!setup(dir))
+		return;
+	snprintf(b, sizeof(b), "%s/b", dir);
+	st = state_json("c1", b, "{\"corecarve.io/placement\":\"{class: latency}\"}");
+	cc_test_write_file(dir, "state.json", st);
+	ck_assert_int_eq(cc_test_sh(NULL, "chmod 0755 %s/corecarve %s", dir, dir), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *out = NULL;
+		int rc;
+
+		ck_assert_int_eq(cc_test_sh(NULL, "D=%s; %s", dir, cases[i].prep), 0);
+		rc = cc_test_sh(&out, "cd %s && ./corecarve-hook createRuntime <state.json", dir);
+		ck_assert_msg(rc == 2, "%s: exit %d", cases[i].prep, rc);
+		ck_assert_msg(strstr(out, cases[i].want) && strstr(out, "refusing to run it"), "%s: %s", cases[i].prep,
+			      out);
+		assert_alone(dir);
+		/* Back to a good pair for the next case. */
+		ck_assert_int_eq(cc_test_sh(NULL, "D=%s; if [ -L $D/corecarve ]; then rm $D/corecarve && mv $D/real "
+						  "$D/corecarve; fi; chown 0 $D/corecarve && chmod 0755 $D/corecarve $D",
+					    dir),
+				 0);
+	}
+	/* And the good pair runs. */
+	ck_assert_int_eq(cc_test_sh(NULL, "cd %s && ./corecarve-hook createRuntime <state.json", dir), STANDIN_RC);
+	teardown(dir);
+}
+END_TEST
+
 /* The real pair from the build: the first stage hands an annotated
  * container to the full hook beside it, which refuses its request with
  * its own message and exit status; an unannotated one never reaches it. */
@@ -396,6 +442,7 @@ static Suite *first_stage_suite(void)
 	tcase_add_test(tc, test_poststop_by_ledger);
 	tcase_add_test(tc, test_unread_agree);
 	tcase_add_test(tc, test_poststop_refused_state);
+	tcase_add_test(tc, test_full_binary_checked);
 	tcase_add_test(tc, test_real_pair);
 	suite_add_tcase(s, tc);
 	return s;
