@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -46,6 +47,7 @@
 #include "oci.h"
 #include "paths.h"
 #include "policy.h"
+#include "sandbox.h"
 
 struct first_args {
 	const char *stage;
@@ -253,33 +255,75 @@ static int exec_full(int argc, char **argv, const char *text, size_t len)
 	return 2;
 }
 
+/* The decision, in this process: does the full hook have to run? */
+static bool needs_full(const struct first_args *a, const char *state_dir, const char *text, size_t len)
+{
+	struct cc_oci_state st = { 0 };
+	struct cc_err err = CC_ERR_INIT;
+	bool full;
+
+	/* A state the full hook would refuse goes to it whole, for its own
+	 * error. */
+	if (cc_oci_state_parse(text, len, &st, &err) < 0)
+		return true;
+	if (strcmp(a->stage, "poststop"))
+		full = create_needs_full(&st);
+	else
+		full = release_needs_full(state_dir, st.id);
+	cc_oci_state_fini(&st);
+	return full;
+}
+
+#define ANSWER_ALONE 0
+#define ANSWER_FULL 1
+
+/* The decision in a confined child (cc_sandbox_first_stage: read files,
+ * allocate, exit): what it parses, the state and every container's
+ * config.json, is whoever writes pods'.  Its only way out is its exit
+ * status, and a child that cannot confine itself, crashes or answers
+ * anything else sends the container to the full hook, which decides for
+ * itself.  The parent, unconfined because a seccomp filter would be
+ * inherited by the full hook it executes, parses nothing. */
+static bool needs_full_confined(const struct first_args *a, const char *state_dir, const char *text, size_t len)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return true;
+	if (pid == 0) {
+		struct cc_err err = CC_ERR_INIT;
+
+		/* jansson seeds its hash from /dev/urandom on first use: done
+		 * now, so the filter needs no exception for it. */
+		json_object_seed(0);
+		if (cc_sandbox_first_stage(&err) < 0)
+			_exit(ANSWER_FULL);
+		_exit(needs_full(a, state_dir, text, len) ? ANSWER_FULL : ANSWER_ALONE);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return true;
+	return !(WIFEXITED(status) && WEXITSTATUS(status) == ANSWER_ALONE);
+}
+
 int main(int argc, char **argv)
 {
 	_cleanup_free_ char *text = NULL;
-	struct cc_oci_state st = { 0 };
 	struct cc_err err = CC_ERR_INIT;
 	struct first_args a = { 0 };
 	const char *state_dir;
 	size_t len = 0;
-	bool full;
 
 	parse_args(argc, argv, &a);
 	if (!a.simple)
 		return exec_full(argc, argv, NULL, 0);
-	/* Read as the full hook reads it; a state it would refuse goes to it
-	 * whole, for its own error. */
+	/* Read as the full hook reads it (reading is not parsing: this
+	 * process stays unconfined to execute the full hook). */
 	if (cc_read_fd(STDIN_FILENO, "OCI state on stdin", CC_OCI_STATE_MAX, 0, &text, &len, &err) < 0)
 		return fprintf(stderr, "corecarve-hook: %s\n", err.msg), 2;
-	if (cc_oci_state_parse(text, len, &st, &err) < 0)
-		return exec_full(argc, argv, text, len);
-	if (strcmp(a.stage, "poststop")) {
-		full = create_needs_full(&st);
-	} else {
-		state_dir = a.state_dir ? a.state_dir : getenv("CORECARVE_STATE_DIR");
-		if (!state_dir || !*state_dir)
-			state_dir = CC_LEDGER_DIR;
-		full = release_needs_full(state_dir, st.id);
-	}
-	cc_oci_state_fini(&st);
-	return full ? exec_full(argc, argv, text, len) : 0;
+	state_dir = a.state_dir ? a.state_dir : getenv("CORECARVE_STATE_DIR");
+	if (!state_dir || !*state_dir)
+		state_dir = CC_LEDGER_DIR;
+	return needs_full_confined(&a, state_dir, text, len) ? exec_full(argc, argv, text, len) : 0;
 }

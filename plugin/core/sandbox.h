@@ -37,6 +37,16 @@
  * or -1 with err naming the libseccomp step that failed. */
 int cc_sandbox_hook(int log_fd, struct cc_err *err);
 
+/* The first stage's filter (hooks/first_stage.c), for the child that
+ * parses the state and config.json and reads the ledger: reading files
+ * (openat only without O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND),
+ * their metadata, memory without executable mappings, exit; EPERM for
+ * everything else, execve and socket included.  Seccomp filters survive
+ * execve, so the process that executes the full hook must never load it:
+ * the first stage forks, and only the child, which answers by its exit
+ * status, is confined.  0, or -1 with err naming the step. */
+int cc_sandbox_first_stage(struct cc_err *err);
+
 /* The number of syscalls the allow-list names, for tests and docs. */
 int cc_sandbox_hook_count(void);
 
