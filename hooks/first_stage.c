@@ -27,7 +27,10 @@
  * cannot read, an id that JSON would escape) goes to the full hook, which
  * reports it.  It writes nothing and logs nothing: the full hook's debug
  * line for a container without the annotation is not written when the
- * first stage answers. */
+ * first stage answers.  It parses in a forked child under its own seccomp
+ * filter (needs_full_confined says why a child), opens the state directory
+ * and the ledger with the full hook's own code (ledger_dir.c), and
+ * executes the full hook only once it and its directory are root's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -4,8 +4,10 @@
  *
  * The hook runs as root on every container start with input that whoever
  * may create pods controls (annotations).  Once it has read what the
- * runtime hands it (the state on stdin) and resolved its paths, it confines
- * itself: from then on it may only read and write files (policy,
+ * runtime hands it (the state on stdin, read but not yet parsed) and
+ * applied its Landlock ruleset (landlock.h: where it may write), it
+ * confines itself, before it parses anything: from then on it may only
+ * read and write files (policy,
  * config.json, sysfs, /proc, cgroupfs, /proc/irq, the ledger), lock and
  * rename the ledger, send its log line on the one socket it connected
  * before (journal.h), allocate memory and exit.  Everything else — execve,
