@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,8 +291,12 @@ static bool needs_full(const struct first_args *a, const char *state_dir, const 
 static bool needs_full_confined(const struct first_args *a, const char *state_dir, const char *text, size_t len)
 {
 	int status = 0;
-	pid_t pid = fork();
+	pid_t pid;
 
+	/* A SIGCHLD ignored by whoever started us would reap the child
+	 * before waitpid could read its answer. */
+	signal(SIGCHLD, SIG_DFL);
+	pid = fork();
 	if (pid < 0)
 		return true;
 	if (pid == 0) {

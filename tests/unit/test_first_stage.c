@@ -393,6 +393,24 @@ START_TEST(test_full_binary_checked)
 }
 END_TEST
 
+/* Started with SIGCHLD ignored (a runtime or a shell may hand that down),
+ * the confined child's answer still reaches the first stage: a container
+ * with nothing recorded is answered alone, not sent to the full hook. */
+START_TEST(test_sigchld_ignored)
+{
+	char dir[] = "/tmp/cc-first-XXXXXX", args[4200];
+	_cleanup_free_ char *st = NULL;
+
+	if (!setup(dir))
+		return;
+	st = state_json("0123456789abcdef", "/gone", NULL);
+	snprintf(args, sizeof(args), "poststop --state %s/state", dir);
+	ck_assert_int_eq(run(dir, "perl -e '$SIG{CHLD} = \"IGNORE\"; exec @ARGV or exit 99'", args, st), 0);
+	assert_alone(dir);
+	teardown(dir);
+}
+END_TEST
+
 /* The real pair from the build: the first stage hands an annotated
  * container to the full hook beside it, which refuses its request with
  * its own message and exit status; an unannotated one never reaches it. */
@@ -443,6 +461,7 @@ static Suite *first_stage_suite(void)
 	tcase_add_test(tc, test_unread_agree);
 	tcase_add_test(tc, test_poststop_refused_state);
 	tcase_add_test(tc, test_full_binary_checked);
+	tcase_add_test(tc, test_sigchld_ignored);
 	tcase_add_test(tc, test_real_pair);
 	suite_add_tcase(s, tc);
 	return s;
