@@ -94,13 +94,14 @@ static int slice_properties(const struct cc_root *root, const char *cgroup, cons
 	snprintf(acpus, sizeof(acpus), "AllowedCPUs=%s", cpus);
 	snprintf(amems, sizeof(amems), "AllowedMemoryNodes=%s", mems);
 	{
-		const char *const argv[] = { "systemctl", "set-property", "--runtime", unit, acpus, amems, NULL };
+		static const char *const opts[] = { "set-property", "--runtime", NULL };
+		const char *const units[] = { unit, acpus, amems, NULL };
 
 		if (dry) {
-			printf("run systemctl set-property --runtime %s %s %s\n", unit, acpus, amems);
+			printf("run systemctl set-property --runtime -- %s %s %s\n", unit, acpus, amems);
 			return 0;
 		}
-		if (cc_systemctl(argv, err) < 0)
+		if (cc_systemctl(opts, units, err) < 0)
 			return cc_err_prefix(err,
 					     "init-parent %s: systemd's manager would empty or drop the slice's cpuset when "
 					     "it starts a scope below it, so %s needs AllowedCPUs=",

@@ -72,8 +72,12 @@ bool cc_cli_fault_built(void);
 struct cc_cli_lock {
 	struct cc_ledger_lock lock;
 	char holder[256];
+	char refused[CC_ERR_MSG_MAX];
 };
 int cc_cli_lock(struct cc_cli_lock *l, int argc, char **argv, struct cc_err *err);
+/* The same, for the hook: a malformed variable is not an error here but
+ * the lock's (lock.refused), reported only if the lock is taken. */
+void cc_cli_lock_deferred(struct cc_cli_lock *l, int argc, char **argv);
 
 /* Print "corecarve: <msg>" once; returns CC_EXIT_ERROR. */
 int cc_cli_fail(const struct cc_err *err);

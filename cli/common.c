@@ -107,6 +107,7 @@ int cc_cli_lock(struct cc_cli_lock *l, int argc, char **argv, struct cc_err *err
 
 	l->lock.wait_ms = CC_LEDGER_WAIT_MS;
 	l->lock.holder = l->holder;
+	l->lock.refused = NULL;
 	if (v && *v && parse_seconds(v, LOCK_TIMEOUT_MAX_S, &l->lock.wait_ms) < 0)
 		return cc_err_set(err, EINVAL,
 				  "CORECARVE_LOCK_TIMEOUT: expected seconds from 0 to %d (e.g. 5 or 0.5), got \"%.32s\"",
@@ -115,6 +116,19 @@ int cc_cli_lock(struct cc_cli_lock *l, int argc, char **argv, struct cc_err *err
 	for (int i = 0; i < argc && n < sizeof(l->holder); i++)
 		n += (size_t)snprintf(l->holder + n, sizeof(l->holder) - n, " %s", argv[i]);
 	return 0;
+}
+
+void cc_cli_lock_deferred(struct cc_cli_lock *l, int argc, char **argv)
+{
+	struct cc_err err = CC_ERR_INIT;
+
+	if (cc_cli_lock(l, argc, argv, &err) == 0)
+		return;
+	snprintf(l->refused, sizeof(l->refused), "%s", err.msg);
+	l->lock.wait_ms = CC_LEDGER_WAIT_MS;
+	l->lock.refused = l->refused;
+	/* The holder line as cc_cli_lock would have written it. */
+	snprintf(l->holder, sizeof(l->holder), "corecarve");
 }
 
 int cc_cli_load(const struct cc_cli_common *c, struct cc_root **rootp,

@@ -27,16 +27,22 @@
  * cannot read, an id that JSON would escape) goes to the full hook, which
  * reports it.  It writes nothing and logs nothing: the full hook's debug
  * line for a container without the annotation is not written when the
- * first stage answers. */
+ * first stage answers.  It parses in a forked child under its own seccomp
+ * filter (needs_full_confined says why a child), opens the state directory
+ * and the ledger with the full hook's own code (ledger_dir.c), and
+ * executes the full hook only once it and its directory are root's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -45,8 +51,7 @@
 #include "oci.h"
 #include "paths.h"
 #include "policy.h"
-
-#define LEDGER_READ_MAX (64u << 20)
+#include "sandbox.h"
 
 struct first_args {
 	const char *stage;
@@ -114,27 +119,100 @@ static bool id_plain(const char *id)
 	return true;
 }
 
+/* A ledger the full hook's parser could read: a version-2 header object
+ * on its own line, then JSON values (its lines).  Finer damage (an index
+ * that disagrees with its lines) is for the full hook to find; a ledger
+ * that fails here goes to it whole. */
+static bool ledger_plausible(const char *text, size_t len)
+{
+	_cleanup_json_ json_t *h = NULL;
+	json_error_t je;
+	size_t off;
+
+	h = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
+	if (!json_is_object(h) || json_integer_value(json_object_get(h, "version")) != CC_LEDGER_VERSION)
+		return false;
+	off = (size_t)je.position;
+	if (off >= len || text[off] != '\n')
+		return false;
+	for (off++; off < len; off += (size_t)je.position) {
+		json_t *v;
+
+		off += strspn(text + off, " \t\r\n");
+		if (off >= len)
+			break;
+		v = json_loadb(text + off, len - off, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &je);
+		if (!v)
+			return false;
+		json_decref(v);
+	}
+	return true;
+}
+
 /* poststop: does the ledger name this container at all?  The ledger is
  * replaced by rename, so this unlocked read sees one whole version; the
- * container's own createRuntime finished before its poststop began. */
+ * container's own createRuntime finished before its poststop began.  The
+ * state directory and the ledger are opened as the full hook opens them
+ * (ledger.h): one it would refuse (a link, writable by others, another
+ * owner's, oversized, with a NUL, damaged) is its to report. */
 static bool release_needs_full(const char *state_dir, const char *id)
 {
 	_cleanup_free_ char *text = NULL, *quoted = NULL;
+	_cleanup_close_ int dfd = -1;
 	struct cc_err err = CC_ERR_INIT;
-	char path[PATH_MAX];
+	bool missing = false;
 	size_t len = 0;
-	int n;
 
 	if (!id_plain(id) || asprintf(&quoted, "\"%s\"", id) < 0)
 		return true;
-	n = snprintf(path, sizeof(path), "%s/%s", state_dir, CC_LEDGER_FILE);
-	if (n < 0 || (size_t)n >= sizeof(path))
+	dfd = cc_state_dir_open(state_dir, false, &missing, &err);
+	/* No state directory: no carve anywhere. */
+	if (dfd < 0)
+		return !missing;
+	if (cc_state_ledger_read(dfd, state_dir, &text, &len, &err) < 0)
 		return true;
-	/* No ledger (or no state directory): no carve anywhere. */
-	if (cc_read_at(AT_FDCWD, path, NULL, LEDGER_READ_MAX, CC_READ_REGULAR | CC_READ_ABSENT_OK, &text, &len,
-		       &err) < 0)
-		return true;
-	return text && memmem(text, len, quoted, strlen(quoted)) != NULL;
+	if (!text)
+		return false;
+	return memmem(text, len, quoted, strlen(quoted)) != NULL || !ledger_plausible(text, len);
+}
+
+/* PATH (a file or a directory) is one only root (or we, when run by
+ * another user for a test) can have changed: owned by root or us, writable
+ * by nobody else.  0, or -1 with the reason on stderr. */
+static int trusted(const char *path, bool dir, const struct stat *st)
+{
+	const char *what = dir ? "directory" : "full hook";
+
+	if (dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
+		return fprintf(stderr, "corecarve-hook: %s: the %s is not a %s; refusing to run it\n", path, what,
+			       dir ? "directory" : "regular file (a link?)"), -1;
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return fprintf(stderr, "corecarve-hook: %s: the %s is owned by uid %u, not root; refusing to run it\n",
+			       path, what, (unsigned)st->st_uid), -1;
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return fprintf(stderr,
+			       "corecarve-hook: %s: the %s is group- or world-writable (mode %04o); refusing to run it "
+			       "(chmod go-w)\n",
+			       path, what, (unsigned)(st->st_mode & 07777)), -1;
+	return 0;
+}
+
+/* The full binary runs as root with the container's state: before it is
+ * executed, it and its directory (this program's, the only place looked
+ * in) must be root's alone.  A directory nobody else may write keeps the
+ * file checked here the file executed. */
+static int check_full(const char *dir, const char *full)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return fprintf(stderr, "corecarve-hook: %s: %s\n", dir, strerror(errno)), -1;
+	if (trusted(dir, true, &st) < 0)
+		return -1;
+	if (lstat(full, &st) < 0)
+		return fprintf(stderr, "corecarve-hook: cannot run %s: %s (install corecarve beside corecarve-hook)\n",
+			       full, strerror(errno)), -1;
+	return trusted(full, false, &st);
 }
 
 /* The full hook: `corecarve` in this program's directory, with the state
@@ -155,6 +233,8 @@ static int exec_full(int argc, char **argv, const char *text, size_t len)
 		return fprintf(stderr, "corecarve-hook: /proc/self/exe: \"%s\" is not a path\n", self), 2;
 	*slash = '\0';
 	snprintf(full, sizeof(full), "%s/corecarve", self);
+	if (check_full(self, full) < 0)
+		return 2;
 
 	if (text) {
 		fd = memfd_create("oci-state", 0);
@@ -179,33 +259,79 @@ static int exec_full(int argc, char **argv, const char *text, size_t len)
 	return 2;
 }
 
+/* The decision, in this process: does the full hook have to run? */
+static bool needs_full(const struct first_args *a, const char *state_dir, const char *text, size_t len)
+{
+	struct cc_oci_state st = { 0 };
+	struct cc_err err = CC_ERR_INIT;
+	bool full;
+
+	/* A state the full hook would refuse goes to it whole, for its own
+	 * error. */
+	if (cc_oci_state_parse(text, len, &st, &err) < 0)
+		return true;
+	if (strcmp(a->stage, "poststop"))
+		full = create_needs_full(&st);
+	else
+		full = release_needs_full(state_dir, st.id);
+	cc_oci_state_fini(&st);
+	return full;
+}
+
+#define ANSWER_ALONE 0
+#define ANSWER_FULL 1
+
+/* The decision in a confined child (cc_sandbox_first_stage: read files,
+ * allocate, exit): what it parses, the state and every container's
+ * config.json, is whoever writes pods'.  Its only way out is its exit
+ * status, and a child that cannot confine itself, crashes or answers
+ * anything else sends the container to the full hook, which decides for
+ * itself.  The parent, unconfined because a seccomp filter would be
+ * inherited by the full hook it executes, parses nothing. */
+static bool needs_full_confined(const struct first_args *a, const char *state_dir, const char *text, size_t len)
+{
+	int status = 0;
+	pid_t pid;
+
+	/* A SIGCHLD ignored by whoever started us would reap the child
+	 * before waitpid could read its answer. */
+	signal(SIGCHLD, SIG_DFL);
+	pid = fork();
+	if (pid < 0)
+		return true;
+	if (pid == 0) {
+		struct cc_err err = CC_ERR_INIT;
+
+		/* jansson seeds its hash from /dev/urandom on first use: done
+		 * now, so the filter needs no exception for it. */
+		json_object_seed(0);
+		if (cc_sandbox_first_stage(&err) < 0)
+			_exit(ANSWER_FULL);
+		_exit(needs_full(a, state_dir, text, len) ? ANSWER_FULL : ANSWER_ALONE);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return true;
+	return !(WIFEXITED(status) && WEXITSTATUS(status) == ANSWER_ALONE);
+}
+
 int main(int argc, char **argv)
 {
 	_cleanup_free_ char *text = NULL;
-	struct cc_oci_state st = { 0 };
 	struct cc_err err = CC_ERR_INIT;
 	struct first_args a = { 0 };
 	const char *state_dir;
 	size_t len = 0;
-	bool full;
 
 	parse_args(argc, argv, &a);
 	if (!a.simple)
 		return exec_full(argc, argv, NULL, 0);
-	/* Read as the full hook reads it; a state it would refuse goes to it
-	 * whole, for its own error. */
+	/* Read as the full hook reads it (reading is not parsing: this
+	 * process stays unconfined to execute the full hook). */
 	if (cc_read_fd(STDIN_FILENO, "OCI state on stdin", CC_OCI_STATE_MAX, 0, &text, &len, &err) < 0)
 		return fprintf(stderr, "corecarve-hook: %s\n", err.msg), 2;
-	if (cc_oci_state_parse(text, len, &st, &err) < 0)
-		return exec_full(argc, argv, text, len);
-	if (strcmp(a.stage, "poststop")) {
-		full = create_needs_full(&st);
-	} else {
-		state_dir = a.state_dir ? a.state_dir : getenv("CORECARVE_STATE_DIR");
-		if (!state_dir || !*state_dir)
-			state_dir = CC_LEDGER_DIR;
-		full = release_needs_full(state_dir, st.id);
-	}
-	cc_oci_state_fini(&st);
-	return full ? exec_full(argc, argv, text, len) : 0;
+	state_dir = a.state_dir ? a.state_dir : getenv("CORECARVE_STATE_DIR");
+	if (!state_dir || !*state_dir)
+		state_dir = CC_LEDGER_DIR;
+	return needs_full_confined(&a, state_dir, text, len) ? exec_full(argc, argv, text, len) : 0;
 }

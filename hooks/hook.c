@@ -20,6 +20,8 @@
 #include "cpulist.h"
 #include "fileio.h"
 #include "journal.h"
+#include "landlock.h"
+#include "ledger.h"
 #include "sandbox.h"
 
 static void usage(FILE *out)
@@ -208,6 +210,44 @@ static int stage_create(const struct cc_ctx *ctx, const struct cc_journal *journ
 	return 0;
 }
 
+/* The state directory, opened for the Landlock rule that lets the ledger
+ * be written: created when missing (as the ledger would create it), and
+ * none (-1) when it cannot be used: the ledger then refuses it with its
+ * own message, and only if there is work. */
+static int state_dir_fd(const char *dir)
+{
+	struct cc_err err = CC_ERR_INIT;
+	bool missing = false;
+	int fd;
+
+	if (!dir)
+		dir = CC_LEDGER_DIR;
+	fd = cc_state_dir_open(dir, false, &missing, &err);
+	if (fd < 0 && missing)
+		fd = cc_state_dir_open(dir, true, NULL, &err);
+	return fd;
+}
+
+/* Confine the hook before it interprets any input: Landlock first (its
+ * syscalls are not in the seccomp list), then seccomp.  Without Landlock
+ * in the kernel, a debug line and seccomp alone. */
+static int confine(const struct cc_root *root, const char *state_dir, const struct cc_journal *journal,
+		   const char *stage, bool verbose, struct cc_err *err)
+{
+	_cleanup_close_ int sfd = state_dir_fd(state_dir);
+	int r = cc_landlock_hook(root, sfd, err);
+
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		journal_line(journal, LOG_DEBUG, "landlock", stage, NULL, NULL, NULL, NULL,
+			     "landlock: not in this kernel; the seccomp filter alone confines the hook");
+		if (verbose)
+			fprintf(stderr, "corecarve: landlock: not in this kernel; the seccomp filter alone confines the hook\n");
+	}
+	return cc_sandbox_hook(journal->fd, err);
+}
+
 int cc_cmd_hook(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -233,20 +273,18 @@ int cc_cmd_hook(int argc, char **argv)
 		return cc_cli_fail(&err);
 	stage = a.stage;
 
-	if (cc_cli_lock(&lock, argc, argv, &err) < 0)
-		return cc_cli_fail(&err);
+	/* A bad $CORECARVE_LOCK_TIMEOUT refuses only a container that needs
+	 * the lock: the environment is the runtime's, shared by every
+	 * container it starts, and most are none of corecarve's business. */
+	cc_cli_lock_deferred(&lock, argc, argv);
 
 	if (cc_read_fd(STDIN_FILENO, "OCI state on stdin", CC_OCI_STATE_MAX, 0, &text, &len, &err) < 0)
-		return cc_cli_fail(&err);
-	if (cc_oci_state_parse(text, len, &st, &err) < 0)
 		return cc_cli_fail(&err);
 	root = cc_root_open(a.common.root ? a.common.root : "/", &err);
 	if (!root) {
 		cc_err_prefix(&err, "--root");
-		goto out;
+		return cc_cli_fail(&err);
 	}
-	ctx.root = root;
-	ctx.policy_path = cc_cli_policy_path(&a.common);
 	ctx.state_dir = a.state_dir ? a.state_dir : getenv("CORECARVE_STATE_DIR");
 	if (ctx.state_dir && !*ctx.state_dir)
 		ctx.state_dir = NULL;
@@ -259,6 +297,21 @@ int cc_cmd_hook(int argc, char **argv)
 			goto out;
 		ctx.dry_run = true;
 	}
+	/* The state is read, not yet parsed: the sandbox (Landlock, then the
+	 * seccomp filter: plugin/core/landlock.h, sandbox.h) goes on before any
+	 * byte of it is interpreted, so that a bug in a parser runs confined.
+	 * From here on only file I/O, writes beneath the hook's directories,
+	 * and the one log socket, connected now.  Host only: with --root the
+	 * hook reads a captured tree, changes nothing and logs nothing. */
+	if (root->is_host) {
+		cc_journal_open(&journal, NULL, NULL);
+		if (confine(root, ctx.state_dir, &journal, stage, a.verbose, &err) < 0)
+			goto out;
+	}
+	if (cc_oci_state_parse(text, len, &st, &err) < 0)
+		goto out;
+	ctx.root = root;
+	ctx.policy_path = cc_cli_policy_path(&a.common);
 	ctx.fault = cc_cli_fault();
 	/* Who waits on a hook that holds the lock learns which container's. */
 	snprintf(lock.holder, sizeof(lock.holder), "corecarve hook %s %.200s", stage, st.id);
@@ -266,15 +319,6 @@ int cc_cmd_hook(int argc, char **argv)
 	ctx.log = stderr;
 	ctx.verbose = a.verbose;
 	ctx.released = &released;
-	/* Inputs from the runtime are read and every path is resolved: from
-	 * here on only file I/O (plugin/core/sandbox.h), and the one log socket,
-	 * connected now.  Host only: with --root the hook reads a captured
-	 * tree, changes nothing and logs nothing. */
-	if (root->is_host) {
-		cc_journal_open(&journal, NULL, NULL);
-		if (cc_sandbox_hook(journal.fd, &err) < 0)
-			goto out;
-	}
 
 	if (!strcmp(stage, "poststop"))
 		r = stage_poststop(&ctx, &journal, stage, &st, &err);

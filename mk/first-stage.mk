@@ -3,15 +3,17 @@
 # executes the `corecarve` beside it for the rest.  Its start is the point
 # (docs/performance.md, "The hook's first stage"), so it is linked static
 # (no loader, no shared library to map or relocate; the DaemonSet copies
-# it to nodes as it is): libc, jansson, and the library's modules it calls
+# it to nodes as it is): libc, jansson, libseccomp (its decision runs
+# under a filter: cc_sandbox_first_stage), and the library's modules it calls
 # (the OCI state and config.json parser, the bounded read, their error,
-# root and fault helpers): the library's own objects, except in a
+# root and fault helpers, the state directory's and ledger's opening,
+# plugin/ledger/ledger_dir.c, shared with the full hook): the library's own objects, except in a
 # SANITIZE=1 tree, where they are compiled again without the sanitizers
 # (which cannot link static), so that tree tests the program it ships.
 # Without libc.a or libjansson.a (STATIC_DEPS=0) it is linked dynamically,
 # and install-on-node.sh refuses it.
 
-FIRST_STAGE_MODULES := oci.c fileio.c error.c text.c root.c fault.c
+FIRST_STAGE_MODULES := oci.c fileio.c error.c text.c root.c fault.c ledger_dir.c sandbox.c
 FIRST_STAGE_LIB_SRC := $(filter $(addprefix %/,$(FIRST_STAGE_MODULES)),$(LIB_SRC))
 ifeq ($(SANITIZE),1)
 FIRST_STAGE_OBJ := $(patsubst %.c,$(BUILD)/first/%.o,$(FIRST_STAGE_SRC) $(FIRST_STAGE_LIB_SRC))
@@ -23,9 +25,9 @@ FIRST_STAGE_LDFLAGS := $(filter-out $(SAN_FLAGS),$(LDFLAGS))
 FIRST_STAGE_STATIC := $(if $(filter 1,$(STATIC_DEPS)),$(if $(call static_found,libc.a),1))
 ifeq ($(FIRST_STAGE_STATIC),1)
 FIRST_STAGE_LINK := -static-pie $(filter-out -pie,$(FIRST_STAGE_LDFLAGS)) -o $(FIRST_STAGE_BIN) $(FIRST_STAGE_OBJ) \
-	-Wl,-Bstatic -ljansson
+	-Wl,-Bstatic -ljansson -lseccomp
 else
-FIRST_STAGE_LINK := $(FIRST_STAGE_LDFLAGS) -o $(FIRST_STAGE_BIN) $(FIRST_STAGE_OBJ) $(shell pkg-config --libs jansson)
+FIRST_STAGE_LINK := $(FIRST_STAGE_LDFLAGS) -o $(FIRST_STAGE_BIN) $(FIRST_STAGE_OBJ) $(shell pkg-config --libs jansson libseccomp)
 endif
 
 $(BUILD)/first/%.o: %.c

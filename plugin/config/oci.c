@@ -22,21 +22,49 @@ static int copy_str(char *dst, size_t len, const char *src, const char *what,
 	return 0;
 }
 
-/* Annotations must be an object whose values are all strings (OCI spec). */
+/* A string that holds a NUL byte (JSON's \u0000, which the parser lets
+ * through) would be read as its first part: refused where it is read. */
+static bool has_nul(const json_t *v)
+{
+	return strlen(json_string_value(v)) != json_string_length(v);
+}
+
+/* The annotation keys corecarve reads a value of: its own, and the
+ * runtimes' io.kubernetes.* keys (container name, type, pod).  A NUL in
+ * any other value is the container's business, not a refusal. */
+static bool key_read(const char *k)
+{
+	return !strncmp(k, "corecarve.io/", 13) || !strncmp(k, "io.kubernetes.", 14);
+}
+
+/* Annotations must be an object whose values are all strings (OCI spec);
+ * absent or null is none (runc and crun write null for a spec without). */
 static json_t *check_annotations(json_t *a, const char *what, struct cc_err *err)
 {
 	const char *k;
 	json_t *v;
 
-	if (!a)
+	if (!a || json_is_null(a))
 		return json_object();
 	if (!json_is_object(a))
 		return cc_err_set(err, EINVAL, "%s: expected an object", what), NULL;
 	json_object_foreach(a, k, v) {
 		if (!json_is_string(v))
 			return cc_err_set(err, EINVAL, "%s.%s: expected a string", what, k), NULL;
+		if (key_read(k) && has_nul(v))
+			return cc_err_set(err, EINVAL, "%s.%s: holds a NUL byte (\\u0000); remove it", what, k), NULL;
 	}
 	return json_incref(a);
+}
+
+/* A string field that is read: a string without a NUL byte. */
+static int check_str(const json_t *v, const char *what, struct cc_err *err)
+{
+	if (!json_is_string(v))
+		return cc_err_set(err, EINVAL, "%s: expected a string", what);
+	if (has_nul(v))
+		return cc_err_set(err, EINVAL, "%s: holds a NUL byte (\\u0000)", what);
+	return 0;
 }
 
 /* The runtimes' own alphabet for a container id: runc's validateID
@@ -66,7 +94,10 @@ static json_t *load_json(const char *text, size_t len, const char *what,
 			 struct cc_err *err)
 {
 	json_error_t je;
-	json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	/* JSON_ALLOW_NUL: a \u0000 in a value corecarve never reads (another
+	 * tool's annotation) is no reason to refuse the container; the fields
+	 * read are checked one by one (check_str, check_annotations). */
+	json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 
 	if (!j)
 		return cc_err_set(err, EINVAL, "%s: invalid JSON at line %d column %d: %s",
@@ -91,8 +122,10 @@ int cc_oci_state_parse(const char *text, size_t len, struct cc_oci_state *out,
 	if (!j)
 		return -1;
 	v = json_object_get(j, "id");
-	if (!json_is_string(v))
-		return cc_err_set(err, EINVAL, "OCI state: id: %s", v ? "expected a string" : "missing");
+	if (!v)
+		return cc_err_set(err, EINVAL, "OCI state: id: missing");
+	if (check_str(v, "OCI state: id", err) < 0)
+		return -1;
 	/* Checked before it is copied or quoted: the error names only its
 	 * length, never the hostile text itself. */
 	if (!id_safe(json_string_value(v)))
@@ -103,8 +136,8 @@ int cc_oci_state_parse(const char *text, size_t len, struct cc_oci_state *out,
 	if (copy_str(out->id, sizeof(out->id), json_string_value(v), "OCI state: id", err) < 0)
 		return -1;
 	v = json_object_get(j, "status");
-	if (v && !json_is_string(v))
-		return cc_err_set(err, EINVAL, "OCI state: status: expected a string");
+	if (v && check_str(v, "OCI state: status", err) < 0)
+		return -1;
 	if (v && copy_str(out->status, sizeof(out->status), json_string_value(v), "OCI state: status", err) < 0)
 		return -1;
 	v = json_object_get(j, "pid");
@@ -119,8 +152,8 @@ int cc_oci_state_parse(const char *text, size_t len, struct cc_oci_state *out,
 		out->pid = (pid_t)pid;
 	}
 	v = json_object_get(j, "bundle");
-	if (v && !json_is_string(v))
-		return cc_err_set(err, EINVAL, "OCI state: bundle: expected a string");
+	if (v && check_str(v, "OCI state: bundle", err) < 0)
+		return -1;
 	if (v && copy_str(out->bundle, sizeof(out->bundle), json_string_value(v), "OCI state: bundle", err) < 0)
 		return -1;
 	out->annotations = check_annotations(json_object_get(j, "annotations"), "OCI state: annotations", err);
@@ -172,8 +205,8 @@ static int parse_config(const char *text, size_t len, struct cc_oci_config *out,
 	if (!json_is_object(linux_))
 		return cc_err_set(err, EINVAL, "config.json: linux: expected an object");
 	v = json_object_get(linux_, "cgroupsPath");
-	if (v && !json_is_string(v))
-		return cc_err_set(err, EINVAL, "config.json: linux.cgroupsPath: expected a string");
+	if (v && check_str(v, "config.json: linux.cgroupsPath", err) < 0)
+		return -1;
 	if (v && copy_str(out->cgroups_path, sizeof(out->cgroups_path), json_string_value(v),
 			  "config.json: linux.cgroupsPath", err) < 0)
 		return -1;

@@ -6,6 +6,7 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,16 +16,19 @@
 
 enum cond {
 	ANY,          /* any arguments */
+	READ_ONLY,    /* openat: arg 2 (flags) opens for reading only, creates and truncates nothing */
 	NO_EXEC,      /* arg 2 (prot) without PROT_EXEC */
 	SELF,         /* arg 0 (pid) is 0 or this process */
 	SELF_SIGKILL, /* kill(getpid(), SIGKILL) only */
 	LOG_FD,       /* arg 0 is the log socket connected before the filter; absent without one */
 };
 
-static const struct {
+struct rule {
 	const char *name;
 	enum cond cond;
-} allowed[] = {
+};
+
+static const struct rule allowed[] = {
 	/* Reading inputs: policy, config.json, sysfs and /proc (hwloc and the
 	 * root layer), cgroup control files, /proc/irq, the ledger. */
 	{ "read", ANY },
@@ -128,6 +132,9 @@ static int add(scmp_filter_ctx ctx, int nr, enum cond cond, int log_fd)
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)log_fd));
 	case ANY:
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	case READ_ONLY:
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND, 0));
 	case NO_EXEC:
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 					SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
@@ -145,7 +152,8 @@ static int add(scmp_filter_ctx ctx, int nr, enum cond cond, int log_fd)
 	return -EINVAL;
 }
 
-int cc_sandbox_hook(int log_fd, struct cc_err *err)
+/* Load LIST (N rules) with EPERM for everything else. */
+static int load(const struct rule *list, int n, int log_fd, struct cc_err *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	int r = 0;
@@ -158,17 +166,17 @@ int cc_sandbox_hook(int log_fd, struct cc_err *err)
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_LOG, 1);
 	if (r < 0)
 		fail(err, r, "log denials");
-	for (int i = 0; i < NALLOWED && r == 0; i++) {
-		int nr = seccomp_syscall_resolve_name(allowed[i].name);
+	for (int i = 0; i < n && r == 0; i++) {
+		int nr = seccomp_syscall_resolve_name(list[i].name);
 
 		/* Not a syscall of this architecture (open on arm64, ...). */
 		if (nr == __NR_SCMP_ERROR)
 			continue;
-		r = add(ctx, nr, allowed[i].cond, log_fd);
+		r = add(ctx, nr, list[i].cond, log_fd);
 		if (r < 0) {
 			char step[64];
 
-			snprintf(step, sizeof(step), "allow %s", allowed[i].name);
+			snprintf(step, sizeof(step), "allow %s", list[i].name);
 			fail(err, r, step);
 		}
 	}
@@ -179,4 +187,37 @@ int cc_sandbox_hook(int log_fd, struct cc_err *err)
 	}
 	seccomp_release(ctx);
 	return r < 0 ? -1 : 0;
+}
+
+int cc_sandbox_hook(int log_fd, struct cc_err *err)
+{
+	return load(allowed, NALLOWED, log_fd, err);
+}
+
+/* The first stage's decision (hooks/first_stage.c): parse the state and
+ * config.json, read the ledger, exit with the answer.  Nothing is written
+ * (files are opened for reading only; the stage writes nothing), nothing
+ * is executed, no socket; the process that loads it is a child that only
+ * exits, so the full hook the parent executes never inherits it. */
+static const struct rule first_stage[] = {
+	{ "read", ANY },
+	{ "openat", READ_ONLY },   /* bundle directory (O_PATH), config.json, the state directory, the ledger */
+	{ "close", ANY },
+	{ "newfstatat", ANY },     /* regular-file and size checks, the state directory's owner and mode */
+	{ "fstat", ANY },
+	{ "stat", ANY },
+	{ "lstat", ANY },
+	{ "statx", ANY },
+	{ "geteuid", ANY },        /* the state directory must be ours (or root's) */
+	{ "brk", ANY },
+	{ "mmap", NO_EXEC },
+	{ "munmap", ANY },
+	{ "mremap", ANY },
+	{ "exit_group", ANY },
+	{ "exit", ANY },
+};
+
+int cc_sandbox_first_stage(struct cc_err *err)
+{
+	return load(first_stage, (int)(sizeof(first_stage) / sizeof(first_stage[0])), -1, err);
 }

@@ -4,8 +4,10 @@
  *
  * The hook runs as root on every container start with input that whoever
  * may create pods controls (annotations).  Once it has read what the
- * runtime hands it (the state on stdin) and resolved its paths, it confines
- * itself: from then on it may only read and write files (policy,
+ * runtime hands it (the state on stdin, read but not yet parsed) and
+ * applied its Landlock ruleset (landlock.h: where it may write), it
+ * confines itself, before it parses anything: from then on it may only
+ * read and write files (policy,
  * config.json, sysfs, /proc, cgroupfs, /proc/irq, the ledger), lock and
  * rename the ledger, send its log line on the one socket it connected
  * before (journal.h), allocate memory and exit.  Everything else — execve,
@@ -36,6 +38,16 @@
  * `log_fd` is the journal socket sendto(2) may use (-1: none).  Returns 0,
  * or -1 with err naming the libseccomp step that failed. */
 int cc_sandbox_hook(int log_fd, struct cc_err *err);
+
+/* The first stage's filter (hooks/first_stage.c), for the child that
+ * parses the state and config.json and reads the ledger: reading files
+ * (openat only without O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND),
+ * their metadata, memory without executable mappings, exit; EPERM for
+ * everything else, execve and socket included.  Seccomp filters survive
+ * execve, so the process that executes the full hook must never load it:
+ * the first stage forks, and only the child, which answers by its exit
+ * status, is confined.  0, or -1 with err naming the step. */
+int cc_sandbox_first_stage(struct cc_err *err);
 
 /* The number of syscalls the allow-list names, for tests and docs. */
 int cc_sandbox_hook_count(void);

@@ -4,15 +4,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
-
-extern char **environ;
 
 bool cc_systemd_booted(const struct cc_root *root)
 {
@@ -51,24 +52,102 @@ static void join(const char *const argv[], char *buf, size_t len)
 		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
 }
 
-int cc_systemctl(const char *const argv[], struct cc_err *err)
+/* "systemctl OPTS... -- UNITS..." (no "--" without units), NULL-ended;
+ * NULL past CC_SYSTEMCTL_ARGS_MAX. */
+static bool build_argv(const char *const opts[], const char *const units[], const char **argv)
 {
-	static const char *const paths[] = { "/usr/bin/systemctl", "/bin/systemctl" };
-	const char *path = NULL;
+	int n = 0;
+
+	argv[n++] = "systemctl";
+	for (int i = 0; opts && opts[i]; i++)
+		if (n < CC_SYSTEMCTL_ARGS_MAX)
+			argv[n++] = opts[i];
+	if (units && units[0] && n < CC_SYSTEMCTL_ARGS_MAX)
+		argv[n++] = "--";
+	for (int i = 0; units && units[i]; i++)
+		if (n < CC_SYSTEMCTL_ARGS_MAX)
+			argv[n++] = units[i];
+	argv[n] = NULL;
+	return n < CC_SYSTEMCTL_ARGS_MAX;
+}
+
+/* Read the child's stderr into msg (its first line is the error's) until
+ * EOF or the deadline; true at EOF. */
+static bool read_until(int rd, char *msg, size_t len, const struct timespec *deadline)
+{
+	size_t got = 0;
+
+	msg[0] = '\0';
+	for (;;) {
+		struct pollfd p = { .fd = rd, .events = POLLIN };
+		struct timespec now;
+		long left;
+		char sink[256];
+		ssize_t n;
+		int r;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+		if (left <= 0)
+			return false;
+		r = poll(&p, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		/* Past the buffer, what it writes is drained, not kept: a full
+		 * pipe would stall it. */
+		n = got < len - 1 ? read(rd, msg + got, len - 1 - got) : read(rd, sink, sizeof(sink));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (got < len - 1)
+			got += (size_t)n;
+	}
+	msg[got] = '\0';
+	msg[strcspn(msg, "\n")] = '\0';
+	return true;
+}
+
+/* Wait for the child; past the deadline it is killed.  0 with *status,
+ * 1 when it was killed for the deadline, -1 with errno. */
+static int reap(pid_t pid, bool in_time, int *status)
+{
+	pid_t r;
+
+	if (!in_time) {
+		r = waitpid(pid, status, WNOHANG);
+		if (r == pid)
+			return 0;
+		kill(pid, SIGKILL);
+	}
+	while ((r = waitpid(pid, status, 0)) < 0)
+		if (errno != EINTR)
+			return -1;
+	return in_time ? 0 : 1;
+}
+
+/* The environment systemctl runs with: nothing of the caller's (a hook
+ * inherits the runtime's, a CLI the admin's shell's: SYSTEMD_* variables
+ * change what systemctl connects to and runs, a PATH what it executes). */
+static char *const fixed_env[] = { (char *)"PATH=/usr/sbin:/usr/bin:/sbin:/bin", (char *)"LANG=C", NULL };
+
+int cc_systemctl_at(const char *path, const char *const opts[], const char *const units[], unsigned timeout_ms,
+		    struct cc_err *err)
+{
+	const char *argv[CC_SYSTEMCTL_ARGS_MAX + 1];
 	posix_spawn_file_actions_t fa;
 	_cleanup_close_ int rd = -1;
 	char cmd[512], msg[512];
 	int pipefd[2], status = 0, rc;
-	size_t got = 0;
-	ssize_t n;
+	struct timespec deadline;
+	bool in_time;
 	pid_t pid;
 
+	if (!build_argv(opts, units, argv))
+		return cc_err_set(err, E2BIG, "systemctl: more than %d arguments", CC_SYSTEMCTL_ARGS_MAX - 2);
 	join(argv, cmd, sizeof(cmd));
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && !path; i++)
-		if (access(paths[i], X_OK) == 0)
-			path = paths[i];
-	if (!path)
-		return cc_err_set(err, ENOENT, "%s: systemctl not found in /usr/bin or /bin", cmd);
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return cc_err_sys(err, errno, "%s: pipe", cmd);
 	rd = pipefd[0];
@@ -79,35 +158,44 @@ int cc_systemctl(const char *const argv[], struct cc_err *err)
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDERR_FILENO);
-	rc = posix_spawn(&pid, path, &fa, NULL, (char *const *)argv, environ);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	rc = posix_spawn(&pid, path, &fa, NULL, (char *const *)argv, fixed_env);
 	posix_spawn_file_actions_destroy(&fa);
 	close(pipefd[1]);
 	if (rc != 0)
 		return cc_err_sys(err, rc, "%s", path);
-	/* Read to the end before waiting: a full pipe would stall it. */
-	while ((n = read(rd, msg + got, sizeof(msg) - 1 - got)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		got += (size_t)n;
-		if (got == sizeof(msg) - 1) {
-			char sink[256];
-
-			while (read(rd, sink, sizeof(sink)) > 0)
-				;
-			break;
-		}
-	}
-	msg[got] = '\0';
-	msg[strcspn(msg, "\n")] = '\0';
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return cc_err_sys(err, errno, "%s: waitpid", cmd);
+	in_time = read_until(rd, msg, sizeof(msg), &deadline);
+	rc = reap(pid, in_time, &status);
+	if (rc < 0)
+		return cc_err_sys(err, errno, "%s: waitpid", cmd);
+	if (rc > 0)
+		return cc_err_set(err, ETIMEDOUT,
+				  "%s: no answer within %u.%03u s, killed (is systemd's manager hung? systemctl status)",
+				  cmd, timeout_ms / 1000, timeout_ms % 1000);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	if (WIFEXITED(status))
 		return cc_err_set(err, EIO, "%s: exited with status %d%s%s", cmd, WEXITSTATUS(status), *msg ? ": " : "",
 				  msg);
 	return cc_err_set(err, EIO, "%s: killed by signal %d", cmd, WTERMSIG(status));
+}
+
+int cc_systemctl(const char *const opts[], const char *const units[], struct cc_err *err)
+{
+	static const char *const paths[] = { "/usr/bin/systemctl", "/bin/systemctl" };
+	const char *argv[CC_SYSTEMCTL_ARGS_MAX + 1];
+	char cmd[512];
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (access(paths[i], X_OK) == 0)
+			return cc_systemctl_at(paths[i], opts, units, CC_SYSTEMCTL_TIMEOUT_MS, err);
+	build_argv(opts, units, argv);
+	join(argv, cmd, sizeof(cmd));
+	return cc_err_set(err, ENOENT, "%s: systemctl not found in /usr/bin or /bin", cmd);
 }

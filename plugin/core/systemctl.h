@@ -25,9 +25,27 @@ bool cc_systemd_booted(const struct cc_root *root);
  * other path. */
 const char *cc_slice_unit(const char *cgroup);
 
-/* Run systemctl with ARGV (ARGV[0] is "systemctl", NULL-terminated),
- * stdin and stdout on /dev/null.  0 when it exited 0; otherwise -1 with
- * the command and the first line systemctl printed on stderr in ERR. */
-int cc_systemctl(const char *const argv[], struct cc_err *err);
+/* How long systemctl may take: a hung manager (or a D-Bus that does not
+ * answer) must not hold a hook, and the ledger lock, past the runtime's
+ * hook timeout. */
+#define CC_SYSTEMCTL_TIMEOUT_MS 5000
+
+/* Arguments systemctl is given at most, "systemctl" and "--" included. */
+#define CC_SYSTEMCTL_ARGS_MAX 16
+
+/* Run `systemctl OPTS... -- UNITS...` (both NULL-terminated, either NULL;
+ * no "--" without units): after "--" no unit name or property is ever
+ * read as an option.  stdin and stdout on /dev/null, and an environment of
+ * its own (PATH=/usr/sbin:/usr/bin:/sbin:/bin and LANG=C, nothing of the
+ * caller's: SYSTEMD_* variables would change what it talks to and runs).
+ * Killed after CC_SYSTEMCTL_TIMEOUT_MS (ETIMEDOUT, the error naming the
+ * command).  0 when it exited 0; otherwise -1 with the command and the
+ * first line systemctl printed on stderr in ERR. */
+int cc_systemctl(const char *const opts[], const char *const units[], struct cc_err *err);
+
+/* The same with the program at PATH and a deadline of TIMEOUT_MS (the
+ * tests run a stand-in). */
+int cc_systemctl_at(const char *path, const char *const opts[], const char *const units[], unsigned timeout_ms,
+		    struct cc_err *err);
 
 #endif

@@ -15,7 +15,7 @@
  * told over its control socket, /run/irqbalance/irqbalance<pid>.sock
  * ("settings cpus <list>", what irqbalance-ui sends; root only), which
  * takes effect at its next rescan; without a socket it is restarted with
- * `systemctl --no-block try-restart irqbalance.service`.  See docs/irq.md.
+ * `systemctl --no-block try-restart -- irqbalance.service`.  See docs/irq.md.
  */
 #ifndef CC_IRQBALANCE_H
 #define CC_IRQBALANCE_H

@@ -293,9 +293,10 @@ static int send_message(const char *path, const char *msg, struct cc_err *err)
  * does not wait for the daemon's stop and start. */
 static int restart_unit(struct cc_err *err)
 {
-	static const char *const argv[] = { "systemctl", "--no-block", "try-restart", "irqbalance.service", NULL };
+	static const char *const opts[] = { "--no-block", "try-restart", NULL };
+	static const char *const units[] = { "irqbalance.service", NULL };
 
-	return cc_systemctl(argv, err);
+	return cc_systemctl(opts, units, err);
 }
 
 /* The path unit that runs `corecarve irq notify` when the file changes. */

@@ -26,70 +26,6 @@ static void file_path(const struct cc_ledger *l, const char *name, char *buf, si
 }
 /* ---- files ------------------------------------------------------------ */
 
-/* Open the state directory without following a symlink in its last
- * component, and refuse one another user could write into: whoever can
- * write there can hand out CPUs.  `missing` (read only) reports ENOENT. */
-static int open_state_dir(const char *dir, bool create, bool *missing, struct cc_err *err)
-{
-	bool created = false;
-	struct stat st;
-	int fd;
-
-	if (create) {
-		if (mkdir(dir, 0700) == 0)
-			created = true;
-		else if (errno != EEXIST)
-			return cc_err_sys(err, errno, "state directory %s: cannot create it", dir);
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-
-		if (e == ENOENT && missing) {
-			*missing = true;
-			return -1;
-		}
-		if ((e == ELOOP || e == ENOTDIR) && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
-			return cc_err_set(err, ELOOP, "state directory %s is a symbolic link; refusing it", dir);
-		if (e == ENOTDIR)
-			return cc_err_set(err, ENOTDIR, "state directory %s is not a directory", dir);
-		return cc_err_sys(err, e, "state directory %s", dir);
-	}
-	/* mkdir's mode went through the umask. */
-	if (created && fchmod(fd, 0700) < 0) {
-		cc_err_sys(err, errno, "state directory %s: chmod 0700", dir);
-		close(fd);
-		return -1;
-	}
-	if (fstat(fd, &st) < 0) {
-		cc_err_sys(err, errno, "state directory %s: stat", dir);
-		close(fd);
-		return -1;
-	}
-	/* A reader trusts root's directory too: `corecarve status` as another
-	 * user still refuses one anybody else could have written. */
-	if (st.st_uid != geteuid() && (create || st.st_uid != 0)) {
-		cc_err_set(err, EPERM, "state directory %s is owned by uid %u, not %u; refusing it", dir,
-			   (unsigned)st.st_uid, (unsigned)geteuid());
-		close(fd);
-		return -1;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		cc_err_set(err, EPERM, "state directory %s is group- or world-writable (mode %04o); refusing it",
-			   dir, (unsigned)(st.st_mode & 07777));
-		close(fd);
-		return -1;
-	}
-	/* A writer keeps it root-only even when someone made it 0755 first:
-	 * the ledger is the node's map of who owns which CPU. */
-	if (create && (st.st_mode & 077) && fchmod(fd, 0700) < 0) {
-		cc_err_sys(err, errno, "state directory %s: chmod 0700", dir);
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* Under the exclusive lock no writer is running: any temp file is what a
  * killed process left between create and rename. */
 static int remove_stale_temps(struct cc_ledger *l, struct cc_err *err)
@@ -127,16 +63,10 @@ static int load(struct cc_ledger *l, bool index_only, struct cc_err *err)
 	size_t len = 0;
 
 	file_path(l, CC_LEDGER_FILE, path, sizeof(path));
-	if (cc_read_at(l->dirfd, CC_LEDGER_FILE, path, CC_LEDGER_MAX,
-		       CC_READ_REGULAR | CC_READ_NOFOLLOW | CC_READ_ABSENT_OK, &buf, &len, err) < 0)
+	if (cc_state_ledger_read(l->dirfd, l->dir, &buf, &len, err) < 0)
 		return -1;
 	if (!buf)
 		return 0;
-	/* The bytes are kept as one C string (commit compares and writes
-	 * them so): jansson refuses a NUL byte in what it parses, and the
-	 * lines an index-only read keeps unparsed must not hide one. */
-	if (memchr(buf, '\0', len))
-		return cc_err_set(err, EINVAL, "%s: contains a NUL byte", path);
 	if (ledger_parse(l, path, buf, len, index_only, err) < 0)
 		return -1;
 	/* What is on disk is these bytes: commit compares its serialisation
@@ -208,7 +138,7 @@ static struct cc_ledger *open_locked(const char *dir, bool index_only, const str
 
 	if (!l)
 		return NULL;
-	l->dirfd = open_state_dir(l->dir, true, NULL, err);
+	l->dirfd = cc_state_dir_open(l->dir, true, NULL, err);
 	if (l->dirfd < 0)
 		return NULL;
 	if (ledger_lock(l, true, lock, err) < 0 || remove_stale_temps(l, err) < 0 || load(l, index_only, err) < 0)
@@ -224,7 +154,7 @@ int cc_ledger_set_aside(const char *dir, const struct cc_ledger_lock *lock, char
 
 	if (!l)
 		return -1;
-	if ((l->dirfd = open_state_dir(l->dir, false, NULL, err)) < 0 || ledger_lock(l, true, lock, err) < 0)
+	if ((l->dirfd = cc_state_dir_open(l->dir, false, NULL, err)) < 0 || ledger_lock(l, true, lock, err) < 0)
 		return -1;
 	/* Under the lock no hook is between its read and its commit. */
 	if (load(l, false, &why) == 0)
@@ -258,7 +188,7 @@ static struct cc_ledger *read_locked(const char *dir, const struct cc_ledger_loc
 	if (!l)
 		return NULL;
 	l->readonly = true;
-	l->dirfd = open_state_dir(l->dir, false, &missing, err);
+	l->dirfd = cc_state_dir_open(l->dir, false, &missing, err);
 	if (missing)
 		return cc_steal_ptr(l);
 	if (l->dirfd < 0)

@@ -82,6 +82,11 @@ struct cc_ledger;
 struct cc_ledger_lock {
 	unsigned wait_ms;   /* give up after this long; 0: a single try */
 	const char *holder; /* what holds it, e.g. "corecarve hook createRuntime <id>"; NULL: the pid only */
+	/* Non-NULL: the setting the wait came from was refused, and taking
+	 * the lock fails with this line (EINVAL).  The hook reads its
+	 * environment this way, so that a bad value refuses only the
+	 * containers that need the lock, never one it has nothing to do with. */
+	const char *refused;
 };
 
 enum cc_ledger_mode {
@@ -296,5 +301,26 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root,
  * is called with each such carve.  The number of them, or -1. */
 int cc_ledger_gc_due(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,
 		     void (*due)(const struct cc_carve *c, void *arg), void *arg, struct cc_err *err);
+
+/* The state directory and the ledger file as every reader opens them
+ * (ledger_dir.c): the full hook, through the ledger, and the first stage
+ * (hooks/first_stage.c), which must refuse exactly what the full hook
+ * refuses, so that a directory or a ledger the hook would report is never
+ * answered "nothing to do".  ledger_dir.c stands alone for that: the
+ * first stage is static and links it without the rest of the ledger
+ * (mk/first-stage.mk). */
+/* Open DIR (O_RDONLY | O_DIRECTORY) without following a symlink in its
+ * last component, creating it 0700 when `create`; refuse one another user
+ * could write into (group- or world-writable, owned by another uid than
+ * ours; a reader also trusts root's).  A writer makes it 0700.  The
+ * descriptor, or -1 with err set; with `missing` non-NULL a directory
+ * that does not exist sets *missing and returns -1 with err untouched. */
+int cc_state_dir_open(const char *dir, bool create, bool *missing, struct cc_err *err);
+
+/* Read the ledger file in the state directory DIRFD (shown as DIR): a
+ * regular file, not a link, at most CC_LEDGER_MAX bytes, without a NUL
+ * byte.  0 with *buf (NUL-terminated) and *len, 0 with *buf NULL when
+ * there is none, -1 with err set. */
+int cc_state_ledger_read(int dirfd, const char *dir, char **buf, size_t *len, struct cc_err *err);
 
 #endif

@@ -323,6 +323,8 @@ int ledger_lock(struct cc_ledger *l, bool exclusive, const struct cc_ledger_lock
 	struct stat st;
 	int flags = O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, r;
 
+	if (lock && lock->refused)
+		return cc_err_set(err, EINVAL, "%s", lock->refused);
 	snprintf(path, sizeof(path), "%s/" LOCK_FILE, l->dir);
 	/* A reader creates nothing; with no lock file no writer has run yet,
 	 * and a later one can only replace ledger.json atomically. */

@@ -538,7 +538,7 @@ static const struct row rows[] = {
 	STA("state-annotation-object", "{\"id\":\"bad\",\"annotations\":{\"k\":{}}}", "OCI state: annotations.k"),
 	STA("state-duplicate", "{\"id\":\"a\",\"id\":\"b\"}", "OCI state"),
 	STA("state-not-utf8", "{\"id\":\"\xc3\x28\"}", "OCI state: invalid JSON"),
-	STA("state-nul", "{\"id\":\"a\\u0000b\"}", "OCI state: invalid JSON"),
+	STA("state-nul", "{\"id\":\"a\\u0000b\"}", "OCI state: id: holds a NUL byte"),
 	STA("state-bundle-number", "{\"id\":\"bad\",\"bundle\":7}", "OCI state: bundle"),
 	{ "state-deep", STATE, NULL, "OCI state: invalid JSON", T_EMPTY, NULL, gen_state_deep, HOOK, 0 },
 	{ "state-huge", STATE, NULL, "larger than", T_EMPTY, NULL, gen_state_huge, HOOK, 0 },

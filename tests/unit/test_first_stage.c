@@ -274,6 +274,143 @@ START_TEST(test_poststop_by_ledger)
 }
 END_TEST
 
+/* What neither stage reads refuses nothing: "annotations": null (in the
+ * state and in config.json), a NUL byte in another tool's annotation
+ * value, and a bad $CORECARVE_LOCK_TIMEOUT for a container that needs no
+ * lock.  The first stage answers alone, and the real full hook, run
+ * directly as a runtime without the first stage would, agrees (exit 0,
+ * nothing printed). */
+START_TEST(test_unread_agree)
+{
+	const char *bin = first_stage_bin(), *full = cc_test_bin("the full hook");
+	char dir[] = "/tmp/cc-first-XXXXXX", b[4096];
+	_cleanup_free_ char *nul = NULL, *null_st = NULL;
+	const char *states[2];
+
+	if (!bin || !full || !setup(dir))
+		return;
+	snprintf(b, sizeof(b), "%s/b", dir);
+	bundle(dir, "null");
+	null_st = state_json("c1", b, "null");
+	nul = state_json("c1", b, "{\"example.com/blob\":\"a\\u0000b\",\"io.kubernetes.cri.sandbox-id\":\"s1\"}");
+	states[0] = null_st;
+	states[1] = nul;
+	for (int i = 0; i < 2; i++) {
+		_cleanup_free_ char *out = NULL;
+		int rc;
+
+		ck_assert_int_eq(run(dir, "CORECARVE_LOCK_TIMEOUT=abc", "createRuntime", states[i]), 0);
+		assert_alone(dir);
+		rc = cc_test_sh(&out, "cd %s && CORECARVE_LOCK_TIMEOUT=abc CORECARVE_STATE_DIR=%s/state " CC_TEST_HOOK_ENV
+				"'%s' hook createRuntime <state.json", dir, dir, full);
+		ck_assert_msg(rc == 0 && !strcmp(out, ""), "%s: exit %d: %s", states[i], rc, out);
+	}
+	teardown(dir);
+}
+END_TEST
+
+/* poststop with a state directory or a ledger the full hook refuses: the
+ * first stage hands it over (it used to answer "nothing recorded"): a
+ * symlinked, a world-writable and a foreign-owned directory, a ledger
+ * larger than CC_LEDGER_MAX, one with a NUL byte, a damaged one. */
+START_TEST(test_poststop_refused_state)
+{
+	static const char *const prep[] = {
+		"mv $D/state $D/real && ln -s real $D/state",
+		"chmod 0777 $D/state",
+		"chown 4242 $D/state",
+		"truncate -s 17M $D/state/" CC_LEDGER_FILE,
+		"printf '{\"version\":2}\\n\\0\\n' >$D/state/" CC_LEDGER_FILE,
+		"printf '{\"version\":2}\\n[\"other\", \\n' >$D/state/" CC_LEDGER_FILE,
+		"printf '{\"version\":1}\\n' >$D/state/" CC_LEDGER_FILE,
+		"printf 'not json\\n' >$D/state/" CC_LEDGER_FILE,
+	};
+	char dir[] = "/tmp/cc-first-XXXXXX", args[4200], path[4096];
+	_cleanup_free_ char *st = NULL;
+
+	if (!setup(dir))
+		return;
+	st = state_json("0123456789abcdef", "/gone", NULL);
+	snprintf(args, sizeof(args), "poststop --state %s/state", dir);
+	snprintf(path, sizeof(path), "%s/full.args", dir);
+	for (size_t i = 0; i < sizeof(prep) / sizeof(prep[0]); i++) {
+		ck_assert_int_eq(cc_test_sh(NULL, "D=%s; rm -rf $D/state $D/real && mkdir -m 0700 $D/state", dir), 0);
+		ck_assert_int_eq(cc_test_sh(NULL, "D=%s; %s", dir, prep[i]), 0);
+		ck_assert_msg(run(dir, NULL, args, st) == STANDIN_RC, "%s: answered alone", prep[i]);
+		unlink(path);
+	}
+	/* The same directory, healthy and empty, is "nothing recorded". */
+	ck_assert_int_eq(cc_test_sh(NULL, "D=%s; rm -rf $D/state $D/real && mkdir -m 0700 $D/state", dir), 0);
+	ck_assert_int_eq(run(dir, NULL, args, st), 0);
+	assert_alone(dir);
+	teardown(dir);
+}
+END_TEST
+
+/* The full binary runs as root: the first stage executes it only when it
+ * and its directory are root's alone (here, the test's own user's: it
+ * runs as whoever runs the tests).  A group-writable binary, one owned by
+ * another uid, a link in its place, a world-writable directory: an error
+ * naming it, exit 2, and the stand-in never runs. */
+START_TEST(test_full_binary_checked)
+{
+	static const struct {
+		const char *prep, *want;
+	} cases[] = {
+		{ "chmod g+w $D/corecarve", "group- or world-writable (mode 0775)" },
+		{ "chown 4242 $D/corecarve", "owned by uid 4242, not root" },
+		{ "mv $D/corecarve $D/real && ln -s real $D/corecarve", "not a regular file" },
+		{ "chmod 0777 $D", "the directory is group- or world-writable (mode 0777)" },
+	};
+	char dir[] = "/tmp/cc-first-XXXXXX", b[4096];
+	_cleanup_free_ char *st = NULL;
+
+	if (!setup(dir))
+		return;
+	snprintf(b, sizeof(b), "%s/b", dir);
+	st = state_json("c1", b, "{\"corecarve.io/placement\":\"{class: latency}\"}");
+	cc_test_write_file(dir, "state.json", st);
+	ck_assert_int_eq(cc_test_sh(NULL, "chmod 0755 %s/corecarve %s", dir, dir), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *out = NULL;
+		int rc;
+
+		ck_assert_int_eq(cc_test_sh(NULL, "D=%s; %s", dir, cases[i].prep), 0);
+		rc = cc_test_sh(&out, "cd %s && ./corecarve-hook createRuntime <state.json", dir);
+		ck_assert_msg(rc == 2, "%s: exit %d", cases[i].prep, rc);
+		ck_assert_msg(strstr(out, cases[i].want) && strstr(out, "refusing to run it"), "%s: %s", cases[i].prep,
+			      out);
+		assert_alone(dir);
+		/* Back to a good pair for the next case. */
+		ck_assert_int_eq(cc_test_sh(NULL, "D=%s; if [ -L $D/corecarve ]; then rm $D/corecarve && mv $D/real "
+						  "$D/corecarve; fi; chown 0 $D/corecarve && chmod 0755 $D/corecarve $D",
+					    dir),
+				 0);
+	}
+	/* And the good pair runs. */
+	ck_assert_int_eq(cc_test_sh(NULL, "cd %s && ./corecarve-hook createRuntime <state.json", dir), STANDIN_RC);
+	teardown(dir);
+}
+END_TEST
+
+/* Started with SIGCHLD ignored (a runtime or a shell may hand that down),
+ * the confined child's answer still reaches the first stage: a container
+ * with nothing recorded is answered alone, not sent to the full hook. */
+START_TEST(test_sigchld_ignored)
+{
+	char dir[] = "/tmp/cc-first-XXXXXX", args[4200];
+	_cleanup_free_ char *st = NULL;
+
+	if (!setup(dir))
+		return;
+	st = state_json("0123456789abcdef", "/gone", NULL);
+	snprintf(args, sizeof(args), "poststop --state %s/state", dir);
+	ck_assert_int_eq(run(dir, "perl -e '$SIG{CHLD} = \"IGNORE\"; exec @ARGV or exit 99'", args, st), 0);
+	assert_alone(dir);
+	teardown(dir);
+}
+END_TEST
+
 /* The real pair from the build: the first stage hands an annotated
  * container to the full hook beside it, which refuses its request with
  * its own message and exit status; an unannotated one never reaches it. */
@@ -321,6 +458,10 @@ static Suite *first_stage_suite(void)
 	tcase_add_test(tc, test_annotated_goes_full);
 	tcase_add_test(tc, test_unsure_goes_full);
 	tcase_add_test(tc, test_poststop_by_ledger);
+	tcase_add_test(tc, test_unread_agree);
+	tcase_add_test(tc, test_poststop_refused_state);
+	tcase_add_test(tc, test_full_binary_checked);
+	tcase_add_test(tc, test_sigchld_ignored);
 	tcase_add_test(tc, test_real_pair);
 	suite_add_tcase(s, tc);
 	return s;

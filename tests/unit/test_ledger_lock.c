@@ -480,6 +480,37 @@ START_TEST(test_cli_default)
 }
 END_TEST
 
+/* The hook reads $CORECARVE_LOCK_TIMEOUT only when it takes the lock: a
+ * bad value refuses nothing for a container without the annotation (the
+ * runtime's environment is every container's), and is reported, in the
+ * same words, by a stage that needs the lock (a poststop looks in the
+ * ledger). */
+START_TEST(test_hook_timeout_deferred)
+{
+	const char *bin = cc_test_bin("corecarve hook with a bad lock timeout");
+	_cleanup_free_ char *out = NULL, *out2 = NULL;
+	char cfg[256];
+	int rc;
+
+	if (!bin)
+		return;
+	setup();
+	snprintf(cfg, sizeof(cfg), "%s/b", base);
+	ck_assert_int_eq(mkdir(cfg, 0700), 0);
+	cc_test_write_file(cfg, "config.json", "{\"ociVersion\":\"1.0.2\"}");
+	cc_test_sh(NULL, "printf '{\"id\":\"c1\",\"pid\":1,\"bundle\":\"%s\"}' >%s/st.json", cfg, base);
+	rc = cc_test_sh(&out, "CORECARVE_LOCK_TIMEOUT=abc " CC_TEST_HOOK_ENV "'%s' hook createRuntime --state '%s' <%s/st.json",
+			bin, state, base);
+	ck_assert_msg(rc == 0 && !strcmp(out, ""), "exit %d: %s", rc, out);
+	rc = cc_test_sh(&out2, "CORECARVE_LOCK_TIMEOUT=abc " CC_TEST_HOOK_ENV "'%s' hook poststop --state '%s' <%s/st.json",
+			bin, state, base);
+	ck_assert_int_eq(rc, 2);
+	assert_has(out2, "corecarve: poststop c1: CORECARVE_LOCK_TIMEOUT: expected seconds from 0 to 3600 (e.g. 5 or "
+			 "0.5), got \"abc\"\n");
+	teardown();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ledger_lock");
@@ -488,6 +519,7 @@ static Suite *suite(void)
 	/* Waits are a few hundred ms each; the bound only stops a hang. */
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_free_lock_taken_at_once);
+	tcase_add_test(tc, test_hook_timeout_deferred);
 	tcase_add_test(tc, test_holder_line);
 	tcase_add_test(tc, test_gives_up_naming_holder);
 	tcase_add_test(tc, test_unrecorded_holder_named);

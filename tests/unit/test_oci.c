@@ -52,6 +52,14 @@ static const struct {
 	{ "{\"id\":\"a\",\"id\":\"b\"}", "duplicate" },
 	{ "{\"id\":\"a\",\"bundle\":7}", "bundle: expected a string" },
 	{ "{\"id\":\"a\",\"status\":[]}", "status: expected a string" },
+	/* A NUL byte in a field that is read would cut it short. */
+	{ "{\"id\":\"a\\u0000b\"}", "id: holds a NUL byte" },
+	{ "{\"id\":\"a\",\"bundle\":\"/b\\u0000/x\"}", "bundle: holds a NUL byte" },
+	{ "{\"id\":\"a\",\"annotations\":{\"corecarve.io/placement\":\"{class: x}\\u0000\"}}",
+	  "annotations.corecarve.io/placement: holds a NUL byte" },
+	{ "{\"id\":\"a\",\"annotations\":{\"io.kubernetes.cri.container-name\":\"w\\u0000x\"}}",
+	  "annotations.io.kubernetes.cri.container-name: holds a NUL byte" },
+	{ "{\"id\":\"a\",\"annotations\":false}", "annotations: expected an object" },
 };
 
 START_TEST(test_state_bad)
@@ -108,6 +116,33 @@ START_TEST(test_state_huge)
 }
 END_TEST
 
+/* What corecarve does not read is not its reason to refuse a container:
+ * "annotations": null (runc's and crun's spec without any) is none, and a
+ * NUL byte in another tool's annotation value is that tool's. */
+START_TEST(test_state_unread)
+{
+	static const char null_ann[] = "{\"id\":\"c1\",\"annotations\":null}";
+	static const char nul_other[] = "{\"id\":\"c1\",\"annotations\":{\"example.com/blob\":\"a\\u0000b\","
+					"\"corecarve.io/placement\":\"{class: latency}\"}}";
+	static const char cfg_null[] = "{\"ociVersion\":\"1.0.2\",\"annotations\":null}";
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_oci_state st;
+	struct cc_oci_config cfg;
+
+	ck_assert_msg(cc_oci_state_parse(null_ann, strlen(null_ann), &st, &err) == 0, "%s", err.msg);
+	ck_assert(json_is_object(st.annotations));
+	ck_assert_int_eq(json_object_size(st.annotations), 0);
+	cc_oci_state_fini(&st);
+	ck_assert_msg(cc_oci_state_parse(nul_other, strlen(nul_other), &st, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(json_string_value(json_object_get(st.annotations, "corecarve.io/placement")),
+			 "{class: latency}");
+	cc_oci_state_fini(&st);
+	ck_assert_msg(cc_oci_config_parse(cfg_null, strlen(cfg_null), &cfg, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(json_object_size(cfg.annotations), 0);
+	cc_oci_config_fini(&cfg);
+}
+END_TEST
+
 START_TEST(test_config)
 {
 	static const char c[] = "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"a\":\"b\"},"
@@ -135,6 +170,7 @@ static const struct {
 	{ "{\"linux\":{\"resources\":{\"cpu\":{\"period\":-5}}}}", "cpu.period: must not be negative" },
 	{ "{\"annotations\":{\"x\":{}}}", "annotations.x: expected a string" },
 	{ "{\"annotations\":", "invalid JSON" },
+	{ "{\"linux\":{\"cgroupsPath\":\"/a\\u0000/b\"}}", "linux.cgroupsPath: holds a NUL byte" },
 };
 
 START_TEST(test_config_bad)
@@ -203,6 +239,7 @@ static Suite *oci_suite(void)
 	tcase_add_loop_test(tc, test_state_bad, 0, sizeof(bad_states) / sizeof(bad_states[0]));
 	tcase_add_test(tc, test_state_ids);
 	tcase_add_test(tc, test_state_huge);
+	tcase_add_test(tc, test_state_unread);
 	tcase_add_test(tc, test_config);
 	tcase_add_loop_test(tc, test_config_bad, 0, sizeof(bad_configs) / sizeof(bad_configs[0]));
 	tcase_add_loop_test(tc, test_proc_cgroup, 0, sizeof(proc_cases) / sizeof(proc_cases[0]));

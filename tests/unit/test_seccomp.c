@@ -31,6 +31,7 @@
 #include "fault.h"
 #include "journal.h"
 #include "ledger.h"
+#include "oci.h"
 #include "policy.h"
 #include "sandbox.h"
 #include "testlib.h"
@@ -680,6 +681,112 @@ START_TEST(test_list_sane)
 }
 END_TEST
 
+/* ---- the first stage's filter (cc_sandbox_first_stage) ----------------- */
+
+/* Run `body` in a forked child under the first stage's filter; it may not
+ * write, so its result (an errno, < 256) is its exit status; 200: the
+ * filter did not load. */
+static int first_stage_child(int (*body)(void *), void *arg)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct cc_err err = CC_ERR_INIT;
+
+		if (cc_sandbox_first_stage(&err) < 0)
+			_exit(200);
+		_exit(body(arg) & 0xff);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status), "the child died of signal %d", WTERMSIG(status));
+	return WEXITSTATUS(status);
+}
+
+static int do_open_write(void)
+{
+	return err_of(open("/tmp/cc-first-stage-filter-probe", O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+}
+
+static int do_open_trunc(void)
+{
+	return err_of(open("/dev/null", O_RDONLY | O_TRUNC | O_CLOEXEC));
+}
+
+static int do_write_stderr(void)
+{
+	return err_of(write(STDERR_FILENO, "", 0));
+}
+
+static int run_first_forbidden(void *arg)
+{
+	int i = *(int *)arg;
+	static int (*const more[])(void) = { do_open_write, do_open_trunc, do_write_stderr };
+	int n = (int)(sizeof(forbidden) / sizeof(forbidden[0]));
+
+	return i < n ? forbidden[i].op() : more[i - n]();
+}
+
+/* Everything the hook's filter refuses, and writing: refused with EPERM
+ * to the process that parses every container's config.json. */
+START_TEST(test_first_stage_forbidden)
+{
+	int i = _i, r = first_stage_child(run_first_forbidden, &i);
+
+	ck_assert_msg(r != 200, "the filter did not load");
+	ck_assert_msg(r == EPERM, "case %d under the first stage's filter: %s", _i, r == 0 ? "succeeded" : strerror(r));
+}
+END_TEST
+
+/* What the first stage's decision does still works under it: the state
+ * and config.json parsed, the state directory opened and the ledger
+ * read. */
+static int run_first_work(void *arg)
+{
+	const char *dir = arg;
+	static const char state[] = "{\"id\":\"c1\",\"annotations\":{\"a\":\"b\"}}";
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_oci_state st;
+	struct cc_oci_config cfg;
+	_cleanup_free_ char *buf = NULL;
+	char path[512];
+	size_t len = 0;
+	int fd;
+
+	if (cc_oci_state_parse(state, strlen(state), &st, &err) < 0)
+		return 10;
+	cc_oci_state_fini(&st);
+	if (cc_oci_config_load(dir, &cfg, &err) < 0)
+		return 11;
+	if (!json_object_get(cfg.annotations, "corecarve.io/placement"))
+		return 12;
+	cc_oci_config_fini(&cfg);
+	snprintf(path, sizeof(path), "%s/state", dir);
+	fd = cc_state_dir_open(path, false, NULL, &err);
+	if (fd < 0)
+		return 13;
+	if (cc_state_ledger_read(fd, path, &buf, &len, &err) < 0 || !buf || !strstr(buf, "\"version\""))
+		return 14;
+	close(fd);
+	return 0;
+}
+
+START_TEST(test_first_stage_work_allowed)
+{
+	char dir[] = "/tmp/cc-first-filter-XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(cc_test_sh(NULL,
+				    "cd %s && mkdir -m 0700 state && printf '{\"version\":2}\\n' >state/" CC_LEDGER_FILE
+				    " && printf '{\"annotations\":{\"corecarve.io/placement\":\"{class: x}\"}}' >config.json",
+				    dir),
+			 0);
+	ck_assert_int_eq(first_stage_child(run_first_work, dir), 0);
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("seccomp");
@@ -696,6 +803,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_list_sane);
 	tcase_add_test(tc, test_log_socket);
 	tcase_add_test(tc, test_log_fallbacks);
+	tcase_add_loop_test(tc, test_first_stage_forbidden, 0, (int)(sizeof(forbidden) / sizeof(forbidden[0])) + 3);
+	tcase_add_test(tc, test_first_stage_work_allowed);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -61,20 +62,92 @@ END_TEST
 
 START_TEST(test_systemctl_result)
 {
-	static const char *const ok[] = { "systemctl", "--version", NULL };
-	static const char *const bad[] = { "systemctl", "no-such-verb", NULL };
+	static const char *const ok[] = { "--version", NULL };
+	static const char *const bad[] = { "no-such-verb", NULL };
 	struct cc_err err = CC_ERR_INIT;
 
 	if (access("/usr/bin/systemctl", X_OK) != 0 && access("/bin/systemctl", X_OK) != 0) {
 		cc_test_skip("no systemctl on this host");
 		return;
 	}
-	ck_assert_msg(cc_systemctl(ok, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(cc_systemctl(bad, &err), -1);
+	ck_assert_msg(cc_systemctl(ok, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(cc_systemctl(bad, NULL, &err), -1);
 	/* The command, its status and systemctl's own line, on one line. */
 	ck_assert_msg(strstr(err.msg, "systemctl no-such-verb: exited with status 1: "), "%s", err.msg);
 	ck_assert_msg(strstr(err.msg, "no-such-verb"), "%s", err.msg);
 	ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+END_TEST
+
+/* A stand-in systemctl in DIR: it records its arguments (one a line) and
+ * its whole environment, then runs BODY. */
+static void standin(const char *dir, const char *body)
+{
+	char script[1024];
+
+	snprintf(script, sizeof(script),
+		 "#!/bin/sh\nfor a in \"$@\"; do printf '%%s\\n' \"$a\"; done >%s/args\n/usr/bin/env >%s/env\n%s\n", dir,
+		 dir, body);
+	cc_test_write_file(dir, "systemctl", script);
+	ck_assert_int_eq(cc_test_sh(NULL, "chmod 0755 %s/systemctl", dir), 0);
+}
+
+/* systemctl gets none of the caller's environment (a SYSTEMD_* or PATH
+ * of the runtime's or the admin's shell), only PATH and LANG=C, and "--"
+ * before the unit names, so that a unit named like an option stays a
+ * unit. */
+START_TEST(test_systemctl_env_and_args)
+{
+	static const char *const opts[] = { "--no-block", "try-restart", NULL };
+	static const char *const units[] = { "-H", "irqbalance.service", NULL };
+	char dir[] = "/tmp/cc-sysctl-XXXXXX", path[128];
+	_cleanup_free_ char *args = NULL, *env = NULL;
+	struct cc_err err = CC_ERR_INIT;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	standin(dir, "exit 0");
+	setenv("SYSTEMD_PAGER", "/tmp/evil", 1);
+	setenv("CC_TEST_LEAK", "1", 1);
+	snprintf(path, sizeof(path), "%s/systemctl", dir);
+	ck_assert_msg(cc_systemctl_at(path, opts, units, 2000, &err) == 0, "%s", err.msg);
+	snprintf(path, sizeof(path), "%s/args", dir);
+	args = cc_test_slurp(path);
+	ck_assert_str_eq(args, "--no-block\ntry-restart\n--\n-H\nirqbalance.service\n");
+	snprintf(path, sizeof(path), "%s/env", dir);
+	env = cc_test_slurp(path);
+	/* The shell adds PWD (and may add SHLVL, _): only those beside ours. */
+	ck_assert_msg(strstr(env, "PATH=/usr/sbin:/usr/bin:/sbin:/bin\n") && strstr(env, "LANG=C\n"), "%s", env);
+	ck_assert_msg(!strstr(env, "SYSTEMD_") && !strstr(env, "CC_TEST_LEAK") && !strstr(env, "HOME="), "%s", env);
+	unsetenv("SYSTEMD_PAGER");
+	unsetenv("CC_TEST_LEAK");
+	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", dir), 0);
+}
+END_TEST
+
+/* A systemctl that does not answer (a hung manager) is killed at the
+ * deadline, and the error names the command and the wait. */
+START_TEST(test_systemctl_deadline)
+{
+	static const char *const opts[] = { "set-property", "--runtime", NULL };
+	static const char *const units[] = { "corecarve.slice", "AllowedCPUs=0-3", NULL };
+	char dir[] = "/tmp/cc-sysctl-XXXXXX", path[128];
+	struct cc_err err = CC_ERR_INIT;
+	struct timespec t0, t1;
+	long ms;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	standin(dir, "exec sleep 30");
+	snprintf(path, sizeof(path), "%s/systemctl", dir);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(cc_systemctl_at(path, opts, units, 300, &err), -1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	ck_assert_int_eq(err.code, ETIMEDOUT);
+	ck_assert_msg(strstr(err.msg, "systemctl set-property --runtime -- corecarve.slice AllowedCPUs=0-3: no answer "
+				      "within 0.300 s, killed"),
+		      "%s", err.msg);
+	ck_assert_msg(ms >= 250 && ms < 5000, "returned after %ld ms", ms);
+	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", dir), 0);
 }
 END_TEST
 
@@ -87,6 +160,8 @@ static Suite *systemctl_suite(void)
 	tcase_add_loop_test(tc, test_slice_unit, 0, (int)(sizeof(slices) / sizeof(slices[0])));
 	tcase_add_test(tc, test_booted_not_on_a_tree);
 	tcase_add_test(tc, test_systemctl_result);
+	tcase_add_test(tc, test_systemctl_env_and_args);
+	tcase_add_test(tc, test_systemctl_deadline);
 	suite_add_tcase(s, tc);
 	return s;
 }
