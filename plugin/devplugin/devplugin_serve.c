@@ -7,6 +7,7 @@
 #include "devplugin_int.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -43,12 +44,29 @@ static int register_one(const char *kubelet, const struct cc_dp_resource *r, str
 	return 0;
 }
 
-/* The kubelet's socket's identity, 0 when there is none. */
-static ino_t kubelet_ino(const char *path)
+/* The kubelet's socket's identity: its inode and when it was made (a
+ * socket made anew may get the inode number of the one removed), all 0
+ * when there is none. */
+struct sock_id {
+	ino_t ino;
+	struct timespec ctime;
+};
+
+static struct sock_id kubelet_id(const char *path)
 {
 	struct stat sb;
+	struct sock_id id = { 0 };
 
-	return stat(path, &sb) == 0 && S_ISSOCK(sb.st_mode) ? sb.st_ino : 0;
+	if (stat(path, &sb) == 0 && S_ISSOCK(sb.st_mode)) {
+		id.ino = sb.st_ino;
+		id.ctime = sb.st_ctim;
+	}
+	return id;
+}
+
+static bool same_id(struct sock_id a, struct sock_id b)
+{
+	return a.ino == b.ino && a.ctime.tv_sec == b.ctime.tv_sec && a.ctime.tv_nsec == b.ctime.tv_nsec;
 }
 
 static long long now_s(void)
@@ -79,15 +97,15 @@ static int reregister(struct cc_grpc_server *s, struct cc_devplugin *dp, const c
 static int serve_loop(struct cc_grpc_server *s, struct cc_devplugin *dp, const char *kubelet,
 		      volatile sig_atomic_t *stop, FILE *log, struct cc_err *err)
 {
-	ino_t registered = 0;
+	struct sock_id registered = { 0 };
 	long long last_try = -10;
 
 	while (!*stop) {
-		ino_t ino = kubelet_ino(kubelet);
+		struct sock_id ino = kubelet_id(kubelet);
 
 		/* A kubelet (re)started: its socket is new.  A failed try is
 		 * tried again each second, not at every tick. */
-		if (ino && ino != registered && now_s() - last_try >= 1) {
+		if (ino.ino && !same_id(ino, registered) && now_s() - last_try >= 1) {
 			struct cc_err e = CC_ERR_INIT;
 
 			last_try = now_s();

@@ -233,6 +233,33 @@ START_TEST(test_preferred_f03)
 }
 END_TEST
 
+/* The native interop test: a real gRPC peer (Debian's python3-grpcio, run
+ * by /usr/bin/python3: the distribution's modules, not a pyenv's) plays the
+ * kubelet's device manager against `corecarve device-plugin --root F03`
+ * (tests/unit/devplugin_peer.py says what it checks). */
+START_TEST(test_interop_f03)
+{
+	const char *tree = cc_test_fixture_tree("F03-intel-alderlake-p-4P8E", "test-data-sample1.tar.xz");
+	const char *bin = cc_test_bin("device-plugin interop");
+	_cleanup_free_ char *out = NULL;
+	char work[] = "/tmp/cc-dpi-XXXXXX";
+	int rc;
+
+	if (!tree || !bin)
+		return;
+	if (cc_test_sh(NULL, "/usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null") != 0) {
+		cc_test_skip("/usr/bin/python3 has no grpc module: apt-get install python3-grpcio python3-protobuf "
+			     "(make deps)");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(work));
+	rc = cc_test_sh(&out, "timeout 60 /usr/bin/python3 '%s/tests/unit/devplugin_peer.py' '%s' '%s/sample1' '%s'",
+			CC_SOURCE_DIR, bin, tree, work);
+	ck_assert_msg(rc == 0 && strstr(out, "interop: ok\n"), "exit %d:\n%s", rc, out);
+	cc_test_sh(NULL, "rm -rf '%s'", work);
+}
+END_TEST
+
 static Suite *devplugin_suite(void)
 {
 	Suite *s = suite_create("devplugin");
@@ -242,6 +269,12 @@ static Suite *devplugin_suite(void)
 	tcase_add_test(tc, test_health_f03);
 	tcase_add_test(tc, test_allocate_f03);
 	tcase_add_test(tc, test_preferred_f03);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("interop");
+	/* The peer starts Python and gRPC twice over (a kubelet restart) and
+	 * waits for the plugin's once-a-second retries: seconds on 2 CPUs. */
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, test_interop_f03);
 	suite_add_tcase(s, tc);
 	return s;
 }
