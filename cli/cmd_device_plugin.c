@@ -16,13 +16,18 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: corecarve device-plugin [--dir DIR] [--state DIR] [--root DIR] [--policy FILE]\n\n"
+		"usage: corecarve device-plugin [--dir DIR] [--state DIR] [--root DIR] [--policy FILE]\n"
+		"                               [--pod-resources SOCKET] [--grace SECONDS]\n\n"
 		"Publish each exclusive class of the policy to the kubelet as the extended resource\n"
 		"corecarve.io/<class>-cores, one device per whole core the class may carve (ID cpu<N>,\n"
 		"N the core's lowest CPU), and record the kubelet's Allocate as a grant in the ledger.\n"
 		"Serves the device plugin API (v1beta1) on a socket per resource in --dir (default\n"
 		CC_DP_DIR "), registers on its kubelet.sock, and again whenever the\n"
 		"kubelet restarts; SIGTERM stops it and removes its sockets.\n\n"
+		"Every 2 s it asks the kubelet's PodResources API (--pod-resources, default\n"
+		CC_DP_PODRES_SOCK ") which devices its pods hold, and frees the\n"
+		"grants none of whose cores a pod holds, once older than --grace seconds (default 60:\n"
+		"the kubelet lists a pod's devices only after Allocate).\n\n"
 		"exit status: 0 stopped by a signal, 2 bad input or could not run\n");
 }
 
@@ -36,12 +41,26 @@ static void on_signal(int sig)
 
 struct opts {
 	struct cc_cli_common common;
-	const char *dir, *state;
+	const char *dir, *state, *podres;
+	long long grace;
 };
+
+static int parse_grace(const char *s, long long *out, struct cc_err *err)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	if (!*s || *end || errno || *out < 0)
+		return cc_err_set(err, EINVAL, "--grace: expected a number of seconds >= 0, got \"%s\"", s);
+	return 0;
+}
 
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 {
 	o->dir = CC_DP_DIR;
+	o->podres = CC_DP_PODRES_SOCK;
+	o->grace = CC_DP_GRACE_S;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int r;
@@ -50,10 +69,16 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 			usage(stdout);
 			return 1;
 		}
-		if (!strcmp(a, "--dir") || !strcmp(a, "--state")) {
+		if (!strcmp(a, "--dir") || !strcmp(a, "--state") || !strcmp(a, "--pod-resources") || !strcmp(a, "--grace")) {
 			if (i + 1 >= argc || !argv[i + 1][0])
-				return cc_err_set(err, EINVAL, "%s: missing directory", a);
-			*(!strcmp(a, "--dir") ? &o->dir : &o->state) = argv[++i];
+				return cc_err_set(err, EINVAL, "%s: missing argument", a);
+			i++;
+			if (!strcmp(a, "--grace")) {
+				if (parse_grace(argv[i], &o->grace, err) < 0)
+					return -1;
+			} else {
+				*(!strcmp(a, "--dir") ? &o->dir : !strcmp(a, "--state") ? &o->state : &o->podres) = argv[i];
+			}
 			continue;
 		}
 		r = cc_cli_common_opt(&o->common, argc, argv, &i, err);
@@ -90,6 +115,8 @@ int cc_cmd_device_plugin(int argc, char **argv)
 	dp.p = policy;
 	dp.lock = &lock.lock;
 	dp.res = res;
+	dp.podres = o.podres;
+	dp.grace = o.grace;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

@@ -53,6 +53,10 @@ struct cc_devplugin {
 	const struct cc_ledger_lock *lock;
 	struct cc_dp_resource *res;
 	int nres;
+	/* The kubelet's PodResources socket (NULL: none is read, no grant is
+	 * freed) and the grace a new grant gets. */
+	const char *podres;
+	long long grace;
 };
 
 /* The resources of every exclusive class that can draw cores on `t`
@@ -86,8 +90,30 @@ int cc_dp_preferred(const struct cc_devplugin *dp, const struct cc_dp_resource *
 int cc_dp_allocate(const struct cc_devplugin *dp, const struct cc_dp_resource *r, char *const *const *req,
 		   const int *nids, int nreq, char (*grant_ids)[CC_DP_ID_MAX], struct cc_err *err);
 
+/* What the kubelet's pods hold: a device ID under a resource name, as its
+ * PodResources API (v1 List) says. */
+struct cc_dp_inuse {
+	char *resource;
+	char *id;
+};
+#define CC_DP_PODRES_SOCK "/var/lib/kubelet/pod-resources/kubelet.sock"
+/* How long a grant is kept though no pod is listed with it: the kubelet
+ * lists a pod's devices once it has admitted the pod, after Allocate. */
+#define CC_DP_GRACE_S 60
+
+/* Ask the PodResources socket `sock`: *out (n of them; cc_dp_inuse_free). */
+int cc_dp_podresources(const char *sock, struct cc_dp_inuse **out, int *n, struct cc_err *err);
+void cc_dp_inuse_free(struct cc_dp_inuse *u, int n);
+
+/* Under the ledger's lock, remove the grants of the plugin's resources
+ * that no pod in `u` holds a device of, created more than `grace` seconds
+ * before `now` (unix seconds).  *freed: how many. */
+int cc_dp_release_unused(const struct cc_devplugin *dp, const struct cc_dp_inuse *u, int n, long long now,
+			 long long grace, int *freed, struct cc_err *err);
+
 /* Serve every resource on sockets in `dir`, register them with the
- * kubelet's socket there (and again each time it is made anew), until
+ * kubelet's socket there (and again each time it is made anew), free the
+ * grants of pods that are gone (dp->podres, every few seconds), until
  * *stop; then remove the sockets.  `log` gets a line per registration and
  * per refused call (NULL: none). */
 int cc_dp_serve(struct cc_devplugin *dp, const char *dir, volatile sig_atomic_t *stop, FILE *log,

@@ -20,6 +20,8 @@
  * takes to show in ListAndWatch (the issue asks for a second). */
 #define DP_TICK_MS 200
 #define DP_REGISTER_TIMEOUT_MS 5000
+/* How often PodResources is asked which grants are still held. */
+#define DP_GC_S 2
 
 static int register_one(const char *kubelet, const struct cc_dp_resource *r, struct cc_err *err)
 {
@@ -94,11 +96,34 @@ static int reregister(struct cc_grpc_server *s, struct cc_devplugin *dp, const c
 	return 0;
 }
 
+/* Free the grants of pods that are gone, when the kubelet's PodResources
+ * socket is there.  A failure is said once until it changes (`last`). */
+static void free_gone(struct cc_devplugin *dp, FILE *log, char *last, size_t len)
+{
+	struct cc_err e = CC_ERR_INIT;
+	struct cc_dp_inuse *u = NULL;
+	struct stat sb;
+	int n = 0, freed = 0;
+
+	if (!dp->podres || stat(dp->podres, &sb) < 0)
+		return;
+	if (cc_dp_podresources(dp->podres, &u, &n, &e) == 0)
+		cc_dp_release_unused(dp, u, n, (long long)time(NULL), dp->grace, &freed, &e);
+	cc_dp_inuse_free(u, n);
+	if (e.code && log && strcmp(last, e.msg))
+		fprintf(log, "corecarve device-plugin: freeing the grants of deleted pods: %s\n", e.msg);
+	snprintf(last, len, "%s", e.code ? e.msg : "");
+	if (freed && log)
+		fprintf(log, "corecarve device-plugin: freed %d grant%s no pod holds (%s)\n", freed, freed == 1 ? "" : "s",
+			dp->podres);
+}
+
 static int serve_loop(struct cc_grpc_server *s, struct cc_devplugin *dp, const char *kubelet,
 		      volatile sig_atomic_t *stop, FILE *log, struct cc_err *err)
 {
 	struct sock_id registered = { 0 };
-	long long last_try = -10;
+	long long last_try = -10, last_gc = -10;
+	char gc_err[CC_ERR_MSG_MAX] = "";
 
 	while (!*stop) {
 		struct sock_id ino = kubelet_id(kubelet);
@@ -117,6 +142,10 @@ static int serve_loop(struct cc_grpc_server *s, struct cc_devplugin *dp, const c
 		for (int i = 0; i < dp->nres; i++)
 			if (!cc_grpc_server_listening(s, i) && cc_grpc_server_relisten(s, i, err) < 0)
 				return -1;
+		if (now_s() - last_gc >= DP_GC_S) {
+			last_gc = now_s();
+			free_gone(dp, log, gc_err, sizeof(gc_err));
+		}
 		if (cc_grpc_server_run(s, DP_TICK_MS, err) < 0)
 			return -1;
 	}

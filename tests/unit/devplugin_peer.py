@@ -8,8 +8,9 @@ It serves Registration on WORKDIR/kubelet.sock, starts the plugin with
 and checks what the kubelet relies on: the registrations, the device list,
 preferred allocation, Allocate and its refusals, ListAndWatch turning a core
 Unhealthy when another resource of its core type is granted it, a kubelet
-restart (its socket and the plugin's removed, a new kubelet.sock), and
-SIGTERM.  Prints "interop: ok" last, or raises.
+restart (its socket and the plugin's removed, a new kubelet.sock), a
+deleted pod's grant freed through PodResources (v1 List, served on
+WORKDIR/pod-resources/kubelet.sock), and SIGTERM.  Prints "interop: ok" last, or raises.
 
 The messages are deviceplugin v1beta1's (field numbers as published, as in
 proto/deviceplugin_v1beta1.proto), built from descriptors at run time as
@@ -47,13 +48,21 @@ MESSAGES = {
     "AllocateResponse": [("container_responses", 1, "repeated ContainerAllocateResponse")],
     "ContainerAllocateResponse": [("envs", 1, "map"), ("annotations", 4, "map")],
 }
+# PodResources v1 (package v1): what List answers.
+PODRES = {
+    "ListPodResourcesRequest": [],
+    "ListPodResourcesResponse": [("pod_resources", 1, "repeated PodResources")],
+    "PodResources": [("name", 1, "string"), ("namespace", 2, "string"), ("containers", 3, "repeated ContainerResources")],
+    "ContainerResources": [("name", 1, "string"), ("devices", 2, "repeated ContainerDevices")],
+    "ContainerDevices": [("resource_name", 1, "string"), ("device_ids", 2, "repeated string")],
+}
 F = descriptor_pb2.FieldDescriptorProto
 SCALARS = {"string": F.TYPE_STRING, "bool": F.TYPE_BOOL, "int64": F.TYPE_INT64, "int32": F.TYPE_INT32}
 
 
-def _file():
-    fd = descriptor_pb2.FileDescriptorProto(name="devplugin_peer.proto", package=PACKAGE, syntax="proto3")
-    for name, fields in MESSAGES.items():
+def _file(fname, package, messages):
+    fd = descriptor_pb2.FileDescriptorProto(name=fname, package=package, syntax="proto3")
+    for name, fields in messages.items():
         m = fd.message_type.add(name=name)
         for fname, num, ftype in fields:
             f = m.field.add(name=fname, number=num, label=F.LABEL_OPTIONAL)
@@ -67,21 +76,28 @@ def _file():
                 entry.field.add(name="value", number=2, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
                 f.label = F.LABEL_REPEATED
                 f.type = F.TYPE_MESSAGE
-                f.type_name = ".%s.%s.%s" % (PACKAGE, name, entry.name)
+                f.type_name = ".%s.%s.%s" % (package, name, entry.name)
             elif ftype in SCALARS:
                 f.type = SCALARS[ftype]
             else:
                 f.type = F.TYPE_MESSAGE
-                f.type_name = ".%s.%s" % (PACKAGE, ftype)
+                f.type_name = ".%s.%s" % (package, ftype)
     return fd
 
 
 def _classes():
     pool = descriptor_pool.DescriptorPool()
-    pool.Add(_file())
-    fdesc = pool.FindFileByName("devplugin_peer.proto")
     out = {}
-    for name in MESSAGES:
+    for fname, package, messages in (("devplugin_peer.proto", PACKAGE, MESSAGES), ("podres_peer.proto", "v1", PODRES)):
+        pool.Add(_file(fname, package, messages))
+        out.update(_messages(pool, fname, messages))
+    return out
+
+
+def _messages(pool, fname, messages):
+    fdesc = pool.FindFileByName(fname)
+    out = {}
+    for name in messages:
         d = fdesc.message_types_by_name[name]
         if hasattr(message_factory, "GetMessageClass"):
             out[name] = message_factory.GetMessageClass(d)
@@ -143,6 +159,30 @@ class Kubelet:
         self.server.stop(0).wait()
 
 
+class PodResources:
+    """The kubelet's PodResources List: the pods admitted, by name."""
+
+    def __init__(self, sock):
+        self.pods = {}
+        handler = grpc.method_handlers_generic_handler("v1.PodResourcesLister", {
+            "List": grpc.unary_unary_rpc_method_handler(
+                self.list, request_deserializer=M["ListPodResourcesRequest"].FromString,
+                response_serializer=lambda m: m.SerializeToString()),
+        })
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        self.server.add_generic_rpc_handlers((handler,))
+        self.server.add_insecure_port("unix:" + sock)
+        self.server.start()
+
+    def list(self, req, ctx):
+        resp = M["ListPodResourcesResponse"]()
+        for name, (resource, ids) in list(self.pods.items()):
+            pod = resp.pod_resources.add(name=name, namespace="default")
+            dev = pod.containers.add(name="main").devices.add(resource_name=resource)
+            dev.device_ids.extend(ids)
+        return resp
+
+
 class Plugin:
     """A client of one resource's socket, as the kubelet dials it."""
 
@@ -181,7 +221,7 @@ def refused(fn, code, text):
     raise AssertionError("not refused: " + text)
 
 
-def phase_first(work):
+def phase_first(work, podres):
     lat, fast, thr = (Plugin(work, "corecarve-%s.sock" % c) for c in ("latency", "fast", "throughput"))
     opts = lat.unary("GetDevicePluginOptions", M["Empty"](), "DevicePluginOptions")
     check(opts.get_preferred_allocation_available and not opts.pre_start_required, "options: %s" % opts)
@@ -200,6 +240,7 @@ def phase_first(work):
     # Unhealthy within a second.
     t0 = time.time()
     resp = lat.allocate(["cpu2"])
+    podres.pods["a"] = ("corecarve.io/latency-cores", ["cpu2"])
     ann = dict(resp.container_responses[0].annotations)
     check(ann == {"corecarve.io/grant": "grant:latency:2-3"}, "allocate: %s" % ann)
     upd = devices(next(stream))
@@ -216,6 +257,7 @@ def phase_first(work):
     refused(lambda: lat.raw("Deallocate", b""), grpc.StatusCode.UNIMPLEMENTED, "unknown method")
     # cpu6 was refused with cpu9: nothing of that request was recorded.
     ok = lat.allocate(["cpu6"])
+    podres.pods["b"] = ("corecarve.io/latency-cores", ["cpu6"])
     check(dict(ok.container_responses[0].annotations)["corecarve.io/grant"] == "grant:latency:6-7", "cpu6 after")
 
 
@@ -236,22 +278,44 @@ def phase_restart(work, kubelet):
     return k2
 
 
+def phase_pod_gone(work, podres):
+    # Pod a is deleted: PodResources no longer lists it, and its grant is
+    # freed (past the 1 s grace, at the next 2 s look); b's is kept.
+    fast = Plugin(work, "corecarve-fast.sock")
+    stream = fast.watch()
+    next(stream)
+    del podres.pods["a"]
+    t0 = time.time()
+    for resp in stream:
+        now = devices(resp)
+        if ("cpu2", "Healthy", [0]) in now:
+            break
+    check(time.time() - t0 < 6, "grant of a deleted pod freed after %.1fs" % (time.time() - t0))
+    check(("cpu6", "Unhealthy", [0]) in now, "grant of a listed pod kept: %s" % now)
+    stream.cancel()
+
+
 def main():
     corecarve, root, work = sys.argv[1:4]
     os.makedirs(os.path.join(work, "state"), mode=0o700, exist_ok=True)
     with open(os.path.join(work, "policy.yaml"), "w") as f:
         f.write(POLICY)
     kubelet = Kubelet(os.path.join(work, "kubelet.sock"))
+    # As on a node, PodResources is in a directory of its own.
+    os.makedirs(os.path.join(work, "pod-resources"), exist_ok=True)
+    podres = PodResources(os.path.join(work, "pod-resources", "kubelet.sock"))
     proc = subprocess.Popen([corecarve, "device-plugin", "--dir", work, "--root", root, "--state",
-                             os.path.join(work, "state"), "--policy", os.path.join(work, "policy.yaml")])
+                             os.path.join(work, "state"), "--policy", os.path.join(work, "policy.yaml"),
+                             "--pod-resources", os.path.join(work, "pod-resources", "kubelet.sock"), "--grace", "1"])
     try:
         regs = kubelet.wait(3)
         check({r.resource_name for r in regs} == RESOURCES, "registrations: %s" % regs)
         for r in regs:
             check(r.version == "v1beta1" and r.options.get_preferred_allocation_available, "register: %s" % r)
             check(r.endpoint == "corecarve-%s.sock" % r.resource_name.split("/")[1][:-len("-cores")], r.endpoint)
-        phase_first(work)
+        phase_first(work, podres)
         kubelet = phase_restart(work, kubelet)
+        phase_pod_gone(work, podres)
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(timeout=5)
         check(rc == 0, "exit status %d after SIGTERM" % rc)
@@ -261,6 +325,7 @@ def main():
         if proc.poll() is None:
             proc.kill()
         kubelet.stop()
+        podres.server.stop(0).wait()
     print("interop: ok")
 
 

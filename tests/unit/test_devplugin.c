@@ -233,6 +233,52 @@ START_TEST(test_preferred_f03)
 }
 END_TEST
 
+/* Grants no pod holds are freed once past the grace; a listed one, a young
+ * one and any other carve are kept. */
+START_TEST(test_release_unused_f03)
+{
+	struct cc_err err = CC_ERR_INIT;
+	char *a[] = { "cpu2" }, *b[] = { "cpu6" }, *c[] = { "cpu12" };
+	char *const *req[] = { a, b };
+	char *const *req2[] = { c };
+	int nids[] = { 1, 1 };
+	char grant[2][CC_DP_ID_MAX];
+	struct cc_dp_inuse inuse[] = { { "corecarve.io/latency-cores", "cpu6" },
+				       { "corecarve.io/fast-cores", "cpu2" } };
+	struct cc_carve k;
+	int freed = -1;
+	long long now;
+
+	if (!setup_f03())
+		return;
+	ck_assert_msg(cc_dp_allocate(&fx.dp, res("latency"), req, nids, 2, grant, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cc_dp_allocate(&fx.dp, res("throughput"), req2, nids, 1, grant, &err) == 0, "%s", err.msg);
+	{
+		_cleanup_ledger_ struct cc_ledger *l = cc_ledger_open(fx.dir, &err);
+
+		cc_test_carve(&k, "c1", "4", "5", false);
+		ck_assert_int_eq(cc_ledger_add(l, &k, &err), 0);
+		cc_carve_fini(&k);
+		ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+		now = cc_ledger_find(l, "grant:latency:2-3")->created;
+	}
+	/* Within the grace: nothing freed. */
+	ck_assert_int_eq(cc_dp_release_unused(&fx.dp, inuse, 2, now, 60, &freed, &err), 0);
+	ck_assert_int_eq(freed, 0);
+	/* Past it: cpu2's grant is freed (a fast-cores pod on cpu2 is not a
+	 * latency pod), cpu6's kept (listed), cpu12's freed, c1 kept. */
+	ck_assert_int_eq(cc_dp_release_unused(&fx.dp, inuse, 2, now + 61, 60, &freed, &err), 0);
+	ck_assert_int_eq(freed, 2);
+	{
+		_cleanup_ledger_ struct cc_ledger *l = cc_ledger_read(fx.dir, &err);
+
+		ck_assert_int_eq(cc_ledger_ncarves(l), 2);
+		ck_assert_ptr_nonnull(cc_ledger_find(l, "grant:latency:6-7"));
+		ck_assert_ptr_nonnull(cc_ledger_find(l, "c1"));
+	}
+}
+END_TEST
+
 /* The native interop test: a real gRPC peer (Debian's python3-grpcio, run
  * by /usr/bin/python3: the distribution's modules, not a pyenv's) plays the
  * kubelet's device manager against `corecarve device-plugin --root F03`
@@ -269,6 +315,7 @@ static Suite *devplugin_suite(void)
 	tcase_add_test(tc, test_health_f03);
 	tcase_add_test(tc, test_allocate_f03);
 	tcase_add_test(tc, test_preferred_f03);
+	tcase_add_test(tc, test_release_unused_f03);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("interop");
 	/* The peer starts Python and gRPC twice over (a kubelet restart) and
