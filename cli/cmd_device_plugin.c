@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cleanup.h"
 #include "commands.h"
@@ -102,11 +103,17 @@ int cc_cmd_device_plugin(int argc, char **argv)
 	struct cc_devplugin dp = { 0 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct cc_cli_lock lock;
+	struct stat sb;
 	char buf[PATH_MAX];
 	int rc = parse(argc, argv, &o, &err);
 
 	if (rc)
 		return rc > 0 ? CC_EXIT_OK : cc_cli_fail(&err);
+	if (stat(o.dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		cc_err_set(&err, ENOTDIR, "--dir %s: not a directory: name the kubelet's device plugin directory (default "
+			   CC_DP_DIR ")", o.dir);
+		return cc_cli_fail(&err);
+	}
 	if (cc_cli_state_dir(o.state, o.common.root, buf, sizeof(buf), &dp.state, &err) < 0 ||
 	    cc_cli_lock(&lock, argc, argv, &err) < 0 || cc_cli_load(&o.common, &root, &policy, &topo, &err) < 0 ||
 	    cc_dp_resources(topo, policy, &res, &dp.nres, &err) < 0)

@@ -279,6 +279,36 @@ START_TEST(test_release_unused_f03)
 }
 END_TEST
 
+/* Bad options: one line naming the option and the fix, exit 2, nothing
+ * made. */
+START_TEST(test_cli_bad_input)
+{
+	static const struct {
+		const char *args, *want;
+	} cases[] = {
+		{ "--grace -1", "corecarve: --grace: expected a number of seconds >= 0, got \"-1\"\n" },
+		{ "--grace", "corecarve: --grace: missing argument\n" },
+		{ "--dir", "corecarve: --dir: missing argument\n" },
+		{ "--bogus", "corecarve: device-plugin: unexpected argument \"--bogus\" (see corecarve device-plugin --help)\n" },
+		{ "--synthetic 'pack:1 core:2 pu:1'",
+		  "corecarve: device-plugin: unexpected argument \"--synthetic\" (see corecarve device-plugin --help)\n" },
+		{ "--dir /nonexistent/dp",
+		  "corecarve: --dir /nonexistent/dp: not a directory: name the kubelet's device plugin directory (default "
+		  "/var/lib/kubelet/device-plugins)\n" },
+	};
+	const char *bin = cc_test_bin("device-plugin CLI tests");
+
+	if (!bin)
+		return;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *out = NULL;
+
+		ck_assert_int_eq(cc_test_sh(&out, "'%s' device-plugin %s 2>&1 >/dev/null", bin, cases[i].args), 2);
+		ck_assert_str_eq(out, cases[i].want);
+	}
+}
+END_TEST
+
 /* The native interop test: a real gRPC peer (Debian's python3-grpcio, run
  * by /usr/bin/python3: the distribution's modules, not a pyenv's) plays the
  * kubelet's device manager against `corecarve device-plugin --root F03`
@@ -316,6 +346,7 @@ static Suite *devplugin_suite(void)
 	tcase_add_test(tc, test_allocate_f03);
 	tcase_add_test(tc, test_preferred_f03);
 	tcase_add_test(tc, test_release_unused_f03);
+	tcase_add_test(tc, test_cli_bad_input);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("interop");
 	/* The peer starts Python and gRPC twice over (a kubelet restart) and
