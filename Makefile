@@ -4,7 +4,7 @@
 CC ?= gcc
 PREFIX ?= /usr/local
 DESTDIR ?=
-PKGS := hwloc yaml-0.1 libcgroup numa jansson libseccomp
+PKGS := hwloc yaml-0.1 libcgroup numa jansson libseccomp libnghttp2 libprotobuf-c
 
 ifeq ($(SANITIZE),1)
 BUILD ?= build-san
@@ -28,7 +28,10 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) $(DLOPEN_PKGS) 2>/dev/null)
 # (docs/performance.md, section 4).  Where an archive is missing the build
 # links everything dynamically, as STATIC_DEPS=0 does.
 STATIC_DEPS ?= 1
-STATIC_LIBS := hwloc yaml cgroup numa jansson seccomp
+# nghttp2 and protobuf-c carry the device plugin's gRPC wire (mk/grpc.mk):
+# only `corecarve device-plugin` calls them, and linked from their archives
+# they add no shared object for the hook to map.
+STATIC_LIBS := hwloc yaml cgroup numa jansson seccomp nghttp2 protobuf-c
 ifeq ($(STATIC_DEPS),1)
 static_found = $(filter /%,$(shell $(CC) -print-file-name=$(1) 2>/dev/null))
 STATIC_MISSING := $(strip $(foreach l,$(STATIC_LIBS) udev,$(if $(call static_found,lib$(l).$(if $(filter udev,$(l)),so,a)),,lib$(l))))
@@ -56,7 +59,7 @@ HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 # "Module walls"), one -I each, so an #include names the header alone and
 # a file can change folder without touching its includers.
 PLUGIN_DIRS := $(patsubst %/,%,$(sort $(wildcard plugin/*/)))
-INC_FLAGS := $(addprefix -I,$(PLUGIN_DIRS)) -Icgroup -Ihooks -Icli
+INC_FLAGS := $(addprefix -I,$(PLUGIN_DIRS)) -Icgroup -Ihooks -Icli -I$(BUILD)/gen
 override CFLAGS := -DCC_SOURCE_DIR=\"$(CURDIR)\" -std=gnu11 $(OPT) $(WARN) $(HARDEN) $(SAN_FLAGS) $(INC_FLAGS) \
 	$(PKG_CFLAGS) $(CFLAGS)
 override LDFLAGS := -pie -Wl,-z,relro,-z,now $(SAN_FLAGS) $(LDFLAGS)

@@ -95,6 +95,7 @@ int cc_cli_svg_irqs(const struct cc_cli_common *c, const struct cc_root *root,
 
 int cc_cmd_topology(int argc, char **argv);
 int cc_cmd_hook(int argc, char **argv);
+int cc_cmd_device_plugin(int argc, char **argv);
 int cc_cmd_init_parent(int argc, char **argv);
 int cc_cmd_status(int argc, char **argv);
 int cc_cmd_plan(int argc, char **argv);

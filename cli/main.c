@@ -26,6 +26,7 @@ static const struct cc_command commands[] = {
 	{ "vm", cc_cmd_vm, "pin VMs' vCPUs on whole cores of one class: reconcile, status, xml NAME" },
 	{ "doctor", cc_cmd_doctor, "is this node ready? cgroups, partitions, capacity, governors, THP, irqbalance, hooks (exit 0/1/2)" },
 	{ "capture", cc_cmd_capture, "copy what corecarve reads of this node into a --root tree, for bug reports" },
+	{ "device-plugin", cc_cmd_device_plugin, "publish each exclusive class's whole cores to the kubelet (device plugin API) and grant them" },
 	{ "calibrate", cc_cmd_calibrate, "measure this node's placement table (SMT, L2, L3, NUMA, package, class pairs) as its baseline" },
 };
 

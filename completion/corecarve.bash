@@ -24,7 +24,7 @@ _corecarve()
 	local cur prev cmd i
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="topology plan status audit exec hook irq vm init-parent doctor capture calibrate"
+	local commands="topology plan status audit exec hook irq vm init-parent doctor capture calibrate device-plugin"
 	local topo_src="--root --hwloc-xml --synthetic --policy"
 	local table="--output --no-headers --raw --width"
 
@@ -110,6 +110,9 @@ _corecarve()
 		;;
 	capture)
 		COMPREPLY=($(compgen -W "--root --policy --state --help" -- "$cur") $(compgen -d -- "$cur"))
+		;;
+	device-plugin)
+		COMPREPLY=($(compgen -W "--dir --state --root --policy --pod-resources --grace --help" -- "$cur"))
 		;;
 	calibrate)
 		COMPREPLY=($(compgen -W "--rounds --ms --output --json --dry-run --root --hwloc-xml --synthetic --policy --help" -- "$cur"))

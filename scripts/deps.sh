@@ -5,10 +5,14 @@
 set -eu
 
 # libudev-dev: the static libhwloc links libudev, which Debian ships shared only.
+# libnghttp2-dev, libprotobuf-c-dev, protobuf-c-compiler: the device
+# plugin's gRPC wire (HTTP/2, protobuf, protoc-c at build time:
+# docs/device-plugin.md).
 # libsmartcols-dev: the tables' header (the CLI loads libsmartcols.so.1 with
 # dlopen; Debian ships no libsmartcols.a).
 BUILD_PKGS="build-essential pkg-config libhwloc-dev hwloc-nox libcgroup-dev libyaml-dev \
-libnuma-dev libseccomp-dev check libjansson-dev libudev-dev libsmartcols-dev"
+libnuma-dev libseccomp-dev check libjansson-dev libudev-dev libsmartcols-dev \
+libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler"
 # The e2e harness boots real Debian kernels under QEMU and runs real crun.
 # The k8s guest (tests/e2e/k8s/) boots a Debian disk image made with
 # mmdebstrap and mkfs.ext4 -d (containerd, runc, systemd and Python's grpc
@@ -17,7 +21,9 @@ libnuma-dev libseccomp-dev check libjansson-dev libudev-dev libsmartcols-dev"
 E2E_PKGS="crun busybox-static cpio xz-utils zstd kmod mmdebstrap e2fsprogs python3"
 # Unit tests of the pictures (xmllint, rsvg-convert) and man pages (groff);
 # podman + conmon for the hooks.d scenario in the guest (tests/e2e/mkpodman.sh).
-TEST_PKGS="libxml2-utils librsvg2-bin groff-base podman conmon"
+# python3-grpcio + python3-protobuf: the kubelet's side of the device plugin
+# interop test (tests/unit/devplugin_peer.py, run by /usr/bin/python3).
+TEST_PKGS="libxml2-utils librsvg2-bin groff-base podman conmon python3-grpcio python3-protobuf"
 # Hardening (issue 9): libFuzzer targets (clang + its runtime), valgrind
 # memcheck over the CLI, util-linux's flock copied into the e2e guest.
 HARDEN_PKGS="clang libclang-rt-14-dev valgrind util-linux"

@@ -11,9 +11,13 @@
 #include "cpulist.h"
 #include "ledger_int.h"
 
-const char *const ledger_carve_kinds[] = { "container", "vm", "exec", NULL };
+/* A grant (corecarve device-plugin's Allocate) holds whole cores for a pod
+ * the kubelet admitted before its container exists: CPUs and nothing else
+ * (no cgroup, nothing parked, mode "grant"), so that no other carve takes
+ * them, and kept by gc, which knows no owner of it. */
+const char *const ledger_carve_kinds[] = { "container", "vm", "exec", "grant", NULL };
 static const char *const carve_modes[] = { "remote-partition", "local-partition",
-					   "cpuset-only", "affinity", NULL };
+					   "cpuset-only", "affinity", "grant", NULL };
 static const char *const carve_fields[] = { "id", "kind", "cgroup", "class", "core_class",
 					    "mode", "cpus", "parked", "mems", "exclusive",
 					    "steer_irqs", "state", "created", "changes", NULL };
@@ -131,6 +135,19 @@ int ledger_check_cgroup(const char *cg, const char *what, struct cc_err *err)
 
 /* Everything a carve must satisfy on its own; `what` names it in errors.
  * `parsed`: its strings came from the ledger file (check_text). */
+/* A grant is mode "grant" and nothing but CPUs; mode "grant" is a grant's. */
+static int check_grant(const struct cc_carve *c, const char *what, struct cc_err *err)
+{
+	bool kind = !strcmp(c->kind, "grant"), mode = !strcmp(c->mode, "grant");
+
+	if (kind != mode)
+		return cc_err_set(err, EINVAL, "%s: kind \"%s\" with mode \"%s\": a grant, and only a grant, has mode grant",
+				  what, c->kind, c->mode);
+	if (kind && (c->cgroup[0] || (c->parked && !hwloc_bitmap_iszero(c->parked))))
+		return cc_err_set(err, EINVAL, "%s: a grant has no cgroup and parks nothing", what);
+	return 0;
+}
+
 int ledger_validate_carve(const struct cc_carve *c, bool parsed, const char *what, struct cc_err *err)
 {
 	if (ledger_check_text(c->id, sizeof(c->id), parsed, what, "id", err) < 0 ||
@@ -143,11 +160,14 @@ int ledger_validate_carve(const struct cc_carve *c, bool parsed, const char *wha
 	if (!c->id[0])
 		return cc_err_set(err, EINVAL, "%s.id: empty", what);
 	if (!ledger_in_list(ledger_carve_kinds, c->kind))
-		return cc_err_set(err, EINVAL, "%s.kind: expected container, vm or exec, got \"%s\"", what, c->kind);
+		return cc_err_set(err, EINVAL, "%s.kind: expected container, vm, exec or grant, got \"%s\"", what,
+				  c->kind);
 	if (!ledger_in_list(carve_modes, c->mode))
 		return cc_err_set(err, EINVAL,
-				  "%s.mode: expected remote-partition, local-partition, cpuset-only or affinity, got \"%s\"",
+				  "%s.mode: expected remote-partition, local-partition, cpuset-only, affinity or grant, got \"%s\"",
 				  what, c->mode);
+	if (check_grant(c, what, err) < 0)
+		return -1;
 	if (ledger_check_cgroup(c->cgroup, what, err) < 0)
 		return -1;
 	if (check_set(c->cpus, what, "cpus", err) < 0 || check_set(c->parked, what, "parked", err) < 0 ||

@@ -1,0 +1,134 @@
+/* corecarve device-plugin: the kubelet device plugin daemon (plugin/devplugin,
+ * docs/device-plugin.md).  Parses its options, loads the policy, the
+ * topology and the state directory, and serves until SIGTERM or SIGINT. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cleanup.h"
+#include "commands.h"
+#include "devplugin.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: corecarve device-plugin [--dir DIR] [--state DIR] [--root DIR] [--policy FILE]\n"
+		"                               [--pod-resources SOCKET] [--grace SECONDS]\n\n"
+		"Publish each exclusive class of the policy to the kubelet as the extended resource\n"
+		"corecarve.io/<class>-cores, one device per whole core the class may carve (ID cpu<N>,\n"
+		"N the core's lowest CPU), and record the kubelet's Allocate as a grant in the ledger.\n"
+		"Serves the device plugin API (v1beta1) on a socket per resource in --dir (default\n"
+		CC_DP_DIR "), registers on its kubelet.sock, and again whenever the\n"
+		"kubelet restarts; SIGTERM stops it and removes its sockets.\n\n"
+		"Every 2 s it asks the kubelet's PodResources API (--pod-resources, default\n"
+		CC_DP_PODRES_SOCK ") which devices its pods hold, and frees the\n"
+		"grants none of whose cores a pod holds, once older than --grace seconds (default 60:\n"
+		"the kubelet lists a pod's devices only after Allocate).\n\n"
+		"exit status: 0 stopped by a signal, 2 bad input or could not run\n");
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+struct opts {
+	struct cc_cli_common common;
+	const char *dir, *state, *podres;
+	long long grace;
+};
+
+static int parse_grace(const char *s, long long *out, struct cc_err *err)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	if (!*s || *end || errno || *out < 0)
+		return cc_err_set(err, EINVAL, "--grace: expected a number of seconds >= 0, got \"%s\"", s);
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
+{
+	o->dir = CC_DP_DIR;
+	o->podres = CC_DP_PODRES_SOCK;
+	o->grace = CC_DP_GRACE_S;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int r;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 1;
+		}
+		if (!strcmp(a, "--dir") || !strcmp(a, "--state") || !strcmp(a, "--pod-resources") || !strcmp(a, "--grace")) {
+			if (i + 1 >= argc || !argv[i + 1][0])
+				return cc_err_set(err, EINVAL, "%s: missing argument", a);
+			i++;
+			if (!strcmp(a, "--grace")) {
+				if (parse_grace(argv[i], &o->grace, err) < 0)
+					return -1;
+			} else {
+				*(!strcmp(a, "--dir") ? &o->dir : !strcmp(a, "--state") ? &o->state : &o->podres) = argv[i];
+			}
+			continue;
+		}
+		r = cc_cli_common_opt(&o->common, argc, argv, &i, err);
+		if (r < 0)
+			return -1;
+		if (r == 0 || o->common.xml || o->common.synthetic || o->common.json)
+			return cc_err_set(err, EINVAL,
+					  "device-plugin: unexpected argument \"%s\" (see corecarve device-plugin --help)", a);
+	}
+	return 0;
+}
+
+int cc_cmd_device_plugin(int argc, char **argv)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct opts o = { 0 };
+	_cleanup_root_ struct cc_root *root = NULL;
+	_cleanup_policy_ struct cc_policy *policy = NULL;
+	_cleanup_topo_ struct cc_topo *topo = NULL;
+	_cleanup_free_ struct cc_dp_resource *res = NULL;
+	struct cc_devplugin dp = { 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct cc_cli_lock lock;
+	struct stat sb;
+	char buf[PATH_MAX];
+	int rc = parse(argc, argv, &o, &err);
+
+	if (rc)
+		return rc > 0 ? CC_EXIT_OK : cc_cli_fail(&err);
+	if (stat(o.dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		cc_err_set(&err, ENOTDIR, "--dir %s: not a directory: name the kubelet's device plugin directory (default "
+			   CC_DP_DIR ")", o.dir);
+		return cc_cli_fail(&err);
+	}
+	if (cc_cli_state_dir(o.state, o.common.root, buf, sizeof(buf), &dp.state, &err) < 0 ||
+	    cc_cli_lock(&lock, argc, argv, &err) < 0 || cc_cli_load(&o.common, &root, &policy, &topo, &err) < 0 ||
+	    cc_dp_resources(topo, policy, &res, &dp.nres, &err) < 0)
+		return cc_cli_fail(&err);
+	dp.t = topo;
+	dp.p = policy;
+	dp.lock = &lock.lock;
+	dp.res = res;
+	dp.podres = o.podres;
+	dp.grace = o.grace;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	if (cc_dp_serve(&dp, o.dir, &stop, stderr, &err) < 0)
+		return cc_cli_fail(&err);
+	return CC_EXIT_OK;
+}

@@ -1,0 +1,225 @@
+/* corecarve: the DevicePlugin service's methods (devplugin_int.h), each a
+ * protobuf-c message in and out around the decisions of devplugin.c. */
+#define _GNU_SOURCE
+#include "devplugin_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "deviceplugin_v1beta1.pb-c.h"
+
+int dp_pack(const ProtobufCMessage *m, uint8_t **out, size_t *len, struct cc_err *err)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+
+	*out = malloc(n ? n : 1);
+	if (!*out)
+		return cc_err_sys(err, ENOMEM, "device plugin");
+	*len = protobuf_c_message_pack(m, *out);
+	return 0;
+}
+
+static int bad_request(const char *what, struct cc_err *err)
+{
+	return cc_err_set(err, EINVAL, "not a valid %s message", what);
+}
+
+static int options(void *arg, const uint8_t *req, size_t len, uint8_t **out, size_t *outlen, struct cc_err *err)
+{
+	V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
+
+	(void)arg;
+	(void)req;
+	(void)len;
+	o.get_preferred_allocation_available = 1;
+	return dp_pack(&o.base, out, outlen, err);
+}
+
+/* The devices now, as the ledger says: asked again at every tick of the
+ * stream, sent when it changed. */
+static int list_and_watch(void *arg, const uint8_t *req, size_t len, uint8_t **out, size_t *outlen,
+			  struct cc_err *err)
+{
+	struct dp_endpoint *ep = arg;
+	_cleanup_ledger_ struct cc_ledger *l = cc_ledger_read(ep->dp->state, err);
+	_cleanup_free_ struct cc_dp_device *dev = NULL;
+	_cleanup_free_ V1beta1__Device *d = NULL;
+	_cleanup_free_ V1beta1__Device **dp = NULL;
+	_cleanup_free_ V1beta1__TopologyInfo *topo = NULL;
+	_cleanup_free_ V1beta1__NUMANode *node = NULL;
+	_cleanup_free_ V1beta1__NUMANode **nodep = NULL;
+	_cleanup_free_ char *ids = NULL;
+	V1beta1__ListAndWatchResponse r = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
+	int n = 0;
+
+	(void)req;
+	(void)len;
+	if (!l || cc_dp_devices(ep->dp->t, ep->dp->p, ep->r, l, &dev, &n, err) < 0)
+		return -1;
+	d = calloc((size_t)n + 1, sizeof(*d));
+	dp = calloc((size_t)n + 1, sizeof(*dp));
+	topo = calloc((size_t)n + 1, sizeof(*topo));
+	node = calloc((size_t)n + 1, sizeof(*node));
+	nodep = calloc((size_t)n + 1, sizeof(*nodep));
+	ids = calloc((size_t)n + 1, 16);
+	if (!d || !dp || !topo || !node || !nodep || !ids)
+		return cc_err_sys(err, ENOMEM, "device plugin");
+	for (int i = 0; i < n; i++) {
+		v1beta1__device__init(&d[i]);
+		snprintf(ids + 16 * i, 16, "cpu%d", dev[i].cpu);
+		d[i].id = ids + 16 * i;
+		d[i].health = dev[i].healthy ? CC_DP_HEALTHY : CC_DP_UNHEALTHY;
+		if (dev[i].numa >= 0) {
+			v1beta1__topology_info__init(&topo[i]);
+			v1beta1__numanode__init(&node[i]);
+			node[i].id = dev[i].numa;
+			nodep[i] = &node[i];
+			topo[i].n_nodes = 1;
+			topo[i].nodes = &nodep[i];
+			d[i].topology = &topo[i];
+		}
+		dp[i] = &d[i];
+	}
+	r.n_devices = (size_t)n;
+	r.devices = dp;
+	return dp_pack(&r.base, out, outlen, err);
+}
+
+static void free_ids(char **ids)
+{
+	for (int i = 0; ids && ids[i]; i++)
+		free(ids[i]);
+	free(ids);
+}
+
+static int preferred(void *arg, const uint8_t *req, size_t len, uint8_t **out, size_t *outlen, struct cc_err *err)
+{
+	struct dp_endpoint *ep = arg;
+	V1beta1__PreferredAllocationRequest *q = v1beta1__preferred_allocation_request__unpack(NULL, len, req);
+	V1beta1__PreferredAllocationResponse r = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
+	V1beta1__ContainerPreferredAllocationResponse *c = NULL, **cp = NULL;
+	char ***ids = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	if (!q)
+		return bad_request("PreferredAllocationRequest", err);
+	n = q->n_container_requests;
+	c = calloc(n + 1, sizeof(*c));
+	cp = calloc(n + 1, sizeof(*cp));
+	ids = calloc(n + 1, sizeof(*ids));
+	if (!c || !cp || !ids) {
+		cc_err_sys(err, ENOMEM, "device plugin");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const V1beta1__ContainerPreferredAllocationRequest *cr = q->container_requests[i];
+
+		if (cc_dp_preferred(ep->dp, ep->r, cr->available_deviceids, (int)cr->n_available_deviceids,
+				    cr->must_include_deviceids, (int)cr->n_must_include_deviceids, cr->allocation_size,
+				    &ids[i], err) < 0) {
+			cc_err_prefix(err, "container request %zu", i);
+			goto out;
+		}
+		v1beta1__container_preferred_allocation_response__init(&c[i]);
+		while (ids[i][c[i].n_deviceids])
+			c[i].n_deviceids++;
+		c[i].deviceids = ids[i];
+		cp[i] = &c[i];
+	}
+	r.n_container_responses = n;
+	r.container_responses = cp;
+	rc = dp_pack(&r.base, out, outlen, err);
+out:
+	for (size_t i = 0; ids && i < n; i++)
+		free_ids(ids[i]);
+	free(ids);
+	free(c);
+	free(cp);
+	v1beta1__preferred_allocation_request__free_unpacked(q, NULL);
+	return rc;
+}
+
+/* The response: each container gets the annotation naming its grant. */
+static int allocate_reply(char (*grant)[CC_DP_ID_MAX], size_t n, uint8_t **out, size_t *outlen, struct cc_err *err)
+{
+	V1beta1__AllocateResponse r = V1BETA1__ALLOCATE_RESPONSE__INIT;
+	_cleanup_free_ V1beta1__ContainerAllocateResponse *c = calloc(n + 1, sizeof(*c));
+	_cleanup_free_ V1beta1__ContainerAllocateResponse **cp = calloc(n + 1, sizeof(*cp));
+	_cleanup_free_ V1beta1__ContainerAllocateResponse__AnnotationsEntry *a = calloc(n + 1, sizeof(*a));
+	_cleanup_free_ V1beta1__ContainerAllocateResponse__AnnotationsEntry **ap = calloc(n + 1, sizeof(*ap));
+
+	if (!c || !cp || !a || !ap)
+		return cc_err_sys(err, ENOMEM, "device plugin");
+	for (size_t i = 0; i < n; i++) {
+		v1beta1__container_allocate_response__init(&c[i]);
+		v1beta1__container_allocate_response__annotations_entry__init(&a[i]);
+		a[i].key = (char *)CC_DP_GRANT_KEY;
+		a[i].value = grant[i];
+		ap[i] = &a[i];
+		c[i].n_annotations = 1;
+		c[i].annotations = &ap[i];
+		cp[i] = &c[i];
+	}
+	r.n_container_responses = n;
+	r.container_responses = cp;
+	return dp_pack(&r.base, out, outlen, err);
+}
+
+static int allocate(void *arg, const uint8_t *req, size_t len, uint8_t **out, size_t *outlen, struct cc_err *err)
+{
+	struct dp_endpoint *ep = arg;
+	V1beta1__AllocateRequest *q = v1beta1__allocate_request__unpack(NULL, len, req);
+	char *const **ids = NULL;
+	int *nids = NULL;
+	char (*grant)[CC_DP_ID_MAX] = NULL;
+	size_t n;
+	int rc = -1;
+
+	if (!q)
+		return bad_request("AllocateRequest", err);
+	n = q->n_container_requests;
+	ids = calloc(n + 1, sizeof(*ids));
+	nids = calloc(n + 1, sizeof(*nids));
+	grant = calloc(n + 1, sizeof(*grant));
+	if (!ids || !nids || !grant) {
+		cc_err_sys(err, ENOMEM, "device plugin");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ids[i] = q->container_requests[i]->devices_ids;
+		nids[i] = (int)q->container_requests[i]->n_devices_ids;
+	}
+	if (cc_dp_allocate(ep->dp, ep->r, ids, nids, (int)n, grant, err) == 0)
+		rc = allocate_reply(grant, n, out, outlen, err);
+	if (ep->log)
+		fprintf(ep->log, "corecarve device-plugin: %s: Allocate: %s%s%s\n", ep->r->name,
+			rc == 0 ? "granted " : "refused: ", rc == 0 ? grant[0] : err->msg,
+			rc == 0 && n > 1 ? " and more" : "");
+out:
+	free(ids);
+	free(nids);
+	free(grant);
+	v1beta1__allocate_request__free_unpacked(q, NULL);
+	return rc;
+}
+
+static int pre_start(void *arg, const uint8_t *req, size_t len, uint8_t **out, size_t *outlen, struct cc_err *err)
+{
+	V1beta1__PreStartContainerResponse r = V1BETA1__PRE_START_CONTAINER_RESPONSE__INIT;
+
+	(void)arg;
+	(void)req;
+	(void)len;
+	return dp_pack(&r.base, out, outlen, err);
+}
+
+const struct cc_grpc_method dp_methods[DP_NMETHODS] = {
+	{ "/v1beta1.DevicePlugin/GetDevicePluginOptions", false, options },
+	{ "/v1beta1.DevicePlugin/ListAndWatch", true, list_and_watch },
+	{ "/v1beta1.DevicePlugin/GetPreferredAllocation", false, preferred },
+	{ "/v1beta1.DevicePlugin/Allocate", false, allocate },
+	{ "/v1beta1.DevicePlugin/PreStartContainer", false, pre_start },
+};

@@ -1,0 +1,70 @@
+/* corecarve: moving nghttp2's bytes to and from a non-blocking socket, for
+ * the server and the client alike (grpc_int.h). */
+#include "grpc_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int grpc_flush(nghttp2_session *s, int fd, struct grpc_out *o, struct cc_err *err)
+{
+	for (;;) {
+		const uint8_t *data;
+		ssize_t n = nghttp2_session_mem_send(s, &data);
+		uint8_t *b;
+
+		if (n < 0)
+			return cc_err_set(err, EPROTO, "http2: %s", nghttp2_strerror((int)n));
+		if (!n)
+			break;
+		b = realloc(o->buf, o->len + (size_t)n);
+		if (!b)
+			return cc_err_sys(err, ENOMEM, "http2");
+		memcpy(b + o->len, data, (size_t)n);
+		o->buf = b;
+		o->len += (size_t)n;
+	}
+	while (o->len) {
+		ssize_t w = send(fd, o->buf, o->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (w < 0)
+			return cc_err_sys(err, errno, "send");
+		memmove(o->buf, o->buf + w, o->len - (size_t)w);
+		o->len -= (size_t)w;
+	}
+	return 0;
+}
+
+int grpc_pull(nghttp2_session *s, int fd, struct cc_err *err)
+{
+	uint8_t buf[16384];
+	ssize_t n, used;
+
+	do
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 1;
+	if (n < 0)
+		return cc_err_sys(err, errno, "recv");
+	if (!n)
+		return 0;
+	used = nghttp2_session_mem_recv(s, buf, (size_t)n);
+	if (used < 0)
+		return cc_err_set(err, EPROTO, "http2: %s", nghttp2_strerror((int)used));
+	return 1;
+}
+
+int grpc_is_content_type(const uint8_t *v, size_t n)
+{
+	static const char ct[] = "application/grpc";
+	size_t k = sizeof(ct) - 1;
+
+	return n >= k && !memcmp(v, ct, k) && (n == k || v[k] == '+' || v[k] == ';');
+}

@@ -1,0 +1,553 @@
+/* corecarve: the gRPC server (grpc.h) — nghttp2 server sessions on unix
+ * sockets, one poll loop, no thread: the plugin answers the kubelet one
+ * call at a time, and its calls take milliseconds. */
+#define _GNU_SOURCE
+#include "grpc_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+#define MAX_LISTENERS 16
+#define MAX_CONNS 64
+
+struct listener {
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	const struct cc_grpc_method *methods;
+	int n;
+	void *arg;
+};
+
+struct conn;
+
+struct gstream {
+	int32_t id;
+	struct conn *c;
+	char path[256];
+	bool grpc;      /* content-type application/grpc */
+	bool answered;  /* headers submitted: nothing more to decide */
+	bool done;      /* once out is sent: the trailers */
+	const struct cc_grpc_method *m;
+	struct cc_grpc_reader in;
+	uint8_t *out;   /* framed messages not yet given to nghttp2 */
+	size_t outlen, outoff;
+	uint8_t *req;   /* a streaming call's request, asked again at each tick */
+	size_t reqlen;
+	uint8_t *last;  /* a streaming call's last message sent */
+	size_t lastlen;
+	bool has_last;
+	enum cc_grpc_code code;
+	char msg[512];
+	struct gstream *next;
+};
+
+struct conn {
+	int fd;
+	int listener;
+	nghttp2_session *s;
+	struct grpc_out o;
+	struct gstream *streams;
+	struct cc_grpc_server *srv;
+};
+
+struct cc_grpc_server {
+	struct listener l[MAX_LISTENERS];
+	int nl;
+	struct conn *c[MAX_CONNS];
+	int nc;
+	size_t limit; /* a request message's limit */
+};
+
+static void stream_free(struct gstream *st)
+{
+	cc_grpc_reader_fini(&st->in);
+	free(st->out);
+	free(st->req);
+	free(st->last);
+	free(st);
+}
+
+/* The trailers, or for a call that sent nothing the only headers. */
+static int send_status(struct gstream *st, bool trailers_only)
+{
+	char code[16];
+	nghttp2_nv nv[4] = { GRPC_NV(":status", "200"), GRPC_NV("content-type", "application/grpc"),
+			     GRPC_NV("grpc-status", ""), GRPC_NV("grpc-message", "") };
+
+	snprintf(code, sizeof(code), "%d", (int)st->code);
+	nv[2].value = (uint8_t *)code;
+	nv[2].valuelen = strlen(code);
+	nv[3].value = (uint8_t *)st->msg;
+	nv[3].valuelen = strlen(st->msg);
+	if (trailers_only)
+		return nghttp2_submit_response(st->c->s, st->id, nv, st->msg[0] ? 4 : 3, NULL);
+	return nghttp2_submit_trailer(st->c->s, st->id, nv + 2, st->msg[0] ? 2 : 1);
+}
+
+/* Fail the call now (before any message went out). */
+static void refuse(struct gstream *st, enum cc_grpc_code code, const char *msg)
+{
+	if (st->answered)
+		return;
+	st->answered = true;
+	st->code = code;
+	/* grpc-message is percent-encoded on the wire; corecarve's messages
+	 * are printable ASCII but for '%', which is all that needs it. */
+	snprintf(st->msg, sizeof(st->msg), "%s", msg);
+	for (char *p = st->msg; *p; p++)
+		if (*p == '%' || (unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			*p = '?';
+	send_status(st, true);
+}
+
+static ssize_t read_out(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length, uint32_t *flags,
+			nghttp2_data_source *src, void *user)
+{
+	struct gstream *st = src->ptr;
+	size_t n = st->outlen - st->outoff;
+
+	(void)s;
+	(void)id;
+	(void)user;
+	if (n > length)
+		n = length;
+	memcpy(buf, st->out + st->outoff, n);
+	st->outoff += n;
+	if (st->outoff < st->outlen)
+		return (ssize_t)n;
+	st->outoff = st->outlen = 0;
+	if (!st->done)
+		return n ? (ssize_t)n : NGHTTP2_ERR_DEFERRED;
+	*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+	if (send_status(st, false) != 0)
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	return (ssize_t)n;
+}
+
+static int queue(struct gstream *st, const uint8_t *msg, size_t len, struct cc_err *err)
+{
+	_cleanup_free_ uint8_t *f = NULL;
+	size_t flen;
+	uint8_t *b;
+
+	if (cc_grpc_frame(msg, len, &f, &flen, err) < 0)
+		return -1;
+	b = realloc(st->out, st->outlen + flen);
+	if (!b)
+		return cc_err_sys(err, ENOMEM, "grpc");
+	memcpy(b + st->outlen, f, flen);
+	st->out = b;
+	st->outlen += flen;
+	return 0;
+}
+
+/* Ask the method; for a stream, send only a message that changed. */
+static int answer(struct gstream *st, bool first)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ uint8_t *out = NULL;
+	size_t outlen = 0;
+
+	if (st->m->call(st->c->srv->l[st->c->listener].arg, st->req, st->reqlen, &out, &outlen, &err) < 0) {
+		if (first) {
+			refuse(st, cc_grpc_code_of(err.code), err.msg);
+			return 0;
+		}
+		st->code = cc_grpc_code_of(err.code);
+		snprintf(st->msg, sizeof(st->msg), "%.500s", err.msg);
+		st->done = true;
+		return nghttp2_session_resume_data(st->c->s, st->id);
+	}
+	if (st->m->streaming && st->has_last && outlen == st->lastlen && (!outlen || !memcmp(out, st->last, outlen)))
+		return 0;
+	if (queue(st, out, outlen, &err) < 0) {
+		refuse(st, cc_grpc_code_of(err.code), err.msg);
+		return 0;
+	}
+	if (st->m->streaming) {
+		free(st->last);
+		st->last = out;
+		st->lastlen = outlen;
+		st->has_last = true;
+		out = NULL;
+	} else {
+		st->done = true;
+	}
+	if (first) {
+		nghttp2_nv nv[2] = { GRPC_NV(":status", "200"), GRPC_NV("content-type", "application/grpc") };
+		nghttp2_data_provider prd = { .source.ptr = st, .read_callback = read_out };
+
+		st->answered = true;
+		return nghttp2_submit_response(st->c->s, st->id, nv, 2, &prd);
+	}
+	return nghttp2_session_resume_data(st->c->s, st->id);
+}
+
+/* The request is whole (END_STREAM): find the method and call it. */
+static int dispatch(struct gstream *st)
+{
+	const struct listener *l = &st->c->srv->l[st->c->listener];
+	struct cc_err err = CC_ERR_INIT;
+	const uint8_t *msg;
+	size_t len;
+	int got;
+
+	if (st->answered)
+		return 0;
+	for (int i = 0; i < l->n && !st->m; i++)
+		if (!strcmp(l->methods[i].path, st->path))
+			st->m = &l->methods[i];
+	if (!st->grpc) {
+		refuse(st, CC_GRPC_INTERNAL, "content-type: expected application/grpc");
+		return 0;
+	}
+	if (!st->m) {
+		char m[400];
+
+		snprintf(m, sizeof(m), "unknown method %.300s", st->path);
+		refuse(st, CC_GRPC_UNIMPLEMENTED, m);
+		return 0;
+	}
+	got = cc_grpc_reader_next(&st->in, &msg, &len, &err);
+	if (got == 1) {
+		st->req = malloc(len ? len : 1);
+		if (!st->req)
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		memcpy(st->req, msg, len);
+		st->reqlen = len;
+		got = cc_grpc_reader_next(&st->in, &msg, &len, &err) == 0 ? 1 : -2;
+	}
+	if (got == 1 && cc_grpc_reader_end(&st->in, &err) < 0)
+		got = -1;
+	if (got == 0)
+		cc_err_set(&err, EINVAL, "no request message");
+	else if (got == -2)
+		cc_err_set(&err, EINVAL, "more than one request message for a unary request");
+	if (got != 1) {
+		refuse(st, err.code == E2BIG ? CC_GRPC_RESOURCE_EXHAUSTED : CC_GRPC_INTERNAL, err.msg);
+		return 0;
+	}
+	return answer(st, true);
+}
+
+static struct gstream *stream_of(nghttp2_session *s, int32_t id)
+{
+	return nghttp2_session_get_stream_user_data(s, id);
+}
+
+static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *user)
+{
+	struct conn *c = user;
+	struct gstream *st;
+
+	if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+		return 0;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	st->id = f->hd.stream_id;
+	st->c = c;
+	cc_grpc_reader_init(&st->in, c->srv->limit);
+	st->next = c->streams;
+	c->streams = st;
+	nghttp2_session_set_stream_user_data(s, st->id, st);
+	return 0;
+}
+
+static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
+		     const uint8_t *value, size_t vlen, uint8_t flags, void *user)
+{
+	struct gstream *st = stream_of(s, f->hd.stream_id);
+
+	(void)flags;
+	(void)user;
+	if (!st || f->hd.type != NGHTTP2_HEADERS)
+		return 0;
+	if (nlen == 5 && !memcmp(name, ":path", 5))
+		snprintf(st->path, sizeof(st->path), "%.*s", (int)(vlen < 255 ? vlen : 255), value);
+	else if (nlen == 12 && !memcmp(name, "content-type", 12))
+		st->grpc = grpc_is_content_type(value, vlen);
+	return 0;
+}
+
+static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data, size_t len, void *user)
+{
+	struct gstream *st = stream_of(s, id);
+	struct cc_err err = CC_ERR_INIT;
+
+	(void)flags;
+	(void)user;
+	if (!st || st->answered)
+		return 0;
+	if (cc_grpc_reader_feed(&st->in, data, len, &err) < 0)
+		refuse(st, cc_grpc_code_of(err.code), err.msg);
+	return 0;
+}
+
+static int on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
+{
+	struct gstream *st;
+
+	(void)user;
+	if ((f->hd.type != NGHTTP2_DATA && f->hd.type != NGHTTP2_HEADERS) || !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
+		return 0;
+	st = stream_of(s, f->hd.stream_id);
+	return st ? dispatch(st) : 0;
+}
+
+static int on_close(nghttp2_session *s, int32_t id, uint32_t code, void *user)
+{
+	struct conn *c = user;
+
+	(void)code;
+	for (struct gstream **p = &c->streams; *p; p = &(*p)->next) {
+		if ((*p)->id == id) {
+			struct gstream *st = *p;
+
+			*p = st->next;
+			nghttp2_session_set_stream_user_data(s, id, NULL);
+			stream_free(st);
+			break;
+		}
+	}
+	return 0;
+}
+
+static void conn_free(struct conn *c)
+{
+	if (!c)
+		return;
+	nghttp2_session_del(c->s);
+	while (c->streams) {
+		struct gstream *st = c->streams;
+
+		c->streams = st->next;
+		stream_free(st);
+	}
+	free(c->o.buf);
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c);
+}
+
+int cc_grpc_server_adopt(struct cc_grpc_server *srv, int fd, int listener, struct cc_err *err)
+{
+	nghttp2_session_callbacks *cb = NULL;
+	nghttp2_settings_entry iv[] = { { NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 32 } };
+	struct conn *c;
+	int rc;
+
+	if (srv->nc == MAX_CONNS) {
+		close(fd);
+		return cc_err_set(err, EMFILE, "grpc: %d connections already", MAX_CONNS);
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || nghttp2_session_callbacks_new(&cb) != 0) {
+		free(c);
+		close(fd);
+		return cc_err_sys(err, ENOMEM, "grpc");
+	}
+	c->fd = fd;
+	c->listener = listener;
+	c->srv = srv;
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+	nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
+	rc = nghttp2_session_server_new(&c->s, cb, c);
+	nghttp2_session_callbacks_del(cb);
+	if (rc != 0 || nghttp2_submit_settings(c->s, NGHTTP2_FLAG_NONE, iv, 1) != 0) {
+		conn_free(c);
+		return cc_err_set(err, ENOMEM, "grpc: http2 session: %s", nghttp2_strerror(rc));
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	srv->c[srv->nc++] = c;
+	return 0;
+}
+
+struct cc_grpc_server *cc_grpc_server_new(struct cc_err *err)
+{
+	struct cc_grpc_server *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		cc_err_sys(err, ENOMEM, "grpc server");
+	return s;
+}
+
+static int make_socket(struct listener *l, struct cc_err *err)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct stat sb;
+	int fd;
+
+	memcpy(a.sun_path, l->path, sizeof(l->path));
+	/* A socket left by an earlier run (or one the kubelet's cleanup
+	 * missed) is replaced; anything else at the path is not ours. */
+	if (lstat(l->path, &sb) == 0) {
+		if (!S_ISSOCK(sb.st_mode))
+			return cc_err_set(err, EEXIST, "%s: exists and is not a socket; remove it", l->path);
+		unlink(l->path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return cc_err_sys(err, errno, "socket");
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(l->path, 0600) < 0 || listen(fd, 16) < 0 ||
+	    stat(l->path, &sb) < 0) {
+		int e = errno;
+
+		close(fd);
+		return cc_err_sys(err, e, "%s", l->path);
+	}
+	l->fd = fd;
+	l->dev = sb.st_dev;
+	l->ino = sb.st_ino;
+	return 0;
+}
+
+int cc_grpc_server_listen(struct cc_grpc_server *s, const char *path, const struct cc_grpc_method *methods, int n,
+			  void *arg, struct cc_err *err)
+{
+	struct listener *l;
+
+	if (s->nl == MAX_LISTENERS)
+		return cc_err_set(err, ENOSPC, "%s: %d sockets already", path, MAX_LISTENERS);
+	l = &s->l[s->nl];
+	if (strlen(path) >= sizeof(l->path))
+		return cc_err_set(err, ENAMETOOLONG, "%s: a unix socket path is at most %zu bytes", path,
+				  sizeof(l->path) - 1);
+	memset(l, 0, sizeof(*l));
+	snprintf(l->path, sizeof(l->path), "%s", path);
+	l->methods = methods;
+	l->n = n;
+	l->arg = arg;
+	if (make_socket(l, err) < 0)
+		return -1;
+	return s->nl++;
+}
+
+void cc_grpc_server_set_limit(struct cc_grpc_server *s, size_t bytes)
+{
+	s->limit = bytes;
+}
+
+bool cc_grpc_server_listening(const struct cc_grpc_server *s, int i)
+{
+	struct stat sb;
+
+	return lstat(s->l[i].path, &sb) == 0 && sb.st_dev == s->l[i].dev && sb.st_ino == s->l[i].ino;
+}
+
+int cc_grpc_server_relisten(struct cc_grpc_server *s, int i, struct cc_err *err)
+{
+	if (s->l[i].fd >= 0)
+		close(s->l[i].fd);
+	s->l[i].fd = -1;
+	return make_socket(&s->l[i], err);
+}
+
+int cc_grpc_server_nconns(const struct cc_grpc_server *s)
+{
+	return s->nc;
+}
+
+/* Read and answer what connection i has; false when it is to be closed. */
+static bool serve_conn(struct conn *c, short revents)
+{
+	struct cc_err err = CC_ERR_INIT;
+
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		int r = grpc_pull(c->s, c->fd, &err);
+
+		if (r < 0 && err.code == EPROTO)
+			nghttp2_session_terminate_session(c->s, NGHTTP2_PROTOCOL_ERROR);
+		else if (r <= 0)
+			return false;
+	}
+	if (grpc_flush(c->s, c->fd, &c->o, &err) < 0)
+		return false;
+	return c->o.len || nghttp2_session_want_read(c->s) || nghttp2_session_want_write(c->s);
+}
+
+static void tick_streams(struct cc_grpc_server *s)
+{
+	for (int i = 0; i < s->nc; i++)
+		for (struct gstream *st = s->c[i]->streams; st; st = st->next)
+			if (st->m && st->m->streaming && st->answered && !st->done)
+				answer(st, false);
+}
+
+static void accept_on(struct cc_grpc_server *s, int li)
+{
+	struct cc_err err = CC_ERR_INIT;
+	int fd = accept4(s->l[li].fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd >= 0)
+		cc_grpc_server_adopt(s, fd, li, &err);
+}
+
+int cc_grpc_server_run(struct cc_grpc_server *s, int ms, struct cc_err *err)
+{
+	struct pollfd p[MAX_LISTENERS + MAX_CONNS];
+	int n = 0, nl = 0, r;
+
+	for (int i = 0; i < s->nl; i++, nl++)
+		p[n++] = (struct pollfd){ .fd = s->l[i].fd, .events = POLLIN };
+	for (int i = 0; i < s->nc; i++)
+		p[n++] = (struct pollfd){ .fd = s->c[i]->fd, .events = POLLIN | (s->c[i]->o.len ? POLLOUT : 0) };
+	r = poll(p, (nfds_t)n, ms);
+	if (r < 0 && errno != EINTR)
+		return cc_err_sys(err, errno, "poll");
+	{
+		bool dead[MAX_CONNS] = { false };
+		int nc = s->nc, k = 0;
+
+		for (int i = 0; i < nc; i++)
+			dead[i] = !serve_conn(s->c[i], r > 0 ? p[nl + i].revents : 0);
+		for (int i = 0; i < nc; i++) {
+			if (dead[i])
+				conn_free(s->c[i]);
+			else
+				s->c[k++] = s->c[i];
+		}
+		s->nc = k;
+	}
+	for (int i = 0; r > 0 && i < nl; i++)
+		if (p[i].revents & POLLIN)
+			accept_on(s, i);
+	tick_streams(s);
+	for (int i = 0; i < s->nc; i++)
+		grpc_flush(s->c[i]->s, s->c[i]->fd, &s->c[i]->o, err);
+	cc_err_clear(err);
+	return 0;
+}
+
+void cc_grpc_server_free(struct cc_grpc_server *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nc; i++)
+		conn_free(s->c[i]);
+	for (int i = 0; i < s->nl; i++) {
+		if (s->l[i].fd >= 0)
+			close(s->l[i].fd);
+		/* Only the socket this server made: a new one at the path is
+		 * another process's. */
+		if (cc_grpc_server_listening(s, i))
+			unlink(s->l[i].path);
+	}
+	free(s);
+}
