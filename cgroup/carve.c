@@ -987,10 +987,10 @@ static int undo_own_steps(struct cc_cg *cg, const struct cc_cg_plan *plan, struc
  * them beside the next carve of them (6.12: "root invalid (Cpu list in
  * cpuset.cpus not exclusive)").  With tasks on 6.1 (ENOSPC) it gets its
  * parent's effective set, which no live partition is in, without the
- * released CPUs.  A cpuset-only
- * survivor keeps the released CPUs: inheriting, its tasks would run on
- * the live carves' CPUs, which its parent's set still holds, and the next
- * carve of them narrows it as a peer. */
+ * released CPUs.  A cpuset-only survivor keeps the released CPUs:
+ * inheriting, its tasks would run on the live carves' CPUs, which its
+ * parent's set still holds, and the next carve of them narrows it as a
+ * peer. */
 static int release_own(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_cg_msgs *msgs, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t parent_set = hwloc_bitmap_alloc();
