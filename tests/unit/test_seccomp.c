@@ -742,7 +742,7 @@ END_TEST
 /* What the first stage's decision does still works under it: the state
  * and config.json parsed, the state directory opened and the ledger
  * read. */
-static int run_first_work(void *arg)
+static int __attribute__((unused)) run_first_work(void *arg)
 {
 	const char *dir = arg;
 	static const char state[] = "{\"id\":\"c1\",\"annotations\":{\"a\":\"b\"}}";
@@ -772,6 +772,45 @@ static int run_first_work(void *arg)
 	return 0;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+/* In a SANITIZE=1 build the sanitizers' own runtime makes calls the
+ * first stage's filter refuses (sigaltstack, gettid, futex, as it winds
+ * up), so the work is shown under the filter where it ships: the real
+ * first stage, built without the sanitizers in that tree too
+ * (mk/first-stage.mk), alone in a directory so that it cannot hand over
+ * to a full hook.  Exit 0 means its confined child parsed the state and
+ * config.json (createRuntime) and read the ledger (poststop) itself. */
+START_TEST(test_first_stage_work_allowed)
+{
+	char dir[] = "/tmp/cc-first-filter-XXXXXX";
+	const char *bin = getenv("CORECARVE_FIRST_STAGE_BIN");
+	char *out = NULL;
+
+	ck_assert_msg(bin && *bin, "CORECARVE_FIRST_STAGE_BIN is not set (make unit sets it)");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(cc_test_sh(NULL,
+				    "cd %s && cp '%s' corecarve-hook && mkdir b && mkdir -m 0700 state && "
+				    "printf '{\"version\":2}\\n' >state/" CC_LEDGER_FILE
+				    " && printf '{\"annotations\":{\"a\":\"b\"}}' >b/config.json",
+				    dir, bin),
+			 0);
+	ck_assert_msg(cc_test_sh(&out,
+				 "cd %s && printf '{\"ociVersion\":\"1.0.2\",\"id\":\"c1\",\"status\":\"creating\","
+				 "\"pid\":1,\"bundle\":\"%s/b\"}' | ./corecarve-hook createRuntime --state %s/state",
+				 dir, dir, dir) == 0,
+		      "createRuntime: %s", out);
+	free(out);
+	out = NULL;
+	ck_assert_msg(cc_test_sh(&out,
+				 "cd %s && printf '{\"ociVersion\":\"1.0.2\",\"id\":\"c1\",\"status\":\"stopped\","
+				 "\"bundle\":\"%s/b\"}' | ./corecarve-hook poststop --state %s/state",
+				 dir, dir, dir) == 0,
+		      "poststop: %s", out);
+	free(out);
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
+}
+END_TEST
+#else
 START_TEST(test_first_stage_work_allowed)
 {
 	char dir[] = "/tmp/cc-first-filter-XXXXXX";
@@ -786,6 +825,7 @@ START_TEST(test_first_stage_work_allowed)
 	cc_test_sh(NULL, "rm -rf '%s'", dir);
 }
 END_TEST
+#endif
 
 static Suite *suite(void)
 {
