@@ -21,7 +21,7 @@ FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # clang, unlike gcc, reads a vsnprintf wrapper (error.c) as a non-literal format.
 FUZZ_CFLAGS := -DCC_SOURCE_DIR=\"$(CURDIR)\" -std=gnu11 -O1 -g $(WARN) -Wno-format-nonliteral $(FUZZ_SAN) \
-	$(addprefix -I,$(PLUGIN_DIRS)) -Icgroup -Itests/fuzz $(PKG_CFLAGS)
+	$(addprefix -I,$(PLUGIN_DIRS)) -Icgroup -I$(BUILD)/gen -Itests/fuzz $(PKG_CFLAGS)
 
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%.c=%)

@@ -18,6 +18,9 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 
 # Any source may include a generated header: generate them first.
 $(LIB_OBJ) $(CLI_OBJ) $(FAULT_OBJ) $(TESTLIB_OBJ) $(TEST_BIN:=.o): | $(PROTO_H)
+# The fuzzers' clang build of the library (mk/fuzz.mk, included before
+# this file) compiles plugin/devplugin/ too.
+$(FUZZ_LIB_OBJ): | $(PROTO_H)
 $(LIB): $(PROTO_OBJ)
 
 -include $(PROTO_OBJ:.o=.d)
