@@ -108,7 +108,8 @@ def main():
     N.containerd(DRIVER)
     kl = K.Kubelet(DRIVER)
     kl.start()
-    work = K.Pod("work", [K.Ctr("engine", request="1", limit="1", memory="64Mi")],
+    # The limit pays for the carve (issue #26): 2 CPUs.
+    work = K.Pod("work", [K.Ctr("engine", request="2", limit="2", memory="64Mi")],
                  annotations={"corecarve.io/placement.engine": "{class: latency, cpus: 2}"})
     pods = [work]
     try:
@@ -120,7 +121,7 @@ def main():
         e2e.check_eq(t("work-carved"), "latency", carve.get("class"))
         # The kubelet resizes it (the container's cpu.max comes back) and the
         # task pins itself to one of its CPUs.
-        kl.resize(work, eng, 2000)
+        kl.resize(work, eng, 3000)
         first = sorted(N.expand(carve.get("cpus")))[0]
         N.sh("taskset -p -c %d %d" % (first, pid))
         node = N.audit()
