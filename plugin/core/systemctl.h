@@ -48,4 +48,18 @@ int cc_systemctl(const char *const opts[], const char *const units[], struct cc_
 int cc_systemctl_at(const char *path, const char *const opts[], const char *const units[], unsigned timeout_ms,
 		    struct cc_err *err);
 
+/* A helper for a process about to load a tool filter (sandbox.h), which
+ * denies execve and is inherited by every child: fork now, before the
+ * filter, a process that runs exactly `systemctl OPTS -- UNITS` (these
+ * arrays, fixed here; PATH the program, NULL: found as cc_systemctl()
+ * finds it, the tests name a stand-in) each time it is asked and answers with the result.
+ * From then on cc_systemctl() with these same arrays asks the helper;
+ * any other command is spawned as before (and refused by the filter).
+ * The helper takes no input but "run it once more", so a confined
+ * process that is taken over can do no more through it than restart
+ * that unit.  It exits when this process closes its end (exit included).
+ * Once per process; 0, or -1 with err. */
+int cc_systemctl_helper_start(const char *path, const char *const opts[], const char *const units[],
+			      struct cc_err *err);
+
 #endif
