@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -193,8 +194,9 @@ int cc_systemctl_at(const char *path, const char *const opts[], const char *cons
  * the process shares. */
 static struct {
 	int fd;
+	pid_t pid;
 	const char *const *opts, *const *units;
-} helper = { -1, NULL, NULL };
+} helper = { -1, 0, NULL, NULL };
 
 struct helper_reply {
 	int code;
@@ -219,6 +221,19 @@ static void helper_serve(int fd, const char *path, const char *const opts[], con
 			break;
 	}
 	_exit(0);
+}
+
+/* At exit: the helper sees its socket close and leaves (at most a
+ * systemctl's deadline later); reaped here, it leaves no zombie named
+ * corecarve behind for init. */
+static void helper_stop(void)
+{
+	if (helper.fd < 0)
+		return;
+	close(helper.fd);
+	helper.fd = -1;
+	while (waitpid(helper.pid, NULL, 0) < 0 && errno == EINTR)
+		;
 }
 
 int cc_systemctl_helper_start(const char *path, const char *const opts[], const char *const units[],
@@ -252,6 +267,8 @@ int cc_systemctl_helper_start(const char *path, const char *const opts[], const 
 	}
 	close(sv[1]);
 	helper.fd = sv[0];
+	helper.pid = pid;
+	atexit(helper_stop);
 	helper.opts = opts;
 	helper.units = units;
 	return 0;
