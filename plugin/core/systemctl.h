@@ -1,8 +1,9 @@
 /* corecarve: asking systemd, the host's init, through systemctl.
  *
  * Two callers today: the irqbalance hand-off restarts irqbalance.service
- * so it re-reads its environment file, and init-parent gives a slice the
- * CPUs it makes a partition root of (cli/cmd_init_parent.c says why).
+ * so it re-reads its environment file (from the filtered tools through
+ * the helper below), and init-parent gives a slice the CPUs it makes a
+ * partition root of (cli/cmd_init_parent.c says why).
  * systemctl rather than sd-bus: one exec on paths that run once per
  * boot or per steering change, and the command an operator would type.
  */
