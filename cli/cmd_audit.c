@@ -13,6 +13,8 @@
 #include "cleanup.h"
 #include "commands.h"
 #include "ctx.h"
+#include "irqbalance.h"
+#include "sandbox.h"
 #include "table.h"
 #include "vm.h"
 
@@ -507,6 +509,11 @@ int cc_cmd_audit(int argc, char **argv)
 		       "or stop those containers and reboot.\n\n",
 		       saved);
 	}
+	/* Before the ledger, the cgroup tree and /proc (or a --root tree) are
+	 * read.  --fix's VM part may restart irqbalance (vm reconcile): its
+	 * helper is forked first. */
+	if ((o.fix && cc_irqbalance_restart_helper(&err) < 0) || cc_sandbox_audit(&err) < 0)
+		return fail(&o, &err);
 	/* --fix holds the ledger lock from the first read to the last check,
 	 * as the hook does: no carve changes under the repair. */
 	ledger = cc_cli_ledger_open(o.state, o.fix ? CC_LEDGER_WRITE : CC_LEDGER_READ, &o.lock.lock, &err);

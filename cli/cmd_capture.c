@@ -12,6 +12,7 @@
 #include "cleanup.h"
 #include "commands.h"
 #include "ledger.h"
+#include "sandbox.h"
 
 #ifndef CC_VERSION
 #define CC_VERSION "0.1.0"
@@ -78,6 +79,9 @@ int cc_cmd_capture(int argc, char **argv)
 		cc_err_prefix(&err, "--root");
 		return cc_cli_fail(&err);
 	}
+	/* Before the tree (the host's or a received one) is read. */
+	if (cc_sandbox_capture(&err) < 0)
+		return cc_cli_fail(&err);
 	if (cc_cli_state_dir(state, common.root, state_buf, sizeof(state_buf), &o.state_dir, &err) < 0)
 		return cc_cli_fail(&err);
 	o.policy_path = cc_cli_policy_path(&common);

@@ -14,7 +14,9 @@
 #include "commands.h"
 #include "cpulist.h"
 #include "irq.h"
+#include "irqbalance.h"
 #include "ledger.h"
+#include "sandbox.h"
 #include "table.h"
 
 #define SAMPLE_MS_DEFAULT 1000
@@ -475,6 +477,11 @@ static int reconcile(const struct opts *o, struct cc_err *err)
 		return cc_err_set(err, EPERM, "irq reconcile moves this host's IRQs and records them in its ledger: the "
 					      "root must be \"/\" (--dry-run shows the plan for --root %s)",
 				  root->path);
+	/* Before /proc/irq, the policy, sysfs and the ledger are read; the
+	 * helper is the one process that may still run systemctl (irqbalance
+	 * re-reads its file on a restart). */
+	if ((!o->dry_run && cc_irqbalance_restart_helper(err) < 0) || cc_sandbox_irq_reconcile(err) < 0)
+		return -1;
 	if (cc_irq_table_read(root, &t, err) < 0)
 		return -1;
 	cc_irq_table_fini(&t);

@@ -10,6 +10,8 @@
 #include "cleanup.h"
 #include "commands.h"
 #include "cpulist.h"
+#include "irqbalance.h"
+#include "sandbox.h"
 #include "table.h"
 #include "vm.h"
 
@@ -405,6 +407,13 @@ int cc_cmd_vm(int argc, char **argv)
 		cc_err_prefix(&err, "--root");
 		return cc_cli_fail(&err);
 	}
+	/* Before /proc, the ledger and the VM list are read: reconcile pins
+	 * threads and writes cgroups from what it finds there.  The helper
+	 * restarts irqbalance for the IRQ steering that follows a change. */
+	if (!strcmp(o.sub, "reconcile") &&
+	    ((!o.dry_run && root->is_host && cc_irqbalance_restart_helper(&err) < 0) ||
+	     cc_sandbox_vm_reconcile(&err) < 0))
+		return cc_cli_fail(&err);
 	ctx = (struct cc_ctx){ .root = root, .policy_path = o.policy, .state_dir = o.state, .lock = &o.lock.lock,
 			       .fault = cc_cli_fault(), .log = stderr, .verbose = o.verbose };
 	if (!strcmp(o.sub, "status"))

@@ -23,7 +23,8 @@ E2E_PKGS="crun busybox-static cpio xz-utils zstd kmod mmdebstrap e2fsprogs pytho
 # podman + conmon for the hooks.d scenario in the guest (tests/e2e/mkpodman.sh).
 # python3-grpcio + python3-protobuf: the kubelet's side of the device plugin
 # interop test (tests/unit/devplugin_peer.py, run by /usr/bin/python3).
-TEST_PKGS="libxml2-utils librsvg2-bin groff-base podman conmon python3-grpcio python3-protobuf"
+# strace: test_seccomp sees each tool load its filter (issue 26).
+TEST_PKGS="libxml2-utils librsvg2-bin groff-base podman conmon python3-grpcio python3-protobuf strace"
 # Hardening (issue 9): libFuzzer targets (clang + its runtime), valgrind
 # memcheck over the CLI, util-linux's flock copied into the e2e guest.
 HARDEN_PKGS="clang libclang-rt-14-dev valgrind util-linux"

@@ -8,10 +8,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 enum cond {
@@ -220,4 +223,148 @@ static const struct rule first_stage[] = {
 int cc_sandbox_first_stage(struct cc_err *err)
 {
 	return load(first_stage, (int)(sizeof(first_stage) / sizeof(first_stage[0])), -1, err);
+}
+
+/* ---- the tools' deny-list (sandbox.h says why a deny-list) ---------------- */
+
+static const char *const tool_denied[] = {
+	/* Running anything: the one exec a tool makes is the systemctl helper's,
+	 * forked before the filter. */
+	"execve", "execveat",
+	/* Reaching into other processes.  A SANITIZE=1 build (tests only,
+	 * never shipped) keeps ptrace: LeakSanitizer's scan at exit attaches
+	 * to the process's threads, and refused it would fail every run. */
+#if !defined(__SANITIZE_ADDRESS__)
+	"ptrace",
+#endif
+	"process_vm_readv", "process_vm_writev",
+	/* Changing what the node's filesystems are. */
+	"mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount",
+	"fspick", "mount_setattr", "chroot", "swapon", "swapoff", "acct",
+	/* Escaping the view of files and namespaces. */
+	"open_by_handle_at", "unshare", "setns",
+	/* The kernel itself. */
+	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "bpf",
+	"perf_event_open", "reboot", "iopl", "ioperm", "userfaultfd", "personality",
+	/* io_uring runs file and socket operations seccomp never sees. */
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	/* Keys and identities. */
+	"keyctl", "add_key", "request_key", "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
+	"setfsuid", "setfsgid", "setgroups",
+};
+
+#define NTOOL_DENIED ((int)(sizeof(tool_denied) / sizeof(tool_denied[0])))
+
+int cc_sandbox_tool_denied_count(void)
+{
+	return NTOOL_DENIED;
+}
+
+const char *cc_sandbox_tool_denied_name(int i)
+{
+	return i >= 0 && i < NTOOL_DENIED ? tool_denied[i] : NULL;
+}
+
+/* clone(2) with any of these flags makes a namespace, what unshare(2)
+ * would.  (Its flags are argument 0 on x86_64 and arm64, the arches the
+ * project ships.)  libseccomp compares (arg & mask) == value, so "any of
+ * them" is one rule per flag. */
+static const unsigned long ns_flags[] = { CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,   CLONE_NEWUSER,
+					  CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP };
+
+static int deny_if(scmp_filter_ctx ctx, int err_no, const char *name, unsigned n, struct scmp_arg_cmp cmp)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+
+	if (nr == __NR_SCMP_ERROR)
+		return 0;
+	return n ? seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err_no), nr, 1, cmp)
+		 : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err_no), nr, 0);
+}
+
+/* The rules beyond the plain list: namespaces through clone, clone3,
+ * TIOCSTI, and sockets (none, or AF_UNIX only).  First failing libseccomp
+ * return, or 0. */
+static int tool_args(scmp_filter_ctx ctx, bool unix_sockets, const char **step)
+{
+	struct scmp_arg_cmp none = SCMP_A0(SCMP_CMP_EQ, 0);
+	int r = 0;
+
+	*step = "deny clone with CLONE_NEW*";
+	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]) && r == 0; i++)
+		r = deny_if(ctx, EPERM, "clone", 1, SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+	if (r < 0)
+		return r;
+	/* clone3's flags are in memory the filter cannot read: ENOSYS makes
+	 * glibc use clone, which the rules above check. */
+	*step = "deny clone3";
+	if ((r = deny_if(ctx, ENOSYS, "clone3", 0, none)) < 0)
+		return r;
+	*step = "deny TIOCSTI";
+	if ((r = deny_if(ctx, EPERM, "ioctl", 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, TIOCSTI))) < 0)
+		return r;
+	*step = "deny sockets";
+	if (unix_sockets) {
+		if ((r = deny_if(ctx, EPERM, "socket", 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX))) < 0)
+			return r;
+		return deny_if(ctx, EPERM, "socketpair", 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+	}
+	if ((r = deny_if(ctx, EPERM, "socket", 0, none)) < 0)
+		return r;
+	return deny_if(ctx, EPERM, "socketpair", 0, none);
+}
+
+static int load_tool(bool unix_sockets, struct cc_err *err)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	char step[64] = "log denials";
+	const char *arg_step = NULL;
+	int r;
+
+	if (!ctx)
+		return cc_err_set(err, ENOMEM, "seccomp: seccomp_init failed");
+	/* As in the hook's filter: a denial reaches the kernel's audit log. */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_LOG, 1);
+	for (int i = 0; i < NTOOL_DENIED && r == 0; i++) {
+		snprintf(step, sizeof(step), "deny %s", tool_denied[i]);
+		r = deny_if(ctx, EPERM, tool_denied[i], 0, SCMP_A0(SCMP_CMP_EQ, 0));
+	}
+	if (r == 0) {
+		r = tool_args(ctx, unix_sockets, &arg_step);
+		snprintf(step, sizeof(step), "%s", arg_step);
+	}
+	if (r == 0) {
+		snprintf(step, sizeof(step), "load");
+		r = seccomp_load(ctx);
+	}
+	seccomp_release(ctx);
+	return r < 0 ? fail(err, r, step) : 0;
+}
+
+/* audit --fix re-pins threads, rewrites cgroup files and irqbalance's
+ * file, and logs to journald over AF_UNIX; the read-only audit of the
+ * host or of a --root tree gets the same filter (a tree is hostile). */
+int cc_sandbox_audit(struct cc_err *err)
+{
+	return load_tool(true, err);
+}
+
+/* vm reconcile: the VM finder reads /proc, pins QEMU's threads, writes
+ * cgroups, steers IRQs and tells irqbalance over its AF_UNIX socket. */
+int cc_sandbox_vm_reconcile(struct cc_err *err)
+{
+	return load_tool(true, err);
+}
+
+/* irq reconcile: /proc/irq, irqbalance's file and socket. */
+int cc_sandbox_irq_reconcile(struct cc_err *err)
+{
+	return load_tool(true, err);
+}
+
+/* capture reads a tree and writes files beneath its destination: no
+ * socket of any kind. */
+int cc_sandbox_capture(struct cc_err *err)
+{
+	return load_tool(false, err);
 }

@@ -55,4 +55,36 @@ int cc_sandbox_hook_count(void);
 /* Name of the i-th allowed syscall (0 <= i < count), NULL otherwise. */
 const char *cc_sandbox_hook_name(int i);
 
+/* The tools' filters: a deny-list, unlike the hook's allow-list.  The
+ * hook's few calls were measured on every path it takes; the tools (audit
+ * --fix, vm and irq reconcile, capture) run hwloc, libcgroup, the audit's
+ * samplers and the VM finder over whatever the node holds, and an
+ * allow-list that missed one call would break a repair on a real node.
+ * So everything is allowed except what none of them ever needs and what
+ * turns a memory-safety bug into more than a wrong file: execve and
+ * execveat, ptrace and process_vm_*, the mount family, namespaces
+ * (unshare, setns, clone with CLONE_NEW*, clone3 answered ENOSYS so libc
+ * falls back to clone, whose flags the filter can read), modules, kexec,
+ * bpf, perf_event_open, keyrings, the set*id family, personality, reboot,
+ * swap, acct, chroot, iopl/ioperm, userfaultfd, io_uring (whose
+ * operations seccomp never sees), open_by_handle_at, TIOCSTI, and sockets
+ * of any family but AF_UNIX (journald's socket, irqbalance's; capture
+ * gets no socket at all).  Denied calls fail with EPERM, as in the hook's
+ * filter: a refused call inside a library is one ordinary error line, and
+ * the kernel's audit log names it.  Each sets no_new_privs.
+ *
+ * Seccomp filters are inherited across fork and execve: the one thing a
+ * tool still executes, `systemctl try-restart irqbalance.service` after
+ * rewriting irqbalance's file, is run by a helper forked before the
+ * filter (cc_irqbalance_restart_helper, irqbalance.h).
+ * 0, or -1 with err naming the libseccomp step that failed. */
+int cc_sandbox_audit(struct cc_err *err);
+int cc_sandbox_vm_reconcile(struct cc_err *err);
+int cc_sandbox_irq_reconcile(struct cc_err *err);
+int cc_sandbox_capture(struct cc_err *err);
+
+/* The number of syscalls the tools' deny-list names, and the i-th. */
+int cc_sandbox_tool_denied_count(void);
+const char *cc_sandbox_tool_denied_name(int i);
+
 #endif

@@ -8,7 +8,9 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,7 +188,122 @@ int cc_systemctl_at(const char *path, const char *const opts[], const char *cons
 	return cc_err_set(err, EIO, "%s: killed by signal %d", cmd, WTERMSIG(status));
 }
 
+/* The helper of this process (cc_systemctl_helper_start): its socket and
+ * the command it runs.  Process state, not a context's: it describes the
+ * one child this process forked, which every caller of cc_systemctl() in
+ * the process shares. */
+static struct {
+	int fd;
+	pid_t pid;
+	const char *const *opts, *const *units;
+} helper = { -1, 0, NULL, NULL };
+
+struct helper_reply {
+	int code;
+	char msg[CC_ERR_MSG_MAX];
+};
+
+static int spawn(const char *const opts[], const char *const units[], struct cc_err *err);
+
+static void helper_serve(int fd, const char *path, const char *const opts[], const char *const units[])
+{
+	char c;
+
+	while (recv(fd, &c, 1, 0) == 1) {
+		struct cc_err e = CC_ERR_INIT;
+		struct helper_reply rep = { 0 };
+
+		if ((path ? cc_systemctl_at(path, opts, units, CC_SYSTEMCTL_TIMEOUT_MS, &e) : spawn(opts, units, &e)) < 0) {
+			rep.code = e.code ? e.code : EIO;
+			memcpy(rep.msg, e.msg, sizeof(rep.msg));
+		}
+		if (send(fd, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t)sizeof(rep))
+			break;
+	}
+	_exit(0);
+}
+
+/* At exit: the helper sees its socket close and leaves (at most a
+ * systemctl's deadline later); reaped here, it leaves no zombie named
+ * corecarve behind for init. */
+static void helper_stop(void)
+{
+	if (helper.fd < 0)
+		return;
+	close(helper.fd);
+	helper.fd = -1;
+	while (waitpid(helper.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+int cc_systemctl_helper_start(const char *path, const char *const opts[], const char *const units[],
+			      struct cc_err *err)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (helper.fd >= 0)
+		return cc_err_set(err, EBUSY, "systemctl helper: already started");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return cc_err_sys(err, errno, "systemctl helper: socketpair");
+	/* stdout is flushed first: the child would otherwise hold a copy of
+	 * what is buffered (it leaves with _exit, which writes nothing). */
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return cc_err_sys(err, errno, "systemctl helper: fork");
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		/* It prints nothing: the caller's pipes close when the caller
+		 * is done, not when the helper is. */
+		for (int fd = 0; fd <= 2 && null >= 0; fd++)
+			dup2(null, fd);
+		close(sv[0]);
+		helper_serve(sv[1], path, opts, units);
+	}
+	close(sv[1]);
+	helper.fd = sv[0];
+	helper.pid = pid;
+	atexit(helper_stop);
+	helper.opts = opts;
+	helper.units = units;
+	return 0;
+}
+
+static int ask_helper(struct cc_err *err)
+{
+	struct helper_reply rep;
+	const char *argv[CC_SYSTEMCTL_ARGS_MAX + 1];
+	char cmd[512], c = 'r';
+	ssize_t n;
+
+	build_argv(helper.opts, helper.units, argv);
+	join(argv, cmd, sizeof(cmd));
+	if (send(helper.fd, &c, 1, MSG_NOSIGNAL) != 1)
+		return cc_err_sys(err, errno ? errno : EPIPE, "%s: the helper is gone", cmd);
+	do
+		n = recv(helper.fd, &rep, sizeof(rep), 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(rep))
+		return cc_err_set(err, EPIPE, "%s: the helper did not answer", cmd);
+	if (!rep.code)
+		return 0;
+	rep.msg[sizeof(rep.msg) - 1] = '\0';
+	return cc_err_set(err, rep.code, "%s", rep.msg);
+}
+
 int cc_systemctl(const char *const opts[], const char *const units[], struct cc_err *err)
+{
+	if (helper.fd >= 0 && opts == helper.opts && units == helper.units)
+		return ask_helper(err);
+	return spawn(opts, units, err);
+}
+
+static int spawn(const char *const opts[], const char *const units[], struct cc_err *err)
 {
 	static const char *const paths[] = { "/usr/bin/systemctl", "/bin/systemctl" };
 	const char *argv[CC_SYSTEMCTL_ARGS_MAX + 1];

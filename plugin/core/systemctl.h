@@ -1,8 +1,9 @@
 /* corecarve: asking systemd, the host's init, through systemctl.
  *
  * Two callers today: the irqbalance hand-off restarts irqbalance.service
- * so it re-reads its environment file, and init-parent gives a slice the
- * CPUs it makes a partition root of (cli/cmd_init_parent.c says why).
+ * so it re-reads its environment file (from the filtered tools through
+ * the helper below), and init-parent gives a slice the CPUs it makes a
+ * partition root of (cli/cmd_init_parent.c says why).
  * systemctl rather than sd-bus: one exec on paths that run once per
  * boot or per steering change, and the command an operator would type.
  */
@@ -47,5 +48,19 @@ int cc_systemctl(const char *const opts[], const char *const units[], struct cc_
  * tests run a stand-in). */
 int cc_systemctl_at(const char *path, const char *const opts[], const char *const units[], unsigned timeout_ms,
 		    struct cc_err *err);
+
+/* A helper for a process about to load a tool filter (sandbox.h), which
+ * denies execve and is inherited by every child: fork now, before the
+ * filter, a process that runs exactly `systemctl OPTS -- UNITS` (these
+ * arrays, fixed here; PATH the program, NULL: found as cc_systemctl()
+ * finds it, the tests name a stand-in) each time it is asked and answers with the result.
+ * From then on cc_systemctl() with these same arrays asks the helper;
+ * any other command is spawned as before (and refused by the filter).
+ * The helper takes no input but "run it once more", so a confined
+ * process that is taken over can do no more through it than restart
+ * that unit.  It exits when this process closes its end (exit included).
+ * Once per process; 0, or -1 with err. */
+int cc_systemctl_helper_start(const char *path, const char *const opts[], const char *const units[],
+			      struct cc_err *err);
 
 #endif

@@ -117,6 +117,11 @@ void cc_irqbalance_read_only(const struct cc_irqbalance_pending *p, struct cc_ir
  * (cc_irqbalance_read_only) and nothing written. */
 int cc_irqbalance_write(const struct cc_root *root, const struct cc_irqbalance_pending *p,
 			struct cc_irqbalance_result *res, struct cc_err *err);
+/* Before a tool loads its seccomp filter (sandbox.h: no execve): fork the
+ * helper that alone runs `systemctl --no-block try-restart --
+ * irqbalance.service` for cc_irqbalance_notify() (systemctl.h).  0, or -1. */
+int cc_irqbalance_restart_helper(struct cc_err *err);
+
 /* Tell a running daemon (host only): over its socket, else by restarting
  * irqbalance.service.  Without `talk` (the sandboxed hook, which may open
  * no socket and start no process) the daemon is only looked for: the

@@ -291,12 +291,17 @@ static int send_message(const char *path, const char *msg, struct cc_err *err)
 
 /* systemd re-reads EnvironmentFile on a restart; --no-block so the hook
  * does not wait for the daemon's stop and start. */
+static const char *const restart_opts[] = { "--no-block", "try-restart", NULL };
+static const char *const restart_units[] = { "irqbalance.service", NULL };
+
 static int restart_unit(struct cc_err *err)
 {
-	static const char *const opts[] = { "--no-block", "try-restart", NULL };
-	static const char *const units[] = { "irqbalance.service", NULL };
+	return cc_systemctl(restart_opts, restart_units, err);
+}
 
-	return cc_systemctl(opts, units, err);
+int cc_irqbalance_restart_helper(struct cc_err *err)
+{
+	return cc_systemctl_helper_start(NULL, restart_opts, restart_units, err);
 }
 
 /* The path unit that runs `corecarve irq notify` when the file changes. */

@@ -20,6 +20,7 @@
 #include "cleanup.h"
 #include "cpulist.h"
 #include "ledger_int.h" /* white-box: ledgers made in memory, carves the loader would refuse */
+#include "sandbox.h"
 #include "testlib.h"
 
 /* ---- fixtures ------------------------------------------------------------ */
@@ -1280,6 +1281,73 @@ START_TEST(test_fix_repin_revalidates)
 }
 END_TEST
 
+/* What `audit --fix` does on the tree of `arg`, in a child confined by
+ * the audit's filter (sandbox.h): read the snapshot, then repair a
+ * TASK_ESCAPED whose thread is no longer the one read (the re-check
+ * reads /proc again and leaves it alone).  0, or the step that failed. */
+static int audit_fix_confined(void *arg)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_audit_read_opts o = { .skip_irqs = true };
+	_cleanup_root_ struct cc_root *root = cc_root_open(arg, &err);
+	struct cc_audit_report rep = { 0 };
+	struct cc_audit_fix_result res;
+	struct cc_audit_snap s;
+	struct cc_finding *f;
+	char *out = NULL;
+	size_t outlen = 0;
+	FILE *fp;
+	struct world w;
+	int rc = 0;
+
+	world_init(&w);
+	carve_add(w.ledger, "c1", "/kubepods/pod1/c1", "cpuset-only", "latency", "2,4", "3,5", "0");
+	if (!root || cc_audit_snap_read(root, w.ledger, &o, &s, &err) < 0)
+		return 1;
+	if (s.ncgroups != 4 || s.ntasks != 1 || s.tasks[0].tid != 4242)
+		rc = 2;
+	cc_audit_snap_fini(&s);
+	fp = open_memstream(&out, &outlen);
+	f = cc_audit_add(&rep, CC_AUDIT_TASK_ESCAPED, "c1", &err);
+	if (!rc && (!fp || !f))
+		rc = 3;
+	if (!rc) {
+		struct cc_audit_fix_ctx fx = { root, w.ledger, w.topo, w.policy, fp, NULL, NULL };
+
+		f->repair = CC_REPAIR_REPIN;
+		f->num = 4242;
+		f->start = 778; /* read 777: another thread under the id */
+		snprintf(f->object, sizeof(f->object), "task 4242 (cgroup /kubepods/pod1/c1)");
+		snprintf(f->target, sizeof(f->target), "/kubepods/pod1/c1");
+		if (cc_audit_fix(&fx, &rep, &res, &err) < 0 || res.failed)
+			rc = 4;
+		fflush(fp);
+		if (!rc && !strstr(out, "left alone: TASK_ESCAPED task 4242"))
+			rc = 5;
+	}
+	if (rc)
+		fprintf(stderr, "audit_fix_confined step %d: %s\n", rc, err.msg);
+	if (fp)
+		fclose(fp);
+	free(out);
+	cc_audit_report_fini(&rep);
+	world_fini(&w);
+	return rc;
+}
+
+/* The audit's work (the tree's snapshot, a --fix repair's re-check) runs
+ * under the filter `corecarve audit` loads (#26). */
+START_TEST(test_read_and_fix_under_filter)
+{
+	char dir[] = "/tmp/cc-audit-filter-XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	capture(dir, 4242);
+	ck_assert_int_eq(cc_test_filtered(cc_sandbox_audit, audit_fix_confined, dir), 0);
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
+}
+END_TEST
+
 /* `corecarve audit --root` on a captured tree: a real machine's sysfs
  * (fixture F03, CPUs 0-15) with the cgroupfs capture above, and a
  * ledger written by the ledger module. */
@@ -1464,6 +1532,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_text_cut);
 	tcase_add_test(tc, test_read_too_deep);
 	tcase_add_test(tc, test_fix_repin_revalidates);
+	tcase_add_test(tc, test_read_and_fix_under_filter);
 	tcase_add_test(tc, test_cli_captured_tree);
 	tcase_add_loop_test(tc, test_cli_bad_args, 0, (int)(sizeof(bad_args) / sizeof(bad_args[0])));
 	suite_add_tcase(s, tc);

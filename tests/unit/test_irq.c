@@ -18,6 +18,7 @@
 #include "cpulist.h"
 #include "irq.h"
 #include "ledger_int.h" /* white-box: a ledger made in memory */
+#include "sandbox.h"
 #include "testlib.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -844,6 +845,68 @@ START_TEST(test_reconcile_malformed_writes_nothing)
 }
 END_TEST
 
+/* What `irq reconcile` does, in a child confined by the filter the command
+ * loads (sandbox.h): open the ledger, move the tree's IRQs off a carve,
+ * commit.  Returns 0, or the step that failed. */
+static int reconcile_confined(void *arg)
+{
+	const char *state = arg;
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = cc_root_open(base, &err);
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
+	struct cc_irq_fallback fb = { 0 };
+	struct cc_irq_opts o = { .root = root, .fb = &fb };
+	struct cc_irq_report rep;
+	struct cc_carve c;
+	int rc = 0;
+
+	if (!root || !(l = cc_ledger_open(state, &err)))
+		return 1;
+	fb.reserved = L("0");
+	fb.nodes = calloc(1, sizeof(*fb.nodes));
+	fb.nodes[0] = (struct cc_irq_node){ 0, L("0-3") };
+	fb.nnodes = 1;
+	cc_carve_init(&c);
+	snprintf(c.id, sizeof(c.id), "c1");
+	snprintf(c.kind, sizeof(c.kind), "container");
+	snprintf(c.mode, sizeof(c.mode), "cpuset-only");
+	hwloc_bitmap_set(c.cpus, 2);
+	hwloc_bitmap_set(c.parked, 3);
+	c.steer_irqs = true;
+	if (cc_ledger_add(l, &c, &err) < 0)
+		rc = 2;
+	else if (cc_irq_reconcile(l, &o, &rep, &err) < 0)
+		rc = 3;
+	else if (rep.moved < 2)
+		rc = 4;
+	else if (cc_ledger_commit(l, &err) < 0)
+		rc = 5;
+	if (rc)
+		fprintf(stderr, "reconcile_confined step %d: %s\n", rc, err.msg);
+	cc_carve_fini(&c);
+	cc_irq_fallback_fini(&fb);
+	return rc;
+}
+
+/* irq reconcile's work runs under its filter (#26): the IRQs of the tree
+ * leave the carve and the ledger records them. */
+START_TEST(test_reconcile_under_filter)
+{
+	char state[128];
+	_cleanup_free_ char *aff = NULL, *ledger = NULL;
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_bitmap_ hwloc_bitmap_t b = hwloc_bitmap_alloc();
+
+	snprintf(state, sizeof(state), "%s/state", base);
+	ck_assert_int_eq(cc_test_filtered(cc_sandbox_irq_reconcile, reconcile_confined, state), 0);
+	aff = get("/proc/irq/24/smp_affinity_list");
+	ck_assert_int_eq(cc_cpulist_parse(aff, b, "24", &err), 0);
+	ck_assert_msg(!hwloc_bitmap_isset(b, 2) && !hwloc_bitmap_isset(b, 3), "IRQ 24 still on the carve: %s", aff);
+	ledger = get("/state/" CC_LEDGER_FILE);
+	ck_assert_msg(strstr(ledger, "\"c1\"") && strstr(ledger, CC_IRQ_SECTION), "%s", ledger);
+}
+END_TEST
+
 /* ---- a read-only /etc (CoreOS-, Talos- and Bottlerocket-style hosts) -------- */
 
 /* Make `dir` a read-only bind mount of itself, in a mount namespace of this
@@ -1172,6 +1235,7 @@ static Suite *irq_suite(void)
 	tcase_add_loop_test(tr, test_table_bad_entries, 0, sizeof(bad_entries) / sizeof(bad_entries[0]));
 	tcase_add_test(tr, test_reconcile_malformed_writes_nothing);
 	tcase_add_test(tr, test_reconcile_read_only_etc);
+	tcase_add_test(tr, test_reconcile_under_filter);
 	tcase_add_test(tr, test_counts_parse);
 	tcase_add_test(tr, test_counts_sparse_columns);
 	tcase_add_loop_test(tr, test_counts_bad_table, 0, sizeof(bad_counts) / sizeof(bad_counts[0]));

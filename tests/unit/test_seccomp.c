@@ -27,13 +27,16 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "cleanup.h"
 #include "fault.h"
 #include "journal.h"
 #include "ledger.h"
 #include "oci.h"
 #include "policy.h"
+#include "root.h"
 #include "sandbox.h"
+#include "systemctl.h"
 #include "testlib.h"
 
 /* Each forbidden operation returns the errno it failed with, 0 if it
@@ -827,10 +830,360 @@ START_TEST(test_first_stage_work_allowed)
 END_TEST
 #endif
 
+/* ---- the tools' deny-list: audit, vm/irq reconcile, capture ------------------ */
+
+static int do_clone_newuser(void)
+{
+	long r = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+
+	if (r == 0)
+		_exit(0);
+	if (r > 0)
+		waitpid((pid_t)r, NULL, 0);
+	return err_of(r);
+}
+
+/* No arguments: EFAULT or EINVAL unconfined, whatever the kernel. */
+static int do_clone3(void)
+{
+	return err_of(syscall(SYS_clone3, NULL, 0));
+}
+
+static int do_perf_event_open(void)
+{
+	return err_of(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
+}
+
+/* KEYCTL_GET_KEYRING_ID of the session keyring, without creating it. */
+static int do_keyctl(void)
+{
+	return err_of(syscall(SYS_keyctl, 0, -3, 0));
+}
+
+static int do_io_uring_setup(void)
+{
+	return err_of(syscall(SYS_io_uring_setup, 0, NULL));
+}
+
+static int do_setns(void)
+{
+	return err_of(setns(-1, 0));
+}
+
+static int do_finit_module(void)
+{
+	return err_of(syscall(SYS_finit_module, -1, "", 0));
+}
+
+static int do_open_by_handle_at(void)
+{
+	return err_of(syscall(SYS_open_by_handle_at, -1, NULL, 0));
+}
+
+static int do_chroot(void)
+{
+	return err_of(chroot("/"));
+}
+
+/* What the tools' filters refuse, with the errno they answer.  `control`
+ * as in `forbidden`: harmless unconfined, where it must not fail with that
+ * errno. */
+static const struct {
+	const char *name;
+	int (*op)(void);
+	int want;
+	bool control;
+} tool_forbidden[] = {
+	{ "execve", do_execve, EPERM, false },
+	{ "execveat", do_execveat, EPERM, false },
+	{ "socket(AF_INET)", do_socket_inet, EPERM, true },
+	{ "socket(AF_NETLINK)", do_socket_netlink, EPERM, true },
+#if !defined(__SANITIZE_ADDRESS__) /* kept for LeakSanitizer (sandbox.c) */
+	{ "ptrace", do_ptrace, EPERM, true },
+#endif
+	{ "process_vm_readv", do_process_vm_readv, EPERM, true },
+	{ "process_vm_writev", do_process_vm_writev, EPERM, true },
+	{ "mount", do_mount, EPERM, false },
+	{ "unshare", do_unshare, EPERM, false },
+	{ "setuid", do_setuid, EPERM, false },
+	{ "ioctl(TIOCSTI)", do_ioctl_tiocsti, EPERM, false },
+	{ "bpf", do_bpf, EPERM, true },
+	{ "clone(CLONE_NEWUSER)", do_clone_newuser, EPERM, true },
+	{ "clone3", do_clone3, ENOSYS, true },
+	{ "perf_event_open", do_perf_event_open, EPERM, true },
+	{ "keyctl", do_keyctl, EPERM, true },
+	{ "io_uring_setup", do_io_uring_setup, EPERM, true },
+	{ "setns", do_setns, EPERM, true },
+	{ "finit_module", do_finit_module, EPERM, true },
+	{ "open_by_handle_at", do_open_by_handle_at, EPERM, true },
+	{ "chroot", do_chroot, EPERM, false },
+};
+
+#define NTOOL_FORBIDDEN ((int)(sizeof(tool_forbidden) / sizeof(tool_forbidden[0])))
+
+static const struct {
+	const char *name;
+	int (*load)(struct cc_err *);
+	bool unix_sockets;
+} tools[] = {
+	{ "audit", cc_sandbox_audit, true },
+	{ "vm reconcile", cc_sandbox_vm_reconcile, true },
+	{ "irq reconcile", cc_sandbox_irq_reconcile, true },
+	{ "capture", cc_sandbox_capture, false },
+};
+
+#define NTOOLS ((int)(sizeof(tools) / sizeof(tools[0])))
+
+static int no_filter(struct cc_err *err)
+{
+	(void)err;
+	return 0;
+}
+
+static int run_tool_op(void *arg)
+{
+	return tool_forbidden[*(int *)arg].op();
+}
+
+/* Every tool's filter refuses every call of the table. */
+START_TEST(test_tool_forbidden)
+{
+	int t = _i / NTOOL_FORBIDDEN, op = _i % NTOOL_FORBIDDEN;
+	int got = cc_test_filtered(tools[t].load, run_tool_op, &op);
+
+	ck_assert_msg(got == tool_forbidden[op].want, "%s: %s returned %d (%s), want %s", tools[t].name,
+		      tool_forbidden[op].name, got, got > 0 ? strerror(got) : "no errno", strerror(tool_forbidden[op].want));
+}
+END_TEST
+
+/* Unconfined, the harmless ones do not fail that way: the errno above is
+ * the filter's. */
+START_TEST(test_tool_forbidden_control)
+{
+	int got;
+
+	if (!tool_forbidden[_i].control)
+		return;
+	got = cc_test_filtered(no_filter, run_tool_op, &_i);
+	ck_assert_msg(got != tool_forbidden[_i].want, "%s fails with %s even unconfined", tool_forbidden[_i].name,
+		      strerror(got));
+}
+END_TEST
+
+/* What the tools still need: fork (the filter is no allow-list), AF_UNIX
+ * sockets for journald and irqbalance (none for capture), reading and
+ * writing files. */
+static int run_tool_allowed(void *arg)
+{
+	bool unix_sockets = *(bool *)arg;
+	int sv[2], fd, e;
+	char path[] = "/tmp/cc-tool-filter-XXXXXX";
+
+	if (do_fork() != 0)
+		return 1;
+	e = do_socket_unix();
+	if (e != (unix_sockets ? 0 : EPERM))
+		return 2;
+	e = err_of(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	if (e != (unix_sockets ? 0 : EPERM))
+		return 3;
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, "x", 1) != 1 || unlink(path) < 0)
+		return 4;
+	close(fd);
+	return 0;
+}
+
+START_TEST(test_tool_allowed)
+{
+	bool unix_sockets = tools[_i].unix_sockets;
+
+	ck_assert_int_eq(cc_test_filtered(tools[_i].load, run_tool_allowed, &unix_sockets), 0);
+}
+END_TEST
+
+START_TEST(test_tool_list_sane)
+{
+	ck_assert_int_ge(cc_sandbox_tool_denied_count(), 40);
+	for (int i = 0; i < cc_sandbox_tool_denied_count(); i++) {
+		const char *n = cc_sandbox_tool_denied_name(i);
+
+		ck_assert_ptr_nonnull(n);
+		/* A call the tools make must never be on it. */
+		ck_assert_msg(strcmp(n, "openat") && strcmp(n, "write") && strcmp(n, "sched_setaffinity") &&
+				      strcmp(n, "connect") && strcmp(n, "clone"),
+			      "%s is denied", n);
+	}
+	ck_assert_ptr_null(cc_sandbox_tool_denied_name(cc_sandbox_tool_denied_count()));
+}
+END_TEST
+
+struct capture_job {
+	const char *src, *dest;
+};
+
+static int run_capture(void *arg)
+{
+	const struct capture_job *j = arg;
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_root_ struct cc_root *root = cc_root_open(j->src, &err);
+	struct cc_capture_opts o = { .version = "test" };
+	struct cc_capture_stats st;
+
+	if (!root)
+		return 1;
+	if (cc_capture(root, j->dest, &o, &st, &err) < 0) {
+		fprintf(stderr, "cc_capture: %s\n", err.msg);
+		return 2;
+	}
+	return st.files > 100 ? 0 : 3;
+}
+
+/* capture's work under its filter: a real machine's tree copied. */
+START_TEST(test_capture_under_filter)
+{
+	const char *fx = cc_test_fixture_tree("F03-intel-alderlake-p-4P8E", "test-data-sample1.tar.xz");
+	char dir[] = "/tmp/cc-capture-filter-XXXXXX", src[4096], dest[4096], a[4200], b[4200];
+	_cleanup_free_ char *want = NULL, *got = NULL;
+	struct capture_job j = { src, dest };
+
+	if (!fx)
+		return;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(src, sizeof(src), "%s/sample1", fx);
+	snprintf(dest, sizeof(dest), "%s/cap", dir);
+	ck_assert_int_eq(cc_test_filtered(cc_sandbox_capture, run_capture, &j), 0);
+	snprintf(a, sizeof(a), "%s/sys/devices/system/cpu/online", src);
+	snprintf(b, sizeof(b), "%s/sys/devices/system/cpu/online", dest);
+	want = cc_test_slurp(a);
+	got = cc_test_slurp(b);
+	ck_assert_str_eq(got, want);
+	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", dir), 0);
+}
+END_TEST
+
+/* ---- the systemctl helper: the one exec a filtered tool keeps ------------- */
+
+static const char *const h_opts[] = { "--no-block", "try-restart", NULL };
+static const char *const h_units[] = { "irqbalance.service", NULL };
+static const char *const other_opts[] = { "start", NULL };
+static char h_path[64];
+
+static int helper_then_filter(struct cc_err *err)
+{
+	if (cc_systemctl_helper_start(h_path, h_opts, h_units, err) < 0)
+		return -1;
+	return cc_sandbox_irq_reconcile(err);
+}
+
+static int run_helper(void *arg)
+{
+	struct cc_err err = CC_ERR_INIT;
+
+	(void)arg;
+	/* Asked twice: the helper serves until this process is done. */
+	for (int i = 0; i < 2; i++)
+		if (cc_systemctl(h_opts, h_units, &err) < 0) {
+			fprintf(stderr, "helper: %s\n", err.msg);
+			return 1 + i;
+		}
+	/* Any other command is this process's own spawn, which the filter refuses. */
+	if (cc_systemctl(other_opts, h_units, &err) == 0 || err.code != EPERM)
+		return 3;
+	if (do_execve() != EPERM)
+		return 4;
+	return 0;
+}
+
+START_TEST(test_systemctl_helper)
+{
+	char dir[] = "/tmp/cc-helper-XXXXXX";
+	_cleanup_free_ char *args = NULL;
+	char path[128];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(h_path, sizeof(h_path), "%s/systemctl", dir);
+	ck_assert_int_eq(cc_test_sh(NULL,
+				    "printf '#!/bin/sh\\nprintf \"%%%%s\\\\n\" \"$@\" >>%s/args\\n' >%s && chmod 0755 %s",
+				    dir, h_path, h_path),
+			 0);
+	ck_assert_int_eq(cc_test_filtered(helper_then_filter, run_helper, NULL), 0);
+	snprintf(path, sizeof(path), "%s/args", dir);
+	args = cc_test_slurp(path);
+	ck_assert_str_eq(args, "--no-block\ntry-restart\n--\nirqbalance.service\n"
+			       "--no-block\ntry-restart\n--\nirqbalance.service\n");
+	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", dir), 0);
+}
+END_TEST
+
+/* ---- the real binary: each command loads its filter and still works ------ */
+
+/* `corecarve ARGS` under strace, which must show the filter loaded
+ * (libseccomp's seccomp(2) with a program) and the command exit 0. */
+static void traced(const char *dir, const char *bin, const char *args)
+{
+	char *out = NULL;
+	int rc;
+
+	rc = cc_test_sh(&out, "CORECARVE_STATE_DIR= strace -f -qq -e trace=seccomp -o '%s/trace' '%s' %s", dir, bin,
+			args);
+	ck_assert_msg(rc == 0, "corecarve %s: exit %d\n%s", args, rc, out);
+	free(out);
+	out = NULL;
+	rc = cc_test_sh(&out, "grep -c 'SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_LOG, {len=.*= 0$' '%s/trace'", dir);
+	ck_assert_msg(rc == 0 && !strcmp(out, "1\n"), "corecarve %s: loaded %s filter(s), not 1", args, out);
+	free(out);
+}
+
+START_TEST(test_commands_load_their_filter)
+{
+	const char *bin = cc_test_bin("the tools' filters");
+	const char *f03 = cc_test_fixture_tree("F03-intel-alderlake-p-4P8E", "test-data-sample1.tar.xz");
+	char dir[] = "/tmp/cc-tool-bin-XXXXXX", args[8192], fx[4096];
+	const char *vmfx;
+
+	/* The helper's answer is a buffer of its own, overwritten by the next call. */
+	if (!bin || !f03)
+		return;
+	snprintf(fx, sizeof(fx), "%s", f03);
+	vmfx = cc_test_fixture_tree("F10-intel-xeon-silver-4108-2s", "32intel64-2p8co2t+8ve.tar.bz2");
+	if (!vmfx)
+		return;
+	if (cc_test_sh(NULL, "command -v strace >/dev/null") != 0) {
+		cc_test_skip("strace is not installed (scripts/deps.sh installs it)");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* F03's sysfs with the least cgroupfs the audit reads, and
+	 * /proc/irq for irq reconcile. */
+	ck_assert_int_eq(cc_test_sh(NULL,
+				    "cd %s && cp -a '%s/sample1' src && mkdir -m 0700 st && mkdir -p src/sys/fs/cgroup "
+				    "src/proc/irq/24/virtio0 && echo 'cpuset cpu' >src/sys/fs/cgroup/cgroup.controllers && "
+				    "echo 'cpuset cpu' >src/sys/fs/cgroup/cgroup.subtree_control && "
+				    "echo 0-15 >src/sys/fs/cgroup/cpuset.cpus.effective && "
+				    "echo ffff >src/proc/irq/default_smp_affinity && echo 0-15 >src/proc/irq/24/smp_affinity_list",
+				    dir, fx),
+			 0);
+	snprintf(args, sizeof(args), "capture --root '%s/src' '%s/cap'", dir, dir);
+	traced(dir, bin, args);
+	snprintf(args, sizeof(args), "audit --root '%s/cap' --state '%s/st' --sample-ms 0", dir, dir);
+	traced(dir, bin, args);
+	snprintf(args, sizeof(args), "irq reconcile --dry-run --root '%s/src' --state '%s/st'", dir, dir);
+	traced(dir, bin, args);
+	snprintf(args, sizeof(args),
+		 "vm reconcile --dry-run --root '%s/32intel64-2p8co2t+8ve' --config '%s/examples/vms.yaml' "
+		 "--policy '%s/examples/policy-vm-host.yaml' --state '%s/st'",
+		 vmfx, CC_SOURCE_DIR, CC_SOURCE_DIR, dir);
+	traced(dir, bin, args);
+	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", dir), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("seccomp");
 	TCase *tc = tcase_create("hook");
+	TCase *tools_tc;
 
 	tcase_add_loop_test(tc, test_forbidden_eperm, 0, (int)(sizeof(forbidden) / sizeof(forbidden[0])));
 	tcase_add_test(tc, test_filter_mode_in_status);
@@ -846,6 +1199,15 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_first_stage_forbidden, 0, (int)(sizeof(forbidden) / sizeof(forbidden[0])) + 3);
 	tcase_add_test(tc, test_first_stage_work_allowed);
 	suite_add_tcase(s, tc);
+	tools_tc = tcase_create("tools");
+	tcase_add_loop_test(tools_tc, test_tool_forbidden, 0, NTOOLS * NTOOL_FORBIDDEN);
+	tcase_add_loop_test(tools_tc, test_tool_forbidden_control, 0, NTOOL_FORBIDDEN);
+	tcase_add_loop_test(tools_tc, test_tool_allowed, 0, NTOOLS);
+	tcase_add_test(tools_tc, test_tool_list_sane);
+	tcase_add_test(tools_tc, test_capture_under_filter);
+	tcase_add_test(tools_tc, test_systemctl_helper);
+	tcase_add_test(tools_tc, test_commands_load_their_filter);
+	suite_add_tcase(s, tools_tc);
 	return s;
 }
 

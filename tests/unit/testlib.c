@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cpulist.h"
+#include "error.h"
 #include "ledger.h"
 
 /* In fork mode each test runs in its own child, which sets these once. */
@@ -221,4 +222,36 @@ void cc_test_carve(struct cc_carve *c, const char *id, const char *cpus, const c
 	c->exclusive = true;
 	c->steer_irqs = steer_irqs;
 	c->created = 1700000000;
+}
+
+int cc_test_filtered(int (*load)(struct cc_err *), int (*body)(void *), void *arg)
+{
+	int fds[2], result = -1000, status = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	fflush(NULL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct cc_err err = CC_ERR_INIT;
+		int r;
+
+		close(fds[0]);
+		if (load(&err) < 0) {
+			fprintf(stderr, "filter: %s\n", err.msg);
+			r = -2000;
+		} else {
+			r = body(arg);
+		}
+		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], &result, sizeof(result)) != sizeof(result))
+		result = -1000;
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return result;
 }

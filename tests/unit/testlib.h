@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 struct cc_carve;
+struct cc_err;
 
 /* Note which test (and loop iteration) runs, for cc_test_skip: Check tells
  * neither to a helper, so START_TEST below calls this first. */
@@ -71,6 +72,12 @@ char *cc_test_slurp_len(const char *path, size_t *len);
 /* The corecarve binary under test ($CORECARVE_BIN, else ./corecarve in the
  * source tree), or NULL (the test skipped, naming `what`) when it is not built. */
 const char *cc_test_bin(const char *what);
+
+/* Run body(arg) in a forked child once load() (one of sandbox.h's tool
+ * filters) has confined it; the child leaves with _exit (a sanitizer's
+ * exit-time work is not the command's).  Returns what body returned,
+ * -2000 when the filter did not load (printed), -1000 when the child died. */
+int cc_test_filtered(int (*load)(struct cc_err *), int (*body)(void *), void *arg);
 
 /* The environment, as a shell prefix, for `corecarve hook` run on this
  * host, where it confines itself (plugin/core/sandbox.c).  In a SANITIZE=1
