@@ -293,7 +293,10 @@ class Run:
                 e2e.check_in(self.t("resize-daemon-reload-quota-on-carve"), "QUOTA_ON_CARVE", " ".join(N.codes(a)))
             else:
                 e2e.check_eq(self.t("resize-daemon-reload-scope-kept"), "max %d" % K.PERIOD, K.cg_read(cg, "cpu.max"))
-                e2e.check_eq(self.t("resize-daemon-reload-slice-kept"), "max %d" % K.PERIOD, N.cpu_max(pod.cgroup))
+                # The limits pay for the carves: the slice keeps the
+                # kubelet's quota, and the reload leaves it so.
+                e2e.check_eq(self.t("resize-daemon-reload-slice-kept"), "%d %d" % (K.quota_of(pod.quota()), K.PERIOD),
+                             N.cpu_max(pod.cgroup))
                 e2e.check_eq(self.t("resize-daemon-reload-audit-clean"), [], N.codes(a))
             self.scheduled_fix("resize-daemon-reload")
             self.holds("resize-daemon-reload-fixed", pod, want)
