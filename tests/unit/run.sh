@@ -14,6 +14,10 @@
 # Exit status: non-zero when a test failed or a suite did not finish, and,
 # with CI set (CI=true, as .ci/run does; anything but empty, 0 or false),
 # when a test case was skipped: CI is where every test must run.
+# A test case without a timeout of its own gets 30 s, not Check's 4: CI's
+# machine is a loaded 2-core one, where a test that runs the binary a few
+# times (under strace, on a fixture's topology) took longer than 4 s.
+export CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-30}"
 passed=0 failed=0 skipped=0 broken=0
 for t in "$@"; do
 	name=$(basename "$t")

@@ -1210,6 +1210,9 @@ static Suite *suite(void)
 	tcase_add_test(tools_tc, test_tool_list_sane);
 	tcase_add_test(tools_tc, test_capture_under_filter);
 	tcase_add_test(tools_tc, test_systemctl_helper);
+	/* Four commands under strace, each discovering a fixture's topology:
+	 * far past Check's default 4 s on a loaded 2-core machine. */
+	tcase_set_timeout(tools_tc, 120);
 	tcase_add_test(tools_tc, test_commands_load_their_filter);
 	suite_add_tcase(s, tools_tc);
 	return s;
