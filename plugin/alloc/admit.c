@@ -9,19 +9,16 @@
 static void fmt_limit(const struct cc_tenant *t, char *buf, size_t len)
 {
 	long long milli = t->cpu_quota * 1000 / t->cpu_period;
+	size_t n;
 
-	if (milli % 1000)
-		snprintf(buf, len, "%lld.%03lld", milli / 1000, milli % 1000);
-	else
+	if (milli % 1000 == 0) {
 		snprintf(buf, len, "%lld", milli / 1000);
-	/* 1.500 -> 1.5 */
-	for (size_t n = strlen(buf); strchr(buf, '.') && n && (buf[n - 1] == '0' || buf[n - 1] == '.'); n--) {
-		char c = buf[n - 1];
-
-		buf[n - 1] = '\0';
-		if (c == '.')
-			break;
+		return;
 	}
+	snprintf(buf, len, "%lld.%03lld", milli / 1000, milli % 1000);
+	/* 1.500 -> 1.5; a decimal is not 0, so the point stays. */
+	for (n = strlen(buf); n && buf[n - 1] == '0'; n--)
+		buf[n - 1] = '\0';
 }
 
 static void join_namespaces(const struct cc_pclass *pc, char *buf, size_t len)

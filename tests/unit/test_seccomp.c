@@ -195,38 +195,16 @@ static const struct {
 	{ "chmod", do_chmod_path, false },
 };
 
-/* Run `body` in a forked child after cc_sandbox_hook(); the child writes
- * an int result to a pipe and leaves with _exit (no atexit handlers: a
- * sanitizer's exit-time work is not the hook's). */
+/* The hook's filter, as testlib's filtered child loads one. */
+static int load_hook_filter(struct cc_err *err)
+{
+	return cc_sandbox_hook(-1, err);
+}
+
+/* Run `body` in a forked child after cc_sandbox_hook() (or none). */
 static int in_child(bool sandbox, int (*body)(void *), void *arg, int *status)
 {
-	int fds[2], result = -1000;
-	pid_t pid;
-
-	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct cc_err err = CC_ERR_INIT;
-		int r;
-
-		close(fds[0]);
-		if (sandbox && cc_sandbox_hook(-1, &err) < 0) {
-			r = -2000;
-			fprintf(stderr, "cc_sandbox_hook: %s\n", err.msg);
-		} else {
-			r = body(arg);
-		}
-		if (write(fds[1], &r, sizeof(r)) != sizeof(r))
-			_exit(3);
-		_exit(0);
-	}
-	close(fds[1]);
-	if (read(fds[0], &result, sizeof(result)) != sizeof(result))
-		result = -1000;
-	close(fds[0]);
-	ck_assert_int_eq(waitpid(pid, status, 0), pid);
-	return result;
+	return cc_test_filtered_status(sandbox ? load_hook_filter : NULL, body, arg, status);
 }
 
 static int confined(int (*body)(void *), void *arg, int *status)
@@ -934,12 +912,6 @@ static const struct {
 
 #define NTOOLS ((int)(sizeof(tools) / sizeof(tools[0])))
 
-static int no_filter(struct cc_err *err)
-{
-	(void)err;
-	return 0;
-}
-
 static int run_tool_op(void *arg)
 {
 	return tool_forbidden[*(int *)arg].op();
@@ -964,7 +936,7 @@ START_TEST(test_tool_forbidden_control)
 
 	if (!tool_forbidden[_i].control)
 		return;
-	got = cc_test_filtered(no_filter, run_tool_op, &_i);
+	got = cc_test_filtered(NULL, run_tool_op, &_i);
 	ck_assert_msg(got != tool_forbidden[_i].want, "%s fails with %s even unconfined", tool_forbidden[_i].name,
 		      strerror(got));
 }

@@ -73,10 +73,12 @@ char *cc_test_slurp_len(const char *path, size_t *len);
  * source tree), or NULL (the test skipped, naming `what`) when it is not built. */
 const char *cc_test_bin(const char *what);
 
-/* Run body(arg) in a forked child once load() (one of sandbox.h's tool
- * filters) has confined it; the child leaves with _exit (a sanitizer's
- * exit-time work is not the command's).  Returns what body returned,
- * -2000 when the filter did not load (printed), -1000 when the child died. */
+/* Run body(arg) in a forked child once load() (one of sandbox.h's
+ * filters; NULL: none) has confined it; the child leaves with _exit (a
+ * sanitizer's exit-time work is not the command's).  Returns what body
+ * returned, -2000 when the filter did not load (printed), -1000 when the
+ * child died; its wait status into *status when status is not NULL. */
+int cc_test_filtered_status(int (*load)(struct cc_err *), int (*body)(void *), void *arg, int *status);
 int cc_test_filtered(int (*load)(struct cc_err *), int (*body)(void *), void *arg);
 
 /* The environment, as a shell prefix, for `corecarve hook` run on this
