@@ -17,7 +17,8 @@
  * exit 0:
  *   createRuntime, prestart: the state parses as `corecarve hook` parses
  *     it, and no annotation key (the state's, else config.json's, where
- *     the full hook looks) starts with corecarve.io/placement;
+ *     the full hook looks) starts with corecarve.io/placement, and none
+ *     is corecarve.io/grant;
  *   poststop: the state parses, and the ledger does not exist or does not
  *     hold the container's id as a JSON string anywhere (a carve, a
  *     releasing carve or a record's owner: all of them need the full
@@ -78,7 +79,7 @@ static void parse_args(int argc, char **argv, struct first_args *a)
 }
 
 /* Does any key start with the annotation's name (the plain key and every
- * "corecarve.io/placement.<container>")? */
+ * "corecarve.io/placement.<container>"), or name a grant (grant.h)? */
 static bool asks_placement(const json_t *annotations)
 {
 	const char *k;
@@ -86,7 +87,7 @@ static bool asks_placement(const json_t *annotations)
 
 	json_object_foreach((json_t *)annotations, k, v) {
 		(void)v;
-		if (!strncmp(k, CC_ANNOTATION_KEY, strlen(CC_ANNOTATION_KEY)))
+		if (!strncmp(k, CC_ANNOTATION_KEY, strlen(CC_ANNOTATION_KEY)) || !strcmp(k, CC_GRANT_KEY))
 			return true;
 	}
 	return false;

@@ -458,7 +458,8 @@ static void carve_census(struct alloc_carve *c)
 	for (int i = 0; i < t->ncores; i++) {
 		const struct cc_core *core = &t->cores[i];
 
-		if ((c->cls >= 0 && core->cls != c->cls) || core->npus <= 0 || !core->pus) {
+		if ((c->cls >= 0 && core->cls != c->cls) || core->npus <= 0 || !core->pus ||
+		    (c->req->within && !hwloc_bitmap_isincluded(core->pus, c->req->within))) {
 			c->state[i] = CS_OTHER;
 			continue;
 		}

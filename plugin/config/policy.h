@@ -155,6 +155,10 @@ struct cc_request {
 	 * request: corecarve exec, the vms list).  When set, cc_allocate holds
 	 * the request to its class's annotationMaySet (cc_request_permitted). */
 	char annotation[CC_ANNOTATION_KEY_MAX];
+	/* NULL: the allocator may choose any core of the class; else only
+	 * cores wholly inside (a grant's: the hook carves exactly those).
+	 * Borrowed; never parsed from an annotation. */
+	hwloc_const_bitmap_t within;
 };
 
 /* Parse one annotation value (YAML mapping). Strict: unknown keys, wrong

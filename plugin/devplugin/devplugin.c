@@ -42,10 +42,11 @@ int cc_dp_resources(const struct cc_topo *t, const struct cc_policy *p, struct c
 }
 
 /* Whether carve `c` may hold a core of `r` and leave it Healthy: a grant
- * of r's own class (the kubelet gave it to a pod of r). */
+ * of r's own class (the kubelet gave it to a pod of r), or the container
+ * carved from one. */
 static bool own_grant(const struct cc_carve *c, const struct cc_dp_resource *r)
 {
-	return !strcmp(c->kind, "grant") && !strcmp(c->class_name, r->class_name);
+	return (!strcmp(c->kind, "grant") || c->grant[0]) && !strcmp(c->class_name, r->class_name);
 }
 
 static void health(struct cc_dp_device *d, const struct cc_topo *t, const struct cc_dp_resource *r,

@@ -3,7 +3,8 @@
  * corecarve.io/<class>-cores; one device per whole core the class may carve
  * (of its core type, not reserved), ID "cpu<N>" with N the lowest CPU of the
  * core, on the core's NUMA node.  A core is Unhealthy while anything but a
- * grant of the same resource holds one of its CPUs.  Allocate records a
+ * grant of the same resource (or the container carved from it) holds one
+ * of its CPUs.  Allocate records a
  * grant (a ledger carve of kind "grant", ledger.h) and answers the
  * container annotation CC_DP_GRANT_KEY naming it.
  *
@@ -25,7 +26,7 @@
 #define CC_DP_DIR "/var/lib/kubelet/device-plugins"
 #define CC_DP_KUBELET_SOCK "kubelet.sock"
 #define CC_DP_VERSION "v1beta1"
-#define CC_DP_GRANT_KEY "corecarve.io/grant"
+#define CC_DP_GRANT_KEY CC_GRANT_KEY
 #define CC_DP_HEALTHY "Healthy"
 #define CC_DP_UNHEALTHY "Unhealthy"
 
@@ -84,9 +85,11 @@ int cc_dp_preferred(const struct cc_devplugin *dp, const struct cc_dp_resource *
 /* Grant each of `nreq` containers its devices (req[i], nids[i] IDs) under
  * the ledger's lock, all or none: an unknown or reserved ID (EINVAL), a
  * core held by any carve or grant (EBUSY) refuses the lot and records
- * nothing.  grant_ids[i] (CC_DP_ID_MAX bytes each) receives each grant's
- * id, the value of CC_DP_GRANT_KEY. */
-#define CC_DP_ID_MAX 256
+ * nothing.  grant_ids[i] (CC_DP_ID_MAX bytes each) receives the value of
+ * CC_DP_GRANT_KEY for each: "<grant id>:<token>", the token a secret drawn
+ * for the grant (the hook carves no grant without it: a pod that copies
+ * another's annotation names a grant it cannot prove). */
+#define CC_DP_ID_MAX (CC_GRANT_ID_MAX + CC_GRANT_TOKEN_MAX + 1)
 int cc_dp_allocate(const struct cc_devplugin *dp, const struct cc_dp_resource *r, char *const *const *req,
 		   const int *nids, int nreq, char (*grant_ids)[CC_DP_ID_MAX], struct cc_err *err);
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "cleanup.h"
 #include "cpulist.h"
@@ -38,7 +39,29 @@ static int grant_cpus(const struct cc_devplugin *dp, const struct cc_dp_resource
 	return 0;
 }
 
-/* One container's grant, added to `l` (not committed). */
+/* A grant's token: CC_GRANT_TOKEN_LEN hex digits of the kernel's
+ * random pool. */
+static int draw_token(char out[CC_GRANT_TOKEN_MAX], struct cc_err *err)
+{
+	unsigned char raw[CC_GRANT_TOKEN_LEN / 2];
+	size_t got = 0;
+
+	while (got < sizeof(raw)) {
+		ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return cc_err_sys(err, errno, "grant: getrandom");
+		got += (size_t)n;
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
+/* One container's grant, added to `l` (not committed); `id` receives
+ * its annotation. */
 static int grant_one(const struct cc_dp_resource *r, struct cc_ledger *l,
 		     hwloc_const_bitmap_t cpus, char *id, struct cc_err *err)
 {
@@ -57,12 +80,18 @@ static int grant_one(const struct cc_dp_resource *r, struct cc_ledger *l,
 				return cc_err_set(err, EBUSY, "CPUs %s: held by %s %s", list, o->kind, o->id);
 		return cc_err_set(err, EBUSY, "CPUs %s: already held", list);
 	}
-	/* The id names the class and the cores: the same request always gets
-	 * the same annotation, and no two grants can share one. */
-	if ((size_t)snprintf(id, CC_DP_ID_MAX, "grant:%s:%s", r->class_name, list) >= CC_DP_ID_MAX)
-		return cc_err_set(err, E2BIG, "grant of CPUs %s: its id is over %d bytes", list, CC_DP_ID_MAX - 1);
+	/* The id names the class and the cores (no two grants can share
+	 * one); the token proves the annotation came from this answer. */
 	cc_carve_init(&c);
-	snprintf(c.id, sizeof(c.id), "%s", id);
+	if ((size_t)snprintf(c.id, sizeof(c.grant), "grant:%s:%s", r->class_name, list) >= sizeof(c.grant)) {
+		cc_carve_fini(&c);
+		return cc_err_set(err, E2BIG, "grant of CPUs %s: its id is over %zu bytes", list, sizeof(c.grant) - 1);
+	}
+	if (draw_token(c.token, err) < 0) {
+		cc_carve_fini(&c);
+		return -1;
+	}
+	snprintf(id, CC_DP_ID_MAX, "%.*s:%s", CC_GRANT_ID_MAX - 1, c.id, c.token);
 	snprintf(c.kind, sizeof(c.kind), "grant");
 	snprintf(c.mode, sizeof(c.mode), "grant");
 	snprintf(c.class_name, sizeof(c.class_name), "%s", r->class_name);

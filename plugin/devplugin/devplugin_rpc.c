@@ -194,10 +194,13 @@ static int allocate(void *arg, const uint8_t *req, size_t len, uint8_t **out, si
 	}
 	if (cc_dp_allocate(ep->dp, ep->r, ids, nids, (int)n, grant, err) == 0)
 		rc = allocate_reply(grant, n, out, outlen, err);
+	/* The grant's id without its token: the log is no place for a
+	 * secret. */
 	if (ep->log)
-		fprintf(ep->log, "corecarve device-plugin: %s: Allocate: %s%s%s\n", ep->r->name,
-			rc == 0 ? "granted " : "refused: ", rc == 0 ? grant[0] : err->msg,
-			rc == 0 && n > 1 ? " and more" : "");
+		fprintf(ep->log, "corecarve device-plugin: %s: Allocate: %s%.*s%s\n", ep->r->name,
+			rc == 0 ? "granted " : "refused: ",
+			rc == 0 ? (int)(strrchr(grant[0], ':') - grant[0]) : (int)strlen(err->msg),
+			rc == 0 ? grant[0] : err->msg, rc == 0 && n > 1 ? " and more" : "");
 out:
 	free(ids);
 	free(nids);

@@ -67,14 +67,25 @@ int cc_container_create(const struct cc_ctx *ctx, const struct cc_oci_state *st,
 	struct cc_request req;
 	struct cc_carve_spec spec;
 	struct cc_tenant tenant;
+	struct cc_grant_ref grant = { 0 };
 	const json_t *ann = NULL;
 	bool found;
-	int rc = -1;
+	int rc = -1, granted = 0;
 
 	memset(res, 0, sizeof(*res));
 	if (load_request(st, &cfg, &req, &ann, &found, err) < 0)
 		goto out;
-	if (!found) {
+	/* A grant the kubelet passed from corecarve device-plugin: the
+	 * request is its (a placement annotation beside it may only refine
+	 * it). */
+	if (!cc_oci_is_sandbox(ann)) {
+		granted = cc_grant_ref_lookup(ann, &grant, err);
+		if (granted < 0 || (granted && grant_request(&grant, &req, found, err) < 0)) {
+			cc_err_prefix(err, "container %s", st->id);
+			goto out;
+		}
+	}
+	if (!found && !granted) {
 		rc = 0;
 		goto out;
 	}
@@ -92,9 +103,11 @@ int cc_container_create(const struct cc_ctx *ctx, const struct cc_oci_state *st,
 		goto out;
 	spec = (struct cc_carve_spec){
 		.id = st->id, .kind = "container", .cgroup = res->cgroup, .req = &req, .tenant = &tenant,
+		.grant = granted ? &grant : NULL, .placed = found,
 	};
 	rc = cc_carve_create(ctx, &spec, res, err);
 out:
+	cc_grant_ref_fini(&grant);
 	cc_oci_config_fini(&cfg);
 	return rc;
 }
@@ -114,6 +127,10 @@ static void carve_from(const struct cc_carve_spec *spec, const struct cc_decisio
 	c->exclusive = true;
 	c->steer_irqs = d->irq == CC_IRQ_STEER_AWAY;
 	c->created = (long long)time(NULL);
+	if (spec->grant) {
+		snprintf(c->grant, sizeof(c->grant), "%s", spec->grant->id);
+		snprintf(c->token, sizeof(c->token), "%s", spec->grant->token);
+	}
 }
 
 /* A shared-pool container: its own cpuset narrowed to the pool, nothing
@@ -331,6 +348,25 @@ static int admit_caps(const struct carve_job *j, struct cc_err *err)
 	return 0;
 }
 
+/* A grant is carved whole or not at all: the allocator chose among its
+ * cores only, and must have taken every one. */
+static int decided_grant(const struct carve_job *j, struct cc_err *err)
+{
+	const struct cc_decision *d = &j->res->decision;
+	_cleanup_bitmap_ hwloc_bitmap_t got = hwloc_bitmap_alloc();
+	_cleanup_free_ char *s = NULL;
+
+	if (!got)
+		return cc_err_sys(err, ENOMEM, "grant");
+	hwloc_bitmap_or(got, d->cpus, d->parked);
+	if (d->exclusive && hwloc_bitmap_isequal(got, j->spec->grant->cpus))
+		return 0;
+	s = cc_cpulist_format(got);
+	return cc_err_set(err, EINVAL,
+			  "container %s: annotation %s: grant %s: the class %s would carve %s, not the grant's cores",
+			  j->spec->id, CC_GRANT_KEY, j->spec->grant->id, d->class_name, s ? s : "?");
+}
+
 /* The decision, into res->decision: the allocator over what the ledger
  * and the partitions that are none of ours hold; nothing is written. */
 static int decide(const struct carve_job *j, struct cc_err *err)
@@ -346,7 +382,7 @@ static int decide(const struct carve_job *j, struct cc_err *err)
 			cc_err_prefix(err, "container %s", j->spec->id);
 		return -1;
 	}
-	return 0;
+	return j->spec->grant ? decided_grant(j, err) : 0;
 }
 
 /* The effects failed after the journal: the carve goes from the ledger
@@ -442,6 +478,9 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	_cleanup_topo_ struct cc_topo *topo = NULL;
 	_cleanup_ledger_ struct cc_ledger *ledger = NULL;
 	struct cc_cg cg;
+	/* A grant's request gains its CPU count once the topology is read. */
+	struct cc_request greq = *spec->req;
+	struct cc_carve_spec gspec = *spec;
 	struct carve_job j = { .ctx = ctx, .spec = spec, .res = res, .cg = &cg };
 	int r;
 
@@ -454,15 +493,25 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	policy = cc_policy_load_in(ctx->root, ctx->policy_path, err);
 	if (!policy)
 		return -1;
-	if (!strcmp(spec->kind, "container") && check_class(policy, spec->req, err) < 0)
+	/* A grant's class is grant_shape's to word. */
+	if (!strcmp(spec->kind, "container") && (!spec->grant || spec->placed) &&
+	    check_class(policy, spec->req, err) < 0)
 		return -1;
-	/* Who may and what pays, before anything is locked. */
-	if (spec->tenant && cc_admit_tenant(policy, cc_policy_class(policy, spec->req->class_name), spec->req,
-					    spec->tenant, spec->req->annotation, err) < 0)
-		return cc_err_prefix(err, "container %s", spec->id);
 	topo = load_topo(ctx, policy, err);
 	if (!topo)
 		return -1;
+	/* A grant's request is its cores: what carving them takes. */
+	if (spec->grant) {
+		if (grant_shape(topo, policy, spec->grant, &greq, spec->placed, err) < 0)
+			return cc_err_prefix(err, "container %s", spec->id);
+		gspec.req = &greq;
+		j.spec = spec = &gspec;
+	}
+	/* Who may and what pays, before anything is locked. */
+	if (spec->tenant && cc_admit_tenant(policy, cc_policy_class(policy, spec->req->class_name), spec->req,
+					    spec->tenant, spec->placed || !spec->grant ? spec->req->annotation : CC_GRANT_KEY,
+					    err) < 0)
+		return cc_err_prefix(err, "container %s", spec->id);
 	ledger = lock_and_gc(ctx, &cg, err);
 	if (!ledger)
 		return -1;
@@ -472,6 +521,10 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	r = settle_earlier(&j, err);
 	if (r != 0)
 		return r < 0 ? -1 : 0;
+	/* The grant leaves the ledger (in memory) for the carve to take its
+	 * cores; a refusal from here on commits nothing. */
+	if (spec->grant && grant_take(ledger, spec->grant, spec->id, err) < 0)
+		return cc_err_prefix(err, "container %s", spec->id);
 	if (spec->tenant && admit_caps(&j, err) < 0)
 		return -1;
 	if (decide(&j, err) < 0)

@@ -13,6 +13,7 @@
 #include "cgroup.h"
 #include "ctx.h"
 #include "error.h"
+#include "grant.h"
 #include "ledger.h"
 #include "oci.h"
 #include "policy.h"
@@ -44,6 +45,11 @@ struct cc_carve_spec {
 	 * (cc_admit_*) before anything is decided.  NULL for `exec --carve`,
 	 * which the node's admin runs. */
 	const struct cc_tenant *tenant;
+	/* A grant the container names (grant.h; NULL: none): the carve is
+	 * exactly its cores, and gives them back to it when it goes.
+	 * `placed`: req came from a placement annotation beside it. */
+	const struct cc_grant_ref *grant;
+	bool placed;
 };
 
 /* The carve itself, for any kind (the hook's create and `corecarve exec

@@ -444,16 +444,48 @@ int cc_ledger_get(struct cc_ledger *l, const char *id, struct cc_carve **out, st
 	return 1;
 }
 
+/* A carve made from a grant is gone (`had` is ledger_grant_of's answer
+ * for it, `g` the grant): the grant holds its cores again, whichever path
+ * took the carve out.  Out of memory, the commit refuses, and the ledger
+ * on disk keeps the carve. */
+static int give_back(struct cc_ledger *l, int had, struct cc_carve *g, struct cc_err *err)
+{
+	struct cc_err e = CC_ERR_INIT;
+	int rc = 0;
+
+	if (had == 0)
+		return 0;
+	if (had < 0)
+		cc_err_sys(&e, ENOMEM, "giving the cores back to their grant");
+	else if (cc_ledger_add(l, g, &e) < 0)
+		cc_err_prefix(&e, "giving the cores back to grant %s", g->id);
+	/* Held by another already (no path makes that: the cores were this
+	 * carve's): the grant stays gone, the cores with their holder. */
+	if (e.code == EEXIST || e.code == EBUSY)
+		e = (struct cc_err)CC_ERR_INIT;
+	if (e.code) {
+		if (!l->lazy_err.code)
+			l->lazy_err = e;
+		if (err)
+			*err = e;
+		rc = -1;
+	}
+	if (had > 0)
+		cc_carve_fini(g);
+	return rc;
+}
+
 int cc_ledger_drop(struct cc_ledger *l, const char *id, struct cc_err *err)
 {
-	struct cc_carve *c;
-	int at = unparsed_at(l, id), r;
+	struct cc_carve *c, g;
+	int at = unparsed_at(l, id), r, had;
 
 	if (at < 0)
 		return cc_ledger_remove(l, id);
 	r = cc_ledger_get(l, id, &c, err);
 	if (r <= 0)
 		return r;
+	had = ledger_grant_of(c, &g);
 	/* Carves are disjoint: what it held is no other's. */
 	hwloc_bitmap_andnot(l->index->taken, l->index->taken, c->cpus);
 	hwloc_bitmap_andnot(l->index->taken, l->index->taken, c->parked);
@@ -461,7 +493,7 @@ int cc_ledger_drop(struct cc_ledger *l, const char *id, struct cc_err *err)
 	hwloc_bitmap_andnot(l->index->steered, l->index->steered, c->parked);
 	l->index->gone[at] = true;
 	l->dirty = true;
-	return 1;
+	return give_back(l, had, &g, err) < 0 ? -1 : 1;
 }
 
 static hwloc_bitmap_t dup_set(hwloc_const_bitmap_t b)
@@ -518,8 +550,8 @@ int cc_ledger_add(struct cc_ledger *l, const struct cc_carve *c, struct cc_err *
 
 int cc_ledger_remove(struct cc_ledger *l, const char *id)
 {
-	struct cc_carve *c;
-	int i;
+	struct cc_carve *c, g;
+	int i, had;
 
 	/* One of the file read alone: cut out of the index. */
 	if (loaded_at(l, unparsed_at(l, id)))
@@ -528,11 +560,13 @@ int cc_ledger_remove(struct cc_ledger *l, const char *id)
 
 	if (!c)
 		return 0;
+	had = ledger_grant_of(c, &g);
 	i = (int)(c - l->carves);
 	cc_carve_fini(c);
 	memmove(&l->carves[i], &l->carves[i + 1], (size_t)(l->ncarves - i - 1) * sizeof(*c));
 	l->ncarves--;
 	l->dirty = true;
+	give_back(l, had, &g, NULL);
 	return 1;
 }
 

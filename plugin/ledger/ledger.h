@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "grant.h"
 #include "root.h"
 #include "paths.h"
 
@@ -40,6 +41,14 @@ struct cc_carve {
 	 * `audit --fix` try the undo again until it succeeds. */
 	bool releasing;
 	long long created;       /* unix seconds */
+	/* A grant's secret (corecarve device-plugin's Allocate draws it; the
+	 * kubelet alone is told it, inside the container annotation), and for
+	 * a container carved from a grant, that grant's id and secret: when
+	 * the carve goes, by any path, the ledger gives its cores back to the
+	 * grant (cc_ledger_remove, cc_ledger_drop), so the container's restart
+	 * carves them again.  "" for every other carve. */
+	char grant[CC_GRANT_ID_MAX];
+	char token[CC_GRANT_TOKEN_MAX];
 	/* Records of the carve's own, for modules whose changes belong to it
 	 * alone (a VM's threads and their cgroups: vm.h).  Changes outside it
 	 * that other carves may share are node records in sections

@@ -20,7 +20,7 @@ static const char *const carve_modes[] = { "remote-partition", "local-partition"
 					   "cpuset-only", "affinity", "grant", NULL };
 static const char *const carve_fields[] = { "id", "kind", "cgroup", "class", "core_class",
 					    "mode", "cpus", "parked", "mems", "exclusive",
-					    "steer_irqs", "state", "created", "changes", NULL };
+					    "steer_irqs", "state", "created", "changes", "grant", "token", NULL };
 
 bool ledger_in_list(const char *const *list, const char *s)
 {
@@ -145,7 +145,37 @@ static int check_grant(const struct cc_carve *c, const char *what, struct cc_err
 				  what, c->kind, c->mode);
 	if (kind && (c->cgroup[0] || (c->parked && !hwloc_bitmap_iszero(c->parked))))
 		return cc_err_set(err, EINVAL, "%s: a grant has no cgroup and parks nothing", what);
+	if (c->token[0] && strspn(c->token, "0123456789abcdef") != CC_GRANT_TOKEN_LEN)
+		return cc_err_set(err, EINVAL, "%s.token: expected %d lowercase hex digits", what, CC_GRANT_TOKEN_LEN);
+	if (kind && c->grant[0])
+		return cc_err_set(err, EINVAL, "%s.grant: a grant is not carved from another", what);
+	if (!c->grant[0])
+		return 0;
+	if (strcmp(c->kind, "container"))
+		return cc_err_set(err, EINVAL, "%s.grant: only a container is carved from a grant, not a %s", what,
+				  c->kind);
+	if (strncmp(c->grant, "grant:", 6) || !c->token[0])
+		return cc_err_set(err, EINVAL, "%s.grant: expected \"grant:<class>:<cpus>\" with its token", what);
 	return 0;
+}
+
+int ledger_grant_of(const struct cc_carve *c, struct cc_carve *g)
+{
+	if (!c->grant[0])
+		return 0;
+	cc_carve_init(g);
+	if (!g->cpus || !g->parked || !g->mems || !g->changes || ledger_carve_union(c, g->cpus) < 0) {
+		cc_carve_fini(g);
+		return -1;
+	}
+	snprintf(g->id, sizeof(g->id), "%s", c->grant);
+	snprintf(g->token, sizeof(g->token), "%s", c->token);
+	snprintf(g->kind, sizeof(g->kind), "grant");
+	snprintf(g->mode, sizeof(g->mode), "grant");
+	snprintf(g->class_name, sizeof(g->class_name), "%s", c->class_name);
+	snprintf(g->core_class, sizeof(g->core_class), "%s", c->core_class);
+	g->exclusive = true;
+	return 1;
 }
 
 int ledger_validate_carve(const struct cc_carve *c, bool parsed, const char *what, struct cc_err *err)
@@ -155,7 +185,9 @@ int ledger_validate_carve(const struct cc_carve *c, bool parsed, const char *wha
 	    ledger_check_text(c->cgroup, sizeof(c->cgroup), parsed, what, "cgroup", err) < 0 ||
 	    ledger_check_text(c->class_name, sizeof(c->class_name), parsed, what, "class", err) < 0 ||
 	    ledger_check_text(c->core_class, sizeof(c->core_class), parsed, what, "core_class", err) < 0 ||
-	    ledger_check_text(c->mode, sizeof(c->mode), parsed, what, "mode", err) < 0)
+	    ledger_check_text(c->mode, sizeof(c->mode), parsed, what, "mode", err) < 0 ||
+	    ledger_check_text(c->grant, sizeof(c->grant), parsed, what, "grant", err) < 0 ||
+	    ledger_check_text(c->token, sizeof(c->token), parsed, what, "token", err) < 0)
 		return -1;
 	if (!c->id[0])
 		return cc_err_set(err, EINVAL, "%s.id: empty", what);
@@ -306,6 +338,13 @@ static int get_string(json_t *obj, const char *what, const char *key, char *buf,
 	return 0;
 }
 
+static int get_optional(json_t *obj, const char *what, const char *key, char *buf, size_t len,
+			struct cc_err *err)
+{
+	buf[0] = '\0';
+	return json_object_get(obj, key) ? get_string(obj, what, key, buf, len, err) : 0;
+}
+
 static int get_cpulist(json_t *obj, const char *what, const char *key, hwloc_bitmap_t out,
 		       struct cc_err *err)
 {
@@ -373,6 +412,10 @@ int ledger_parse_carve(json_t *obj, const char *what, struct cc_carve *c, struct
 					  json_is_string(v) ? json_string_value(v) : ledger_json_type(v));
 		c->releasing = true;
 	}
+	/* Only a grant and a carve made from one have them. */
+	if (get_optional(obj, what, "grant", c->grant, sizeof(c->grant), err) < 0 ||
+	    get_optional(obj, what, "token", c->token, sizeof(c->token), err) < 0)
+		return -1;
 	if (ledger_get_field(obj, what, "created", &v, err) < 0)
 		return -1;
 	if (!json_is_integer(v))
@@ -411,7 +454,9 @@ json_t *ledger_carve_to_json(const struct cc_carve *c)
 	    set_new(o, "steer_irqs", json_boolean(c->steer_irqs)) < 0 ||
 	    (c->releasing && set_new(o, "state", json_string("releasing")) < 0) ||
 	    set_new(o, "created", json_integer(c->created)) < 0 ||
-	    set_new(o, "changes", c->changes ? json_incref(c->changes) : json_array()) < 0)
+	    set_new(o, "changes", c->changes ? json_incref(c->changes) : json_array()) < 0 ||
+	    (c->grant[0] && set_new(o, "grant", json_string(c->grant)) < 0) ||
+	    (c->token[0] && set_new(o, "token", json_string(c->token)) < 0))
 		return NULL;
 	return cc_steal_ptr(o);
 }

@@ -196,6 +196,10 @@ int ledger_check_text(const char *s, size_t cap, bool parsed, const char *what, 
 int ledger_check_cgroup(const char *cg, const char *what, struct cc_err *err);
 int ledger_validate_carve(const struct cc_carve *c, bool parsed, const char *what, struct cc_err *err);
 int ledger_carve_union(const struct cc_carve *c, hwloc_bitmap_t out);
+/* The grant carve `c` was made from, as it was before (its cores, class,
+ * id and token) into `g` (the caller's to cc_carve_fini): 1, or 0 when c
+ * was made from none, -1 out of memory. */
+int ledger_grant_of(const struct cc_carve *c, struct cc_carve *g);
 int ledger_check_disjoint(const struct cc_carve *carves, int n, const struct cc_carve *c, const char *what,
 			  struct cc_err *err);
 int ledger_admit_carve(struct cc_ledger *l, int i, json_t *ids, hwloc_bitmap_t taken, const char *what,

@@ -8,6 +8,7 @@
 #define CC_FUZZ_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,7 @@
 #include "admit.h"
 #include "cleanup.h"
 #include "container.h"
-#include "fakecg.h"
+#include "hookenv.h"
 #include "ledger.h"
 #include "oci.h"
 #include "policy.h"
@@ -278,16 +278,6 @@ END_TEST
 
 #define SYNTH "pack:2 numa:1 core:4 pu:2"
 
-struct env {
-	char dir[PATH_MAX];
-	char state[PATH_MAX + 16];
-	char policy[PATH_MAX + 16];
-	struct fakecg *f;
-	struct cc_root *root;
-	struct cc_topo_source src;
-	struct cc_ctx ctx;
-};
-
 static const char env_policy[] = "reserved: \"0-1,8-9\"\n"
 				 "minShared: 0\n"
 				 "classes:\n"
@@ -297,84 +287,14 @@ static const char env_policy[] = "reserved: \"0-1,8-9\"\n"
 				 "    irq: leave\n"
 				 "    quota: drop\n";
 
-static void env_init(struct env *e, enum fakecg_kernel k)
-{
-	struct cc_err err = CC_ERR_INIT;
-
-	memset(e, 0, sizeof(*e));
-	snprintf(e->dir, sizeof(e->dir), "%s/cc-admit-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(e->dir));
-	snprintf(e->state, sizeof(e->state), "%s/state", e->dir);
-	snprintf(e->policy, sizeof(e->policy), "%s/policy.yaml", e->dir);
-	ck_assert_int_eq(mkdir(e->state, 0700), 0);
-	cc_test_write_file(e->dir, "policy.yaml", env_policy);
-	e->f = fakecg_new(e->dir, k, "0-15", "0-1");
-	ck_assert_ptr_nonnull(e->f);
-	e->root = cc_root_open(e->dir, &err);
-	ck_assert_msg(e->root != NULL, "%s", err.msg);
-	e->src = (struct cc_topo_source){ .kind = CC_TOPO_SYNTHETIC, .arg = SYNTH };
-	e->ctx = (struct cc_ctx){ .root = e->root,
-				  .policy_path = e->policy,
-				  .state_dir = e->state,
-				  .cg_ops = &fakecg_ops,
-				  .cg_ops_arg = e->f,
-				  .topo_src = &e->src };
-}
-
-static void env_fini(struct env *e)
-{
-	char *out = NULL;
-
-	cc_root_free(e->root);
-	fakecg_free(e->f);
-	cc_test_sh(&out, "rm -rf '%s'", e->dir);
-	free(out);
-}
-
-/* createRuntime for container `id` in `cgroup`, as crun hands it over:
- * its init's /proc/<pid>/cgroup (under the root), the bundle's
- * config.json with the annotation and linux.resources.cpu. */
-static int create(struct env *e, const char *id, int pid, const char *cgroup, const char *yaml, long long quota,
+/* createRuntime with the placement annotation `yaml`. */
+static int create(struct hookenv *e, const char *id, int pid, const char *cgroup, const char *yaml, long long quota,
 		  struct cc_err *err)
 {
-	char proc[64], text[PATH_MAX + 8], bundle[2 * PATH_MAX], state[3 * PATH_MAX], res_cpu[96] = "";
-	_cleanup_free_ char *config = NULL;
-	struct cc_oci_state st;
-	struct cc_create_result res;
-	int rc;
+	char ann[512];
 
-	snprintf(proc, sizeof(proc), "proc/%d", pid);
-	ck_assert_int_eq(cc_test_sh(NULL, "mkdir -p '%s/%s' '%s/bundle-%s'", e->dir, proc, e->dir, id), 0);
-	snprintf(text, sizeof(text), "0::%s\n", cgroup);
-	snprintf(bundle, sizeof(bundle), "%s/%s", e->dir, proc);
-	cc_test_write_file(bundle, "cgroup", text);
-	snprintf(bundle, sizeof(bundle), "%s/bundle-%s", e->dir, id);
-	if (quota > 0)
-		snprintf(res_cpu, sizeof(res_cpu), ", \"resources\": {\"cpu\": {\"quota\": %lld, \"period\": 100000}}", quota);
-	ck_assert_int_gt(asprintf(&config,
-				  "{\"ociVersion\": \"1.0.2\", \"annotations\": {\"%s\": \"%s\"}, "
-				  "\"linux\": {\"cgroupsPath\": \"%s\"%s}}",
-				  CC_ANNOTATION_KEY, yaml, cgroup, res_cpu),
-			 0);
-	cc_test_write_file(bundle, "config.json", config);
-	snprintf(state, sizeof(state), "{\"ociVersion\": \"1.0.2\", \"id\": \"%s\", \"status\": \"creating\", \"pid\": %d, "
-		 "\"bundle\": \"%s\"}", id, pid, bundle);
-	cc_err_clear(err);
-	ck_assert_msg(cc_oci_state_parse(state, strlen(state), &st, err) == 0, "%s", err->msg);
-	rc = cc_container_create(&e->ctx, &st, &res, err);
-	cc_decision_fini(&res.decision);
-	cc_oci_state_fini(&st);
-	return rc;
-}
-
-static int ncarves(struct env *e)
-{
-	struct cc_err err = CC_ERR_INIT;
-	_cleanup_ledger_ struct cc_ledger *l = cc_ledger_read(e->state, &err);
-
-	if (!l)
-		return 0;
-	return cc_ledger_ncarves(l);
+	snprintf(ann, sizeof(ann), "\"%s\": \"%s\"", CC_ANNOTATION_KEY, yaml);
+	return hookenv_create(e, id, pid, cgroup, ann, quota, err);
 }
 
 static const enum fakecg_kernel kernels[] = { FAKECG_6_1, FAKECG_6_12, FAKECG_7 };
@@ -384,11 +304,11 @@ static const enum fakecg_kernel kernels[] = { FAKECG_6_1, FAKECG_6_12, FAKECG_7 
  * nothing written; the same container limited to 2 CPUs carves 2. */
 START_TEST(test_hook_refuses_unpaid)
 {
-	struct env e;
+	struct hookenv e;
 	struct cc_err err = CC_ERR_INIT;
 	int writes;
 
-	env_init(&e, kernels[_i]);
+	hookenv_init(&e, kernels[_i], env_policy, SYNTH);
 	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods", false), 0);
 	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod1", false), 0);
 	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod1/a", true), 0);
@@ -399,16 +319,16 @@ START_TEST(test_hook_refuses_unpaid)
 				      "container's CPU limit of 0.1"),
 		      "%s", err.msg);
 	ck_assert_int_eq(fakecg_writes(e.f), writes);
-	ck_assert_int_eq(ncarves(&e), 0);
+	ck_assert_int_eq(hookenv_ncarves(&e), 0);
 	ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod1/a", "cpu.max"), "10000 100000");
 	/* Paid for: carved, its own quota dropped. */
 	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod1/b", true), 0);
 	ck_assert_int_eq(fakecg_write(e.f, "/kubepods/pod1/b", "cpu.max", "200000 100000"), 0);
 	ck_assert_msg(create(&e, "b", 4243, "/kubepods/pod1/b", "{class: latency, cpus: 2}", 200000, &err) == 0, "%s",
 		      err.msg);
-	ck_assert_int_eq(ncarves(&e), 1);
+	ck_assert_int_eq(hookenv_ncarves(&e), 1);
 	ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod1/b", "cpu.max"), "max 100000");
-	env_fini(&e);
+	hookenv_fini(&e);
 }
 END_TEST
 
@@ -416,10 +336,10 @@ END_TEST
  * one that the carves below would exceed refuses the carve, naming it. */
 START_TEST(test_quota_above_pod_kept)
 {
-	struct env e;
+	struct hookenv e;
 	struct cc_err err = CC_ERR_INIT;
 
-	env_init(&e, kernels[_i]);
+	hookenv_init(&e, kernels[_i], env_policy, SYNTH);
 	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods", false), 0);
 	ck_assert_int_eq(fakecg_write(e.f, "/kubepods", "cpu.max", "300000 100000"), 0);
 	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod1", false), 0);
@@ -440,13 +360,13 @@ START_TEST(test_quota_above_pod_kept)
 				      "carved below it with this carve: corecarve lifts the quota of a container and its pod "
 				      "only, never above; raise the quota of /kubepods or ask for fewer CPUs"),
 		      "%s", err.msg);
-	ck_assert_int_eq(ncarves(&e), 1);
+	ck_assert_int_eq(hookenv_ncarves(&e), 1);
 	ck_assert_str_eq(fakecg_get(e.f, "/kubepods", "cpu.max"), "300000 100000");
 	ck_assert_msg(create(&e, "c", 4244, "/kubepods/pod2/c", "{class: latency, cpus: 1}", 100000, &err) == 0, "%s",
 		      err.msg);
 	ck_assert_str_eq(fakecg_get(e.f, "/kubepods", "cpu.max"), "300000 100000");
-	ck_assert_int_eq(ncarves(&e), 2);
-	env_fini(&e);
+	ck_assert_int_eq(hookenv_ncarves(&e), 2);
+	hookenv_fini(&e);
 }
 END_TEST
 

@@ -165,12 +165,16 @@ START_TEST(test_allocate_f03)
 	char *ids[] = { "cpu2" };
 	char *const *req[] = { ids };
 	int nids[] = { 1 };
-	char grant[2][CC_DP_ID_MAX];
+	char grant[2][CC_DP_ID_MAX], token[CC_GRANT_TOKEN_MAX];
 
 	if (!setup_f03())
 		return;
 	ck_assert_msg(cc_dp_allocate(&fx.dp, res("latency"), req, nids, 1, grant, &err) == 0, "%s", err.msg);
-	ck_assert_str_eq(grant[0], "grant:latency:2-3");
+	/* The grant's id, then its token. */
+	ck_assert_int_eq(strlen(grant[0]), strlen("grant:latency:2-3:") + CC_GRANT_TOKEN_LEN);
+	ck_assert(!strncmp(grant[0], "grant:latency:2-3:", strlen("grant:latency:2-3:")));
+	ck_assert_int_eq(strspn(grant[0] + strlen("grant:latency:2-3:"), "0123456789abcdef"), CC_GRANT_TOKEN_LEN);
+	memcpy(token, grant[0] + strlen("grant:latency:2-3:"), sizeof(token));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct cc_err e = CC_ERR_INIT;
 		char *list[3] = { (char *)bad[i].ids[0], (char *)bad[i].ids[1], NULL };
@@ -196,6 +200,7 @@ START_TEST(test_allocate_f03)
 		ck_assert_str_eq(c->kind, "grant");
 		ck_assert_str_eq(c->class_name, "latency");
 		ck_assert_str_eq(cpus, "2-3");
+		ck_assert_str_eq(c->token, token);
 	}
 }
 END_TEST

@@ -147,7 +147,8 @@ START_TEST(test_unannotated_alone)
 }
 END_TEST
 
-/* The annotation, plain or per container, in the state or in config.json:
+/* The annotation, plain or per container, in the state or in config.json,
+ * or a grant's:
  * the full hook runs, with the arguments and the state's bytes, and its
  * exit status is the caller's. */
 START_TEST(test_annotated_goes_full)
@@ -167,6 +168,12 @@ START_TEST(test_annotated_goes_full)
 	st2 = state_json("c2", b, NULL);
 	ck_assert_int_eq(run(dir, NULL, "prestart", st2), STANDIN_RC);
 	assert_full(dir, "hook prestart", st2);
+	/* A grant the device plugin answered, alone (issue #27). */
+	unlink(strcat(strcpy(b, dir), "/full.args"));
+	snprintf(b, sizeof(b), "%s/b", dir);
+	bundle(dir, "{\"corecarve.io/grant\":\"grant:latency:2-3:0123456789abcdef0123456789abcdef\"}");
+	ck_assert_int_eq(run(dir, NULL, "createRuntime", st2), STANDIN_RC);
+	assert_full(dir, "hook createRuntime", st2);
 	teardown(dir);
 }
 END_TEST

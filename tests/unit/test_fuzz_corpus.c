@@ -76,6 +76,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #include "../fuzz/fuzz_grpc_frame.c"
 #undef LLVMFuzzerTestOneInput
 
+#define LLVMFuzzerTestOneInput cc_fuzz_grant
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "../fuzz/fuzz_grant.c"
+#undef LLVMFuzzerTestOneInput
+
 /* Its helpers' names are common ones: kept apart from this file's. */
 #define LLVMFuzzerTestOneInput cc_fuzz_ledger
 #define blank fuzz_ledger_blank
@@ -98,7 +103,7 @@ static const struct {
 	{ "fuzz_interrupts", cc_fuzz_interrupts },   { "fuzz_vmconfig", cc_fuzz_vmconfig },
 	{ "fuzz_noderec", cc_fuzz_noderec },         { "fuzz_text", cc_fuzz_text },
 	{ "fuzz_proc_stat", cc_fuzz_proc_stat },     { "fuzz_grpc_frame", cc_fuzz_grpc_frame },
-	{ "fuzz_ledger", cc_fuzz_ledger },
+	{ "fuzz_ledger", cc_fuzz_ledger },           { "fuzz_grant", cc_fuzz_grant },
 };
 #define NTARGETS ((int)(sizeof(targets) / sizeof(targets[0])))
 
