@@ -28,6 +28,8 @@ static const char *const host_paths[] = {
 	"/run/corecarve",                          /* the ledger, read and repaired by the audit */
 	"/sys/fs/cgroup",                          /* cgroupfs, read and repaired by the audit */
 	"/var/lib/node_exporter/textfile_collector", /* the audit's metrics */
+	"/var/lib/kubelet/device-plugins",         /* the device plugin's sockets, the kubelet's registration */
+	"/var/lib/kubelet/pod-resources",          /* the kubelet's PodResources API: which grants pods hold */
 	NULL,
 };
 
