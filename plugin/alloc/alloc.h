@@ -55,4 +55,12 @@ int cc_alloc_shared_floor(const struct cc_topo *t, const struct cc_policy *p, in
 int cc_alloc_core_class(const struct cc_topo *t, const struct cc_pclass *pc, char name[CC_NAME_MAX],
 			bool *fell_back, struct cc_err *err);
 
+/* The CPUs an exclusive carve from core class index `cls` (-1: any) may
+ * still take with `taken` held (carves and parked siblings): the smaller
+ * of what its core class's shared pool and the node's unreserved CPUs
+ * have above their minShared floors, as cc_allocate counts them; may be
+ * negative; -1 also when out of memory (nothing fits either way).  The
+ * device plugin offers no more cores than this pays for. */
+int cc_alloc_budget(const struct cc_topo *t, const struct cc_policy *p, int cls, hwloc_const_bitmap_t taken);
+
 #endif

@@ -487,18 +487,7 @@ static int carve_budgets(struct alloc_carve *c, struct cc_err *err)
 	_cleanup_free_ int *used = NULL;
 	int used_all = 0;
 
-	alloc_shared_floors(t, c->p, c->min_shared, c->reserved, c->floor);
-	for (int i = 0; i < t->nclasses; i++) {
-		alloc_shared_pool(t, i, c->reserved, c->taken, c->pool);
-		c->budget[i] = hwloc_bitmap_weight(c->pool) - c->floor[i];
-	}
-	/* A share is of the node's unreserved CPUs as a whole. */
-	if (c->p->min_shared_share) {
-		alloc_shared_pool(t, -1, c->reserved, NULL, c->pool);
-		c->min_shared = cc_policy_min_shared(c->p, hwloc_bitmap_weight(c->pool));
-	}
-	alloc_shared_pool(t, -1, c->reserved, c->taken, c->pool);
-	c->node_budget = hwloc_bitmap_weight(c->pool) - c->min_shared;
+	alloc_budgets(t, c->p, c->reserved, c->taken, c->pool, c->floor, c->budget, &c->node_budget, &c->min_shared);
 	if (c->cls >= 0)
 		return 0;
 	/* Under "any" the remainder kept for each class's pool is its

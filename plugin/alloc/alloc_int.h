@@ -136,6 +136,14 @@ int alloc_shared(const struct cc_topo *t, const struct cc_request *req, int cls,
 void alloc_shared_floors(const struct cc_topo *t, const struct cc_policy *p, int min_shared,
 			 hwloc_const_bitmap_t reserved, int *floor);
 void alloc_floor_users(const struct cc_topo *t, const struct cc_policy *p, int cls, char *buf, size_t len);
+/* minShared's budgets with `taken` held: floor[c] and budget[c] (CPUs
+ * core class c may still carve, its pool's floor kept) for every class,
+ * *node_budget the same for the node's unreserved CPUs as a whole, and
+ * *min_shared the node's floor in CPUs (a share resolved).  `pool` is
+ * scratch. */
+void alloc_budgets(const struct cc_topo *t, const struct cc_policy *p, hwloc_const_bitmap_t reserved,
+		   hwloc_const_bitmap_t taken, hwloc_bitmap_t pool, int *floor, int *budget, int *node_budget,
+		   int *min_shared);
 
 /* ---- alloc_refusal.c ---- */
 const char *alloc_plural(int n);

@@ -128,3 +128,36 @@ int cc_alloc_shared_floor(const struct cc_topo *t, const struct cc_policy *p, in
 		alloc_floor_users(t, p, cls, who, len);
 	return floor[cls];
 }
+
+void alloc_budgets(const struct cc_topo *t, const struct cc_policy *p, hwloc_const_bitmap_t reserved,
+		   hwloc_const_bitmap_t taken, hwloc_bitmap_t pool, int *floor, int *budget, int *node_budget,
+		   int *min_shared)
+{
+	*min_shared = p->min_shared < 0 ? 0 : p->min_shared;
+	alloc_shared_floors(t, p, *min_shared, reserved, floor);
+	for (int i = 0; i < t->nclasses; i++) {
+		alloc_shared_pool(t, i, reserved, taken, pool);
+		budget[i] = hwloc_bitmap_weight(pool) - floor[i];
+	}
+	/* A share is of the node's unreserved CPUs as a whole. */
+	if (p->min_shared_share) {
+		alloc_shared_pool(t, -1, reserved, NULL, pool);
+		*min_shared = cc_policy_min_shared(p, hwloc_bitmap_weight(pool));
+	}
+	alloc_shared_pool(t, -1, reserved, taken, pool);
+	*node_budget = hwloc_bitmap_weight(pool) - *min_shared;
+}
+
+int cc_alloc_budget(const struct cc_topo *t, const struct cc_policy *p, int cls, hwloc_const_bitmap_t taken)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t reserved = cc_policy_reserved(p, t);
+	_cleanup_bitmap_ hwloc_bitmap_t pool = hwloc_bitmap_alloc();
+	_cleanup_free_ int *floor = calloc((size_t)t->nclasses + 1, sizeof(int));
+	_cleanup_free_ int *budget = calloc((size_t)t->nclasses + 1, sizeof(int));
+	int node, min_shared;
+
+	if (!reserved || !pool || !floor || !budget)
+		return -1;
+	alloc_budgets(t, p, reserved, taken, pool, floor, budget, &node, &min_shared);
+	return cls >= 0 && cls < t->nclasses && budget[cls] < node ? budget[cls] : node;
+}

@@ -69,6 +69,36 @@ static void health(struct cc_dp_device *d, const struct cc_topo *t, const struct
 	}
 }
 
+/* minShared: of the free cores (Healthy and held by nothing), those the
+ * allocator's floors leave no room for are Unhealthy too, the highest
+ * first, so that the kubelet never grants a core the hook would refuse
+ * to carve and the capacity it publishes is what `corecarve status`
+ * says fits. */
+static int keep_shared(const struct cc_topo *t, const struct cc_policy *p, const struct cc_dp_resource *r,
+		       const struct cc_ledger *l, struct cc_dp_device *d, int n)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t taken = cc_ledger_taken(l);
+	int budget, used = 0;
+
+	if (!taken)
+		return -1;
+	budget = cc_alloc_budget(t, p, r->cls, taken);
+	for (int i = 0; i < n; i++) {
+		const struct cc_core *core = &t->cores[d[i].core];
+		int npus = hwloc_bitmap_weight(core->pus);
+
+		if (!d[i].healthy || hwloc_bitmap_intersects(core->pus, taken))
+			continue;
+		if (used + npus <= budget) {
+			used += npus;
+			continue;
+		}
+		d[i].healthy = false;
+		snprintf(d[i].holder, sizeof(d[i].holder), "minShared (policy %.200s): kept shared", p->source);
+	}
+	return 0;
+}
+
 int cc_dp_devices(const struct cc_topo *t, const struct cc_policy *p, const struct cc_dp_resource *r,
 		  const struct cc_ledger *l, struct cc_dp_device **out, int *n, struct cc_err *err)
 {
@@ -97,6 +127,10 @@ int cc_dp_devices(const struct cc_topo *t, const struct cc_policy *p, const stru
 		d[k].numa = core->numa >= 0 ? t->numa[core->numa].os : -1;
 		health(&d[k], t, r, l);
 		k++;
+	}
+	if (l && keep_shared(t, p, r, l, d, k) < 0) {
+		free(d);
+		return cc_err_sys(err, ENOMEM, "device plugin");
 	}
 	*out = d;
 	*n = k;

@@ -126,6 +126,17 @@ strip_ctl() {
 }
 # (The log appears once QEMU's first output reaches it: not yet is not begun.)
 began() { [ -f "$1" ] && strip_ctl <"$1" 2>/dev/null | grep -q '^E2E-BEGIN'; }
+# host_cpu: "busy idle steal" jiffies of the host so far (/proc/stat): a
+# guest's summary says what share of the host's CPU time went elsewhere
+# while it ran (another process, or a hypervisor's steal), so a boot that
+# ran out of time on a starved host says so.
+host_cpu() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8, $5 + $6, $9; exit }' /proc/stat; }
+# host_share BEFORE AFTER QEMU_JIFFIES: "qemu N%, other N%, steal N%".
+host_share() {
+	echo "$1 $2 $3" | awk '{ t = ($4 - $1) + ($5 - $2) + ($6 - $3); if (t <= 0) t = 1;
+		o = ($4 - $1) - $7; if (o < 0) o = 0;
+		printf "host: qemu %d%%, other %d%%, idle %d%%, steal %d%%", 100 * $7 / t, 100 * o / t, 100 * ($5 - $2) / t, 100 * ($6 - $3) / t }'
+}
 
 CORECARVE_BIN=${CORECARVE_BIN:-$repo/corecarve}
 case $CORECARVE_BIN in /*) ;; *) CORECARVE_BIN=$(pwd)/$CORECARVE_BIN ;; esac
@@ -186,6 +197,8 @@ boot_guest() {
 
 	echo "e2e: booting $g ($(basename "$vmlinuz")), timeout ${timeout_s}s, log $log" >&2
 	start=$(date +%s)
+	cpu0=$(host_cpu)
+	qemu_jiffies=0
 	rcfile=$cache/.qemu-rc-$g
 	pidfile=$cache/.qemu-pid-$g
 	attempt=1
@@ -212,6 +225,7 @@ boot_guest() {
 			echo $? >"$rcfile"
 		} | if [ "$demo" = 1 ]; then tee "$log"; else cat >"$log"; fi &
 		bootpid=$!
+		qemu_pid=
 		# Boot watchdog: /init prints E2E-BEGIN within seconds of the
 		# kernel starting; a boot that has not after $boot_timeout s hung
 		# before any test ran (seen under TCG with Linux 6.1: the console
@@ -219,6 +233,7 @@ boot_guest() {
 		waited=0
 		hung=0
 		while kill -0 "$bootpid" 2>/dev/null; do
+			[ -n "$qemu_pid" ] || qemu_pid=$(cat "$pidfile" 2>/dev/null || true)
 			began "$log" && break
 			if [ "$waited" -ge "$boot_timeout" ]; then
 				hung=1
@@ -228,6 +243,15 @@ boot_guest() {
 			sleep 5
 			waited=$((waited + 5))
 		done
+		# QEMU's own CPU time (utime + stime), read while it runs.
+		if [ -n "$qemu_pid" ] || qemu_pid=$(cat "$pidfile" 2>/dev/null); then
+			while kill -0 "$bootpid" 2>/dev/null; do
+				qj=$(awk '{ print $14 + $15 }' "/proc/$qemu_pid/stat" 2>/dev/null) && qj_last=$qj
+				sleep 2
+			done
+			qemu_jiffies=$((qemu_jiffies + ${qj_last:-0}))
+			qj_last=
+		fi
 		wait "$bootpid" || true
 		# Only a boot that never reached /init is tried again: nothing of
 		# corecarve ran in it.
@@ -288,7 +312,7 @@ boot_guest() {
 	slow=$(sed -n 's/^TIME \([^ ]*\) \([0-9]*\)s$/\2 \1/p' "$log" | sort -rn | head -n 3 |
 		awk '{ printf "%s%s %ss", (NR > 1 ? ", " : ""), $2, $1 }')
 	summary="$summary
-e2e[$g]: $p passed, $f failed, $s skipped in ${secs}s ($(sed -n 's/^E2E-BEGIN //p' "$log" | head -n 1))${slow:+; slowest: $slow}"
+e2e[$g]: $p passed, $f failed, $s skipped in ${secs}s ($(sed -n 's/^E2E-BEGIN //p' "$log" | head -n 1))${slow:+; slowest: $slow}; $(host_share "$cpu0" "$(host_cpu)" "$qemu_jiffies")"
 }
 
 # Which guests the selected scenarios need: "# e2e-guest: k8s" marks the

@@ -138,8 +138,19 @@ START_TEST(test_health_f03)
 		ck_assert_str_eq(s, "cpu0@0 cpu2!@0 cpu4@0 cpu6@0");
 		devices_str(res("fast"), l, s, sizeof(s));
 		ck_assert_str_eq(s, "cpu0@0 cpu2!@0 cpu4!@0 cpu6@0");
+		/* The E-cores' shared pool keeps minShared (1, the default) for
+		 * background: of the free E-cores the last is not offered. */
 		devices_str(res("throughput"), l, s, sizeof(s));
-		ck_assert_str_eq(s, "cpu9@0 cpu10@0 cpu11@0 cpu12!@0 cpu13@0 cpu14@0 cpu15@0");
+		ck_assert_str_eq(s, "cpu9@0 cpu10@0 cpu11@0 cpu12!@0 cpu13@0 cpu14@0 cpu15!@0");
+	}
+	{
+		_cleanup_ledger_ struct cc_ledger *l = cc_ledger_read(fx.dir, &err);
+		_cleanup_free_ struct cc_dp_device *d = NULL;
+		int n;
+
+		ck_assert_int_eq(cc_dp_devices(fx.t, fx.p, res("throughput"), l, &d, &n, &err), 0);
+		ck_assert_int_eq(d[n - 1].cpu, 15);
+		ck_assert_msg(strstr(d[n - 1].holder, "minShared"), "%s", d[n - 1].holder);
 	}
 }
 END_TEST
