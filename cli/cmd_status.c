@@ -110,7 +110,9 @@ static int print_json(const struct status *s, struct cc_err *err)
 		    json_object_set_new(o, "mode", json_string(c->mode)) < 0 ||
 		    json_object_set_new(o, "cgroup", json_string(c->cgroup)) < 0 ||
 		    json_object_set_new(o, "state", json_string(c->releasing ? "releasing" : "live")) < 0 ||
-		    json_object_set_new(o, "created", json_integer(c->created)) < 0)
+		    json_object_set_new(o, "created", json_integer(c->created)) < 0 ||
+		    /* The grant a container was carved from; never a token. */
+		    (c->grant[0] && json_object_set_new(o, "grant", json_string(c->grant)) < 0))
 			return cc_err_sys(err, ENOMEM, "status");
 	}
 	for (int i = 0; i < s->nrows; i++) {

@@ -2,7 +2,8 @@
 #
 #   make bench              everything this host can run, then the QEMU part
 #   make bench-host         decision latency, growth, placement quality,
-#                           callgrind instruction counts (no root, no QEMU)
+#                           callgrind instruction counts, the device
+#                           plugin's Allocate and refresh (no root, no QEMU)
 #   make bench-qemu         crun with vs without the hook, IRQ reconcile and
 #                           audit timings inside the e2e guest (BENCH_KERNEL)
 #   make bench-effect       the isolation a carve buys: a probe container
@@ -38,18 +39,23 @@ BENCH_NATIVE_ROUNDS ?= 100
 BENCH_CG_N ?= 10
 BENCH_EFFECT_ROUNDS ?= 5
 BENCH_N_LARGE ?= 200
+# Rounds of the device plugin's figures (each an Allocate and a refresh).
+BENCH_DP_N ?= 200
 # Seconds the guest scenario may take (TCG: a crun run is a second or so).
 BENCH_QEMU_TIMEOUT ?= 1500
 BENCH_CG_HOSTS ?= F03 F06 syn-224 syn-1024 syn-4096
 
 BENCH_DIR := $(BUILD)/bench
 BENCH_LIB_OBJ := $(BUILD)/bench/benchlib.o
-BENCH_PROGS := $(BENCH_DIR)/decide $(BENCH_DIR)/place $(BENCH_DIR)/effect-probe
+BENCH_PROGS := $(BENCH_DIR)/decide $(BENCH_DIR)/place $(BENCH_DIR)/devplugin $(BENCH_DIR)/effect-probe
 
 .PHONY: bench bench-build bench-host bench-qemu bench-callgrind bench-effect
 
 $(BENCH_DIR)/decide: $(BUILD)/bench/decide.o $(BUILD)/bench/benchcg.o $(BENCH_LIB_OBJ) $(LIB) $(LINK_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/bench/benchcg.o $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
+
+$(BENCH_DIR)/devplugin: $(BUILD)/bench/devplugin.o $(BENCH_LIB_OBJ) $(LIB) $(LINK_STAMP)
+	$(CC) $(LDFLAGS) -o $@ $< $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
 
 $(BENCH_DIR)/place: $(BUILD)/bench/place.o $(BUILD)/bench/baselines.o $(BENCH_LIB_OBJ) $(LIB) $(LINK_STAMP)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/bench/baselines.o $(BENCH_LIB_OBJ) $(LIB) $(PKG_LIBS)
@@ -74,6 +80,9 @@ bench-host: bench-build $(FIRST_STAGE_BIN)
 	@echo
 	@echo "== placement quality (bench/place.c)"
 	@$(BENCH_DIR)/place --events $(BENCH_EVENTS) --seed $(BENCH_SEED) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+	@echo
+	@echo "== the device plugin: Allocate and a ListAndWatch refresh (bench/devplugin.c)"
+	@$(BENCH_DIR)/devplugin --n $(BENCH_DP_N) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 	@echo
 	@echo "== crun with and without the hook, natively (bench/crun-native.sh)"
 	@bash bench/crun-native.sh $(abspath $(BIN)) $(BENCH_NATIVE_ROUNDS)
@@ -105,4 +114,4 @@ bench-effect: $(BIN) $(FIRST_STAGE_BIN) $(BENCH_DIR)/effect-probe
 	@CORECARVE_FIRST_STAGE_BIN=$(abspath $(FIRST_STAGE_BIN)) BENCH_EFFECT_MODE=$(BENCH_EFFECT_MODE) bash bench/effect.sh $(abspath $(BIN)) $(abspath $(BENCH_DIR)/effect-probe) \
 		$(BENCH_EFFECT_ROUNDS) $(BENCH_KERNEL) $(abspath $(BENCH_DIR))/effect
 
--include $(BUILD)/bench/decide.d $(BUILD)/bench/benchcg.d $(BUILD)/bench/place.d $(BUILD)/bench/baselines.d $(BUILD)/bench/benchlib.d
+-include $(BUILD)/bench/decide.d $(BUILD)/bench/devplugin.d $(BUILD)/bench/benchcg.d $(BUILD)/bench/place.d $(BUILD)/bench/baselines.d $(BUILD)/bench/benchlib.d

@@ -16,6 +16,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "error.h"
@@ -92,6 +93,12 @@ int cc_dp_preferred(const struct cc_devplugin *dp, const struct cc_dp_resource *
 #define CC_DP_ID_MAX (CC_GRANT_ID_MAX + CC_GRANT_TOKEN_MAX + 1)
 int cc_dp_allocate(const struct cc_devplugin *dp, const struct cc_dp_resource *r, char *const *const *req,
 		   const int *nids, int nreq, char (*grant_ids)[CC_DP_ID_MAX], struct cc_err *err);
+
+/* The ListAndWatch answer for `r` now (the ledger read, every device and
+ * its health), packed: what each stream sends when it changed. *out the
+ * caller frees. */
+int cc_dp_list(const struct cc_devplugin *dp, const struct cc_dp_resource *r, uint8_t **out, size_t *outlen,
+	       struct cc_err *err);
 
 /* What the kubelet's pods hold: a device ID under a resource name, as its
  * PodResources API (v1 List) says. */

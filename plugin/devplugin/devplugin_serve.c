@@ -181,5 +181,7 @@ int cc_dp_serve(struct cc_devplugin *dp, const char *dir, volatile sig_atomic_t 
 	rc = serve_loop(s, dp, kubelet, stop, log, err);
 out:
 	cc_grpc_server_free(s);
+	for (int i = 0; i < dp->nres; i++)
+		free(ep[i].answer);
 	return rc;
 }

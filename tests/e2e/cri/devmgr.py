@@ -202,3 +202,151 @@ class Plugin:
 def devices(resp):
     """A ListAndWatch answer as [(ID, health, [NUMA nodes])]."""
     return [(d.ID, d.health, [n.ID for n in d.topology.nodes]) for d in resp.devices]
+
+
+class Insufficient(Exception):
+    """The kubelet's admission refusal: the pod stays Pending."""
+
+
+class DeviceManager:
+    """The kubelet's device manager (pkg/kubelet/cm/devicemanager), for the
+    node guests' kubelet stand-in: Registration on DIR/kubelet.sock, each
+    registered resource's devices kept from its ListAndWatch stream, and a
+    container's admission the way the kubelet does it: the Healthy devices
+    no container holds; GetPreferredAllocation when there is a choice and
+    the plugin offers it; Allocate; the answer cached per (pod, container)
+    and reused for the container's restarts (as the kubelet's checkpoint
+    does); PodResources (v1 List on `podres`) listing what each admitted
+    pod holds."""
+
+    def __init__(self, directory, podres):
+        self.dir = directory
+        self.reg = Registration(os.path.join(directory, "kubelet.sock"))
+        self.podres = PodResources(podres)
+        self.lock = threading.Lock()
+        self.devices = {}   # resource -> {ID: health}
+        self.options = {}   # resource -> RegisterRequest.options
+        self.endpoint = {}  # resource -> endpoint
+        self.changed = {}   # resource -> time of the last list
+        self.cache = {}     # (pod, container) -> (resource, [IDs], annotations)
+        self.watched = set()
+
+    def sync(self, want, timeout=20):
+        """Wait for the registrations of the `want` resources and their
+        first device lists."""
+        end = time.time() + timeout
+        while time.time() < end:
+            with self.reg.lock:
+                regs = list(self.reg.registered)
+            for r in regs:
+                with self.lock:
+                    self.options[r.resource_name] = r.options
+                    new = self.endpoint.get(r.resource_name) != r.endpoint or r.resource_name not in self.watched
+                    self.endpoint[r.resource_name] = r.endpoint
+                if new:
+                    self._watch(r.resource_name, r.endpoint)
+            with self.lock:
+                if set(want) <= set(self.devices) and set(want) <= self.watched:
+                    return
+            time.sleep(0.1)
+        raise AssertionError("resources %s after %ds, want %s" % (sorted(self.devices), timeout, sorted(want)))
+
+    def _watch(self, resource, endpoint):
+        plugin = Plugin(self.dir, endpoint)
+        with self.lock:
+            self.watched.add(resource)
+
+        def loop():
+            try:
+                for resp in plugin.watch(timeout=3600):
+                    with self.lock:
+                        self.devices[resource] = {d[0]: d[1] for d in devices(resp)}
+                        self.changed[resource] = time.time()
+            except grpc.RpcError:
+                pass
+            with self.lock:
+                self.watched.discard(resource)
+
+        threading.Thread(target=loop, daemon=True).start()
+
+    def forget_lists(self):
+        """Before the plugins come back (restarted): their old lists go, so
+        sync waits for new ones."""
+        with self.lock:
+            self.devices.clear()
+
+    def healthy(self, resource):
+        with self.lock:
+            return sorted((i for i, h in self.devices.get(resource, {}).items() if h == "Healthy"),
+                          key=lambda i: int(i[3:]))
+
+    def health(self, resource, dev):
+        with self.lock:
+            return self.devices.get(resource, {}).get(dev)
+
+    def wait_health(self, resource, dev, want, timeout=5):
+        """Seconds until `dev` of `resource` reads `want`; raises after
+        `timeout`."""
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            if self.health(resource, dev) == want:
+                return time.time() - t0
+            time.sleep(0.05)
+        raise AssertionError("%s %s: %s after %ds, want %s" % (resource, dev, self.health(resource, dev), timeout, want))
+
+    def plugin(self, resource):
+        with self.lock:
+            return Plugin(self.dir, self.endpoint[resource])
+
+    def admit(self, pod, container, resource, n):
+        """The annotations Allocate answered for `container` of `pod` (the
+        cached ones when it was admitted before); Insufficient when fewer
+        than n devices are free, as the kubelet leaves the pod Pending."""
+        if (pod, container) in self.cache:
+            return dict(self.cache[(pod, container)][2])
+        with self.lock:
+            held = {i for (r, ids, _) in self.cache.values() if r == resource for i in ids}
+        free = [i for i in self.healthy(resource) if i not in held]
+        if len(free) < n:
+            raise Insufficient("insufficient %s: %d requested, %d free" % (resource, n, len(free)))
+        ids = free[:n]
+        p = self.plugin(resource)
+        try:
+            if len(free) > n and self.options[resource].get_preferred_allocation_available:
+                req = M["PreferredAllocationRequest"]()
+                cr = req.container_requests.add(allocation_size=n)
+                cr.available_deviceIDs.extend(free)
+                pref = p.unary("GetPreferredAllocation", req, "PreferredAllocationResponse")
+                ids = list(pref.container_responses[0].deviceIDs)
+            resp = p.allocate(ids)
+        finally:
+            p.close()
+        ann = dict(resp.container_responses[0].annotations)
+        with self.lock:
+            self.cache[(pod, container)] = (resource, ids, ann)
+            self.podres.containers.setdefault(pod, {})[container] = [(resource, ids)]
+        return dict(ann)
+
+    def ids_of(self, pod, container):
+        return list(self.cache[(pod, container)][1])
+
+    def forget(self, pod):
+        """The pod is deleted: its devices are free again, PodResources no
+        longer lists it."""
+        with self.lock:
+            for k in [k for k in self.cache if k[0] == pod]:
+                del self.cache[k]
+            self.podres.containers.pop(pod, None)
+
+    def restart(self):
+        """A kubelet restart: it stops, empties the directory of sockets,
+        listens anew; the plugins must register again."""
+        self.reg.stop()
+        for f in os.listdir(self.dir):
+            if f.endswith(".sock"):
+                os.unlink(os.path.join(self.dir, f))
+        self.reg = Registration(os.path.join(self.dir, "kubelet.sock"))
+
+    def stop(self):
+        self.reg.stop()
+        self.podres.stop()

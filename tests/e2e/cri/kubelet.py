@@ -72,7 +72,7 @@ def mem_bytes(q):
 
 class Ctr:
     def __init__(self, name, cmd=None, request=None, limit=None, memory=None, env=None, mounts=None,
-                 security=None, image=IMAGE, args=None):
+                 security=None, image=IMAGE, args=None, annotations=None):
         self.name = name
         self.cmd = cmd if cmd is not None else ["sh", "-c", "grep Cpus_allowed_list /proc/self/status; exec sleep 100000"]
         self.args = args or []
@@ -83,6 +83,10 @@ class Ctr:
         self.mounts = mounts or []
         self.security = security or {}
         self.image = image
+        # What the device manager's Allocate answered for it (the
+        # kubelet's cached response, reused when it restarts), or what a
+        # runtime passes through from the pod.
+        self.annotations = annotations or {}
         self.attempt = 0
         self.id = None
 
@@ -328,11 +332,15 @@ class Kubelet:
             "mounts": c.mounts,
             "labels": {"io.kubernetes.container.name": c.name, "io.kubernetes.pod.name": pod.name,
                        "io.kubernetes.pod.namespace": pod.namespace, "io.kubernetes.pod.uid": pod.uid},
-            "annotations": {"io.kubernetes.container.hash": "%08x" % (hash(c.name) & 0xffffffff),
-                            "io.kubernetes.container.restartCount": str(c.attempt),
-                            "io.kubernetes.container.terminationMessagePath": "/dev/termination-log",
-                            "io.kubernetes.container.terminationMessagePolicy": "File",
-                            "io.kubernetes.pod.terminationGracePeriod": "30"},
+            # The device plugins' annotations first, then the kubelet's own
+            # keys (kuberuntime's generateContainerConfig: opts.Annotations,
+            # then newContainerAnnotations).
+            "annotations": dict(c.annotations, **{
+                "io.kubernetes.container.hash": "%08x" % (hash(c.name) & 0xffffffff),
+                "io.kubernetes.container.restartCount": str(c.attempt),
+                "io.kubernetes.container.terminationMessagePath": "/dev/termination-log",
+                "io.kubernetes.container.terminationMessagePolicy": "File",
+                "io.kubernetes.pod.terminationGracePeriod": "30"}),
             "log_path": "%s/%d.log" % (c.name, c.attempt),
             "linux": {"resources": res, "security_context": sec},
         }

@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+"""corecarve device-plugin on a node, with the kubelet's device manager
+played by the stand-in (devmgr.DeviceManager: Registration, ListAndWatch,
+GetPreferredAllocation, Allocate with its answer cached, PodResources) and
+the pods created through containerd's CRI by the kubelet stand-in
+(kubelet.py), the Allocate answer's annotations in the ContainerConfig as
+the kubelet puts them.  The node set up as pods.py does (the ConfigMap's
+policy, containerd's snippet for the cgroupfs driver); the plugin runs as
+the DaemonSet's device-plugin container runs it (its command, with
+--grace 2 so that a deleted pod's grant goes within seconds).
+
+  capacity   each resource's Healthy devices are the whole cores `corecarve
+             status` says its class can carve (minShared kept)
+  granted    a pod asking corecarve.io/latency-cores: 2 with cpu: 2 is
+             carved on exactly the granted cores, siblings parked; the
+             cores turn Unhealthy for the classes that share them within a
+             second, stay Healthy for latency
+  restart    the container restarted (the cached annotation): the same cores
+  full       more cores than are free: refused at admission (the pod would
+             stay Pending), no container made
+  annotated  an annotation-only carve turns its core Unhealthy within a second
+  forged     a container whose annotations carry a grant it was not given
+             (another pod's, or a made-up token) is refused at its start,
+             nothing carved
+  shared     another class's Allocate of a granted core is refused
+  plugin     the plugin stopped (SIGTERM: exit 0, sockets gone) and started
+             again: registered again, the grant kept
+  kubelet    a kubelet restart: registered again
+  deleted    the pod deleted: its grant freed, its cores Healthy everywhere;
+             the ledger empty at the end
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import yaml
+
+import devmgr as D
+import e2e
+import kubelet as K
+import node as N
+
+DIR = "/var/lib/kubelet/device-plugins"
+PODRES = "/var/lib/kubelet/pod-resources/kubelet.sock"
+RES = {c: "corecarve.io/%s-cores" % c for c in ("latency", "isolated", "throughput")}
+
+
+def t(name):
+    return "devplugin-" + name
+
+
+def grants():
+    return {i: c for i, c in N.carves().items() if c.get("kind") == "grant"}
+
+
+def of_grants():
+    """The grants and the carves made from one."""
+    return sorted(i for i, c in N.carves().items() if c.get("kind") == "grant" or c.get("grant"))
+
+
+class Plugin:
+    """The DaemonSet's device-plugin container's command, run on the node."""
+
+    def __init__(self):
+        with open(N.MANIFESTS + "/kubernetes/daemonset.yaml") as f:
+            ds = yaml.safe_load(f)
+        ctr = [c for c in ds["spec"]["template"]["spec"]["containers"] if c["name"] == "device-plugin"][0]
+        self.cmd = ctr["command"] + ctr.get("args", []) + ["--grace", "2"]
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(self.cmd, stderr=open("/var/log/corecarve-device-plugin.log", "a"))
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=10)
+
+
+def capacity(dm):
+    st = {c["class"]: c for c in json.loads(N.sh("corecarve status --json"))["capacity"]}
+    for cls, res in RES.items():
+        c = st[cls]
+        per_core = 2 if cls == "throughput" else 1  # smt: full takes both threads
+        e2e.check_eq(t("capacity-" + cls), c["largest"] // per_core, len(dm.healthy(res)))
+    e2e.info("devplugin: healthy %s" % {r: len(dm.healthy(r)) for r in RES.values()})
+
+
+def main():
+    t0 = time.time()
+    with open(N.MANIFESTS + "/kubernetes/configmap-policy.yaml") as f:
+        policy = yaml.safe_load(f)["data"]["policy.yaml"]
+    N.install_corecarve(policy)
+    N.containerd("cgroupfs")
+    kl = K.Kubelet("cgroupfs")
+    kl.start()
+    os.makedirs(DIR, exist_ok=True)
+    os.makedirs(os.path.dirname(PODRES), exist_ok=True)
+    dm = D.DeviceManager(DIR, PODRES)
+    plugin = Plugin()
+    plugin.start()
+    pods = []
+    try:
+        dm.sync(RES.values())
+        e2e.info("devplugin: %s registered, %.1fs after the setup began" % (sorted(dm.endpoint), time.time() - t0))
+        run(dm, kl, plugin, pods)
+    finally:
+        for p in pods:
+            try:
+                kl.delete_pod(p)
+            except Exception:  # noqa: BLE001 - cleanup
+                pass
+        if plugin.proc.poll() is None:
+            plugin.proc.kill()
+        dm.stop()
+
+
+def run(dm, kl, plugin, pods):
+    capacity(dm)
+    lat, iso, thr = RES["latency"], RES["isolated"], RES["throughput"]
+    # -- granted
+    a = K.Pod("dp-a", [K.Ctr("engine", limit="2", memory="64Mi")])
+    pods.append(a)
+    ann = dm.admit(a.uid, "engine", lat, 2)
+    ids = dm.ids_of(a.uid, "engine")
+    a.containers["engine"].annotations = ann
+    e2e.check_eq(t("granted-annotation"), ["corecarve.io/grant"], sorted(ann))
+    err = kl.run_pod(a)["engine"]
+    e2e.check_eq(t("granted-started"), None, err)
+    c = N.carves().get(a.containers["engine"].id, {})
+    want_cpus = sorted(int(i[3:]) for i in ids)
+    e2e.check_eq(t("granted-cpus"), N.fmt(set(want_cpus)), c.get("cpus"))
+    e2e.check_eq(t("granted-parked"), N.fmt({n + 1 for n in want_cpus}), c.get("parked"))
+    e2e.check_eq(t("granted-grant"), ann["corecarve.io/grant"].rsplit(":", 1)[0], c.get("grant"))
+    pid = kl.pid_of(a.containers["engine"])
+    e2e.check_eq(t("granted-runs-on-grant"), c.get("cpus"), N.affinity(pid) if pid else "")
+    e2e.check(t("granted-grant-out-of-ledger"), not grants(), "grants while carved: %s" % grants())
+    for d in ids:
+        secs = dm.wait_health(iso, d, "Unhealthy")
+        e2e.check(t("granted-%s-unhealthy-for-isolated" % d), secs < 1.5, "after %.2fs" % secs)
+        dm.wait_health(thr, d, "Unhealthy")
+        e2e.check_eq(t("granted-%s-healthy-for-latency" % d), "Healthy", dm.health(lat, d))
+    # -- restart
+    old = a.containers["engine"].id
+    err = kl.restart_container(a, a.containers["engine"])
+    e2e.check_eq(t("restart-started"), None, err)
+    cv = N.carves()
+    e2e.check(t("restart-old-gone"), old not in cv, "the old container's carve stayed")
+    e2e.check_eq(t("restart-same-cpus"), N.fmt(set(want_cpus)), cv.get(a.containers["engine"].id, {}).get("cpus"))
+    # -- full
+    free = len([i for i in dm.healthy(lat) if i not in ids])
+    b = K.Pod("dp-b", [K.Ctr("engine", limit=str(free + 1), memory="64Mi")])
+    try:
+        dm.admit(b.uid, "engine", lat, free + 1)
+        e2e.fail(t("full-refused"), "admitted %d cores with %d free" % (free + 1, free))
+    except D.Insufficient as e:
+        e2e.passed(t("full-refused"))
+        e2e.info("devplugin: full: %s" % e)
+    e2e.check(t("full-no-sandbox"), b.sandbox is None, "a sandbox was made")
+    # -- annotated
+    c3 = K.Pod("dp-c", [K.Ctr("engine", limit="1", memory="64Mi")],
+               annotations={"corecarve.io/placement": "{class: latency, cpus: 1}"})
+    pods.append(c3)
+    c3.containers["engine"].annotations = {"corecarve.io/placement": "{class: latency, cpus: 1}"}
+    e2e.check_eq(t("annotated-started"), None, kl.run_pod(c3)["engine"])
+    cc = N.carves().get(c3.containers["engine"].id, {})
+    dev = "cpu%d" % min(N.expand(cc.get("cpus", "")) or {0})
+    secs = dm.wait_health(lat, dev, "Unhealthy")
+    e2e.check(t("annotated-unhealthy"), secs < 1.5, "%s after %.2fs" % (dev, secs))
+    # -- forged
+    value = ann["corecarve.io/grant"]
+    for name, forged in (("copied", value), ("token", value[:-32] + "0123456789abcdef0123456789abcdef")):
+        f = K.Pod("dp-f-" + name, [K.Ctr("engine", limit="2", memory="64Mi",
+                                           annotations={"corecarve.io/grant": forged})])
+        pods.append(f)
+        err = kl.run_pod(f)["engine"] or ""
+        want = "carved already" if name == "copied" else "no such grant in the ledger"
+        e2e.check(t("forged-%s-refused" % name), want in err, "StartContainer: %r" % err)
+        e2e.check(t("forged-%s-not-carved" % name), f.containers["engine"].id not in N.carves(), "carved")
+    # -- shared: another class's Allocate of a granted core (a real kubelet
+    # would not ask: the core is Unhealthy there).
+    p = dm.plugin(iso)
+    try:
+        p.allocate([ids[0]])
+        e2e.fail(t("shared-refused"), "isolated was granted %s" % ids[0])
+    except D.grpc.RpcError as e:
+        e2e.check(t("shared-refused"), e.code() == D.grpc.StatusCode.FAILED_PRECONDITION and "held by" in e.details(),
+                  "%s %s" % (e.code(), e.details()))
+    finally:
+        p.close()
+    # -- plugin
+    n0 = len(dm.reg.registered)
+    rc = plugin.stop()
+    e2e.check_eq(t("plugin-sigterm-exit"), 0, rc)
+    left = sorted(x for x in os.listdir(DIR) if x.startswith("corecarve-"))
+    e2e.check_eq(t("plugin-sockets-removed"), [], left)
+    dm.forget_lists()
+    plugin.start()
+    dm.reg.wait(n0 + len(RES))
+    dm.sync(RES.values())
+    e2e.check_eq(t("plugin-grant-kept"), "Healthy", dm.health(lat, ids[0]))
+    e2e.check_eq(t("plugin-grant-kept-off-isolated"), "Unhealthy", dm.health(iso, ids[0]))
+    # -- kubelet
+    dm.restart()
+    dm.reg.wait(len(RES), timeout=15)
+    e2e.passed(t("kubelet-registered-again"))
+    # -- deleted
+    kl.delete_pod(a)
+    pods.remove(a)
+    dm.forget(a.uid)
+    t1 = time.time()
+    end = t1 + 20
+    while time.time() < end and of_grants():
+        time.sleep(0.2)
+    e2e.check(t("deleted-grant-freed"), not of_grants(), "after %.0fs: %s" % (time.time() - t1, of_grants()))
+    e2e.info("devplugin: deleted pod's grant freed after %.1fs" % (time.time() - t1))
+    for p2 in list(pods):
+        kl.delete_pod(p2)
+        pods.remove(p2)
+    for d in ids:
+        dm.wait_health(iso, d, "Healthy", timeout=10)
+    e2e.passed(t("deleted-cores-healthy"))
+    e2e.check_eq(t("end-ledger-empty"), {}, N.carves())
+
+
+if __name__ == "__main__":
+    e2e.run(main)
