@@ -323,20 +323,23 @@ static void summary(FILE *out, const struct cc_audit_report *r, const struct cc_
 	for (int i = 0; i < r->n; i++)
 		critical += r->f[i].severity == CC_AUDIT_CRITICAL;
 	fprintf(out, "audit: %d finding%s (%d critical); %d carve%s, %d carved CPUs; read %d cgroups, %d tasks, %d IRQs "
-		     "in %.1f ms%s, checked in %.1f ms\n",
+		     "in %.1f ms%s, checked in %.1f ms",
 		r->n, r->n == 1 ? "" : "s", critical, st->carves, st->carves == 1 ? "" : "s", st->carved_cpus, st->cgroups,
 		st->tasks, st->irqs, st->read_ms, st->sample_ms ? " (with the IRQ sample)" : "", st->check_ms);
+	if (st->lock_ms > 0)
+		fprintf(out, "; held the ledger lock %.1f ms to repair", st->lock_ms);
+	fprintf(out, "\n");
 }
 
 static int print_json(const struct cc_audit_report *found, const struct cc_audit_report *left,
 		      const struct cc_audit_stats *st, const struct cc_audit_fix_result *fixed, int skipped,
 		      struct cc_err *err)
 {
-	_cleanup_json_ json_t *doc = json_pack("{s:i, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "schema_version", 1,
-					       "clean", left->n == 0,
-					       "carves", st->carves, "carved_cpus", st->carved_cpus, "cgroups",
-					       st->cgroups, "tasks", st->tasks, "irqs", st->irqs, "sample_ms",
-					       st->sample_ms, "read_ms", st->read_ms, "check_ms", st->check_ms);
+	_cleanup_json_ json_t *doc = json_pack("{s:i, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:f}", "schema_version",
+					       1, "clean", left->n == 0, "carves", st->carves, "carved_cpus",
+					       st->carved_cpus, "cgroups", st->cgroups, "tasks", st->tasks, "irqs",
+					       st->irqs, "sample_ms", st->sample_ms, "read_ms", st->read_ms, "check_ms",
+					       st->check_ms, "lock_held_ms", st->lock_ms);
 	json_t *arr;
 
 	if (!doc)
@@ -419,16 +422,64 @@ static int vm_part(const struct opts *o, const struct cc_root *root, struct cc_l
 	return rc;
 }
 
+/* The repairs under the hooks' lock, taken only now: the ledger is read
+ * again under it, and the node audited again there (into `relocked`)
+ * should a hook have moved the carves since the audit without the lock;
+ * the repairs then run (each revalidates what it changes, audit_fix.c)
+ * and are committed.  The lock goes before the audit after the repair:
+ * `*lp` is then a read-only ledger again.  *held_ms: how long it was held. */
+static int repair_locked(const struct opts *o, const struct cc_root *root, struct cc_ledger **lp,
+			 const struct cc_topo *topo, const struct cc_policy *policy, const struct cc_audit_report *found,
+			 struct cc_audit_fix_result *fixed, struct cc_err *fix_err, int *skipped, FILE *log,
+			 double *held_ms, struct cc_err *err)
+{
+	struct cc_audit_report sel = { 0 }, relocked = { 0 };
+	struct cc_audit_stats st;
+	struct cc_audit_fix_ctx fx;
+	struct cc_ledger *locked;
+	double t0;
+	int rc = -1;
+
+	locked = cc_cli_ledger_open(o->state, CC_LEDGER_WRITE, &o->lock.lock, err);
+	if (!locked)
+		return -1;
+	t0 = now_ms();
+	if (!same_carves(*lp, locked)) {
+		/* One audit under the lock: nothing moves under it now. */
+		if (audit(o, root, &locked, topo, policy, &relocked, &st, err) < 0)
+			goto out;
+		found = &relocked;
+	}
+	if (selected(o, found, &sel, err) < 0)
+		goto out;
+	fx = (struct cc_audit_fix_ctx){ .root = root, .ledger = locked, .topo = topo, .policy = policy, .out = log };
+	if (sel.n)
+		cc_audit_fix(&fx, &sel, fixed, fix_err);
+	*skipped = found->n - sel.n;
+	rc = cc_ledger_commit(locked, err);
+out:
+	cc_audit_report_fini(&sel);
+	cc_audit_report_fini(&relocked);
+	cc_ledger_close(locked);
+	*held_ms = now_ms() - t0;
+	if (rc == 0) {
+		cc_ledger_close(*lp);
+		*lp = cc_cli_ledger_open(o->state, CC_LEDGER_READ, &o->lock.lock, err);
+		if (!*lp)
+			rc = -1;
+	}
+	return rc;
+}
+
 /* --fix: show what was found, repair the findings --fix=... selects
- * (into *fixed, a repair's failure into fix_err: the others still run),
- * commit, and audit again into `left`.  The lock stays held throughout. */
+ * (into *fixed, a repair's failure into fix_err: the others still run)
+ * under the lock, and audit again, without it, into `left`. */
 static int fix_part(const struct opts *o, const struct cc_root *root, struct cc_ledger **lp,
 		    const struct cc_topo *topo, const struct cc_policy *policy, const struct cc_audit_report *found,
 		    struct cc_audit_report *left, struct cc_audit_stats *st, struct cc_audit_fix_result *fixed,
 		    struct cc_err *fix_err, int *skipped, FILE *log, struct cc_err *err)
 {
-	struct cc_audit_fix_ctx fx = { .root = root, .ledger = *lp, .topo = topo, .policy = policy, .out = log };
-	struct cc_audit_report sel = { 0 };
+	double held = 0;
 
 	if (!o->common.json) {
 		fprintf(log, "found:\n");
@@ -436,16 +487,23 @@ static int fix_part(const struct opts *o, const struct cc_root *root, struct cc_
 			return -1;
 		fprintf(log, "\n");
 	}
-	if (selected(o, found, &sel, err) < 0)
-		return -1;
-	if (sel.n)
-		cc_audit_fix(&fx, &sel, fixed, fix_err);
-	*skipped = found->n - sel.n;
-	cc_audit_report_fini(&sel);
-	if (cc_ledger_commit(*lp, err) < 0)
-		return -1;
+	{
+		struct cc_audit_report sel = { 0 };
+		int n;
+
+		if (selected(o, found, &sel, err) < 0)
+			return -1;
+		n = sel.n;
+		cc_audit_report_fini(&sel);
+		/* Nothing --fix=... repairs: the lock is never taken. */
+		if (!n)
+			*skipped = found->n;
+		else if (repair_locked(o, root, lp, topo, policy, found, fixed, fix_err, skipped, log, &held, err) < 0)
+			return -1;
+	}
 	if (audit(o, root, lp, topo, policy, left, st, err) < 0)
 		return -1;
+	st->lock_ms = held;
 	if (!o->common.json)
 		fprintf(log, "\n%d repaired, %d failed, %d left to a person; after repair:\n", fixed->repaired,
 			fixed->failed, fixed->manual);
@@ -514,9 +572,12 @@ int cc_cmd_audit(int argc, char **argv)
 	 * helper is forked first. */
 	if ((o.fix && cc_irqbalance_restart_helper(&err) < 0) || cc_sandbox_audit(&err) < 0)
 		return fail(&o, &err);
-	/* --fix holds the ledger lock from the first read to the last check,
-	 * as the hook does: no carve changes under the repair. */
-	ledger = cc_cli_ledger_open(o.state, o.fix ? CC_LEDGER_WRITE : CC_LEDGER_READ, &o.lock.lock, &err);
+	/* The node is read without the hooks' lock, --fix too: topology
+	 * discovery, the cgroup walk, every thread of every cgroup under a
+	 * quota and the IRQ sample take seconds, and every hook would wait
+	 * behind them (issue #31).  Only a repair takes the lock
+	 * (repair_locked). */
+	ledger = cc_cli_ledger_open(o.state, CC_LEDGER_READ, &o.lock.lock, &err);
 	if (!ledger || cc_cli_load(&o.common, &root, &policy, &topo, &err) < 0)
 		return fail(&o, &err);
 	if (audit(&o, root, &ledger, topo, policy, &found, &st, &err) < 0)

@@ -25,6 +25,10 @@
  *   before-release        poststop: ledger locked, nothing undone
  *   before-release-commit poststop (any release): kernel undone, ledger still holds the carve
  *
+ * "<step>:STOP" stops the process there instead (SIGSTOP), holding what
+ * it holds (the ledger's lock after after-lock): a writer that takes its
+ * time, for the tests of the hooks' bounded wait; SIGCONT lets it go on.
+ *
  * The same variable can instead make a step fail, as a full or read-only
  * disk would, and the process go on: "<point>:<ERRNO>[@<n>]", ERRNO one
  * of ENOSPC, EROFS, EIO, EDQUOT; with @n only the n-th time the point is

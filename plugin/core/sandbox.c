@@ -22,7 +22,7 @@ enum cond {
 	READ_ONLY,    /* openat: arg 2 (flags) opens for reading only, creates and truncates nothing */
 	NO_EXEC,      /* arg 2 (prot) without PROT_EXEC */
 	SELF,         /* arg 0 (pid) is 0 or this process */
-	SELF_SIGKILL, /* kill(getpid(), SIGKILL) only */
+	SELF_FAULT,   /* kill(getpid(), SIGKILL or SIGSTOP) only */
 	LOG_FD,       /* arg 0 is the log socket connected before the filter; absent without one */
 };
 
@@ -96,7 +96,9 @@ static const struct rule allowed[] = {
 	{ "restart_syscall", ANY },
 	{ "gettimeofday", ANY },
 	{ "time", ANY },
-	{ "kill", SELF_SIGKILL }, /* fault injection: SIGKILL to itself, nobody else */
+	/* fault injection: SIGKILL (a crash) or SIGSTOP (a stuck writer) to
+	 * itself, nobody else. */
+	{ "kill", SELF_FAULT },
 	/* The decision's line in the journal or syslog (journal.h): sent on
 	 * the datagram socket connected before the filter, and on no other
 	 * descriptor; no socket(2) or connect(2) is allowed, so nothing else
@@ -147,10 +149,14 @@ static int add(scmp_filter_ctx ctx, int nr, enum cond cond, int log_fd)
 		return r < 0 ? r : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 						    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
 	}
-	case SELF_SIGKILL:
-		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2,
-					SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()),
-					SCMP_A1(SCMP_CMP_EQ, SIGKILL));
+	case SELF_FAULT: {
+		int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()),
+					 SCMP_A1(SCMP_CMP_EQ, SIGKILL));
+
+		return r < 0 ? r
+			     : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()),
+						SCMP_A1(SCMP_CMP_EQ, SIGSTOP));
+	}
 	}
 	return -EINVAL;
 }

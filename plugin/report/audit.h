@@ -331,6 +331,10 @@ struct cc_audit_stats {
 	int cgroups, tasks, irqs;
 	int sample_ms;
 	double read_ms, check_ms;  /* wall time of reading and of the checks */
+	/* How long --fix held the hooks' ledger lock (its repairs, and an
+	 * audit again under it should a hook have moved the carves); 0 for an
+	 * audit that repaired nothing: it never takes the lock. */
+	double lock_ms;
 	long long finished;        /* unix seconds */
 	/* Capacity per placement class (capacity.h), for the textfile's
 	 * corecarve_class_cpus; NULL: none written.  Set by the caller. */

@@ -103,6 +103,10 @@ char *cc_prom_render(const struct cc_audit_report *r, const struct cc_audit_stat
 	PUT("# HELP corecarve_audit_duration_seconds Wall time of the last audit, IRQ sample window included.\n"
 	    "# TYPE corecarve_audit_duration_seconds gauge\ncorecarve_audit_duration_seconds %.6f\n",
 	    (st->read_ms + st->check_ms) / 1e3);
+	PUT("# HELP corecarve_audit_lock_held_seconds How long the last audit held the hooks' ledger lock "
+	    "(--fix repairing; 0: it never took it).\n"
+	    "# TYPE corecarve_audit_lock_held_seconds gauge\ncorecarve_audit_lock_held_seconds %.6f\n",
+	    st->lock_ms / 1e3);
 	return buf;
 nomem:
 	free(buf);

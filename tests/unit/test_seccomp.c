@@ -505,6 +505,32 @@ START_TEST(test_fault_switch_still_kills)
 }
 END_TEST
 
+/* "<step>:STOP": the confined process stops itself there (the tests'
+ * stuck writer), and goes on when continued. */
+START_TEST(test_fault_switch_stops)
+{
+	int st = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct cc_err err = CC_ERR_INIT;
+
+		if (load_hook_filter(&err) < 0)
+			_exit(2);
+		cc_fault("after-lock:STOP", "after-lock");
+		_exit(7);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
+	ck_assert_msg(WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP, "status %#x", st);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 7, "status %#x", st);
+}
+END_TEST
+
 /* The journal line (journal.h): a socket connected before the filter is
  * the one the hook may send on; every other descriptor, a new socket and
  * a connect are refused.  The listener here stands in for journald's
@@ -1167,6 +1193,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_hook_work_allowed);
 	tcase_add_test(tc, test_stat_family_allowed);
 	tcase_add_test(tc, test_fault_switch_still_kills);
+	tcase_add_test(tc, test_fault_switch_stops);
 	tcase_add_test(tc, test_lock_wait_confined);
 	tcase_add_test(tc, test_lock_stop_cont_confined);
 	tcase_add_test(tc, test_list_sane);

@@ -7,9 +7,11 @@
 # filter: a hook facing the lock held longer than its bound gives up with
 # one line naming the holder — util-linux flock, which records nothing
 # (named from /proc/locks), after the default 5 s; then a corecarve writer
-# that holds it for long (audit --fix sampling interrupts for 20 s), named
-# from the line it wrote, after CORECARVE_LOCK_TIMEOUT=2; a reader gives
-# up the same way.  A control shows the kernel logs a denial of a filter
+# that holds it for long (a hook stopped holding it: CORECARVE_FAULT=
+# after-lock:STOP), named from the line it wrote, after
+# CORECARVE_LOCK_TIMEOUT=2; a reader gives up the same way.  audit --fix
+# sampling interrupts for 20 s holds no lock meanwhile: a hook carves
+# beside it (issue #31).  A control shows the kernel logs a denial of a filter
 # with SECCOMP_FILTER_FLAG_LOG (the hook's has it), so "no denials of the
 # hook" (checked here and by the fault scenarios) is a real observation.
 # e2e-needs: flock
@@ -39,6 +41,11 @@ hook_pid() {
 		esac
 	done
 	return 1
+}
+# hook_stopped: that hook is stopped (state T) holding the ledger lock.
+hook_stopped() {
+	_p=$(hook_pid) && [ "$(awk '{ print $3 }' /proc/"$_p"/stat 2>/dev/null)" = T ] &&
+		grep -q " FLOCK .* WRITE $_p " /proc/locks
 }
 # hook_naps: that hook is in clock_nanosleep now.
 hook_naps() {
@@ -107,13 +114,39 @@ else
 	holder=
 	check_eq lock-no-carve-for-w1 "" "$(carve_field w1 cpus)"
 
-	# Held by a corecarve writer that takes its time: audit --fix keeps
-	# the lock while it samples interrupts.  Named from its line, with
-	# how long it has held it, after the bound the hook's environment sets.
+	# audit --fix reads the node without the lock (issue #31): while it
+	# samples interrupts for 20 s a hook carves at once, and the audit
+	# holds no lock.
 	"$CC_BIN" audit --fix --sample-ms 20000 >$B/audit.out 2>&1 &
 	auditor=$!
-	if wait_for 60 grep -q " FLOCK .* WRITE $auditor " /proc/locks; then
-		check_match lock-holder-line "pid=$auditor since=*.* cmd=corecarve audit --fix --sample-ms 20000" "$(cat $LOCK)"
+	sleep 3
+	check_eq lock-audit-reads-unlocked "" "$(grep " FLOCK .* $auditor " /proc/locks)"
+	CC_HOOK_ENV=CORECARVE_LOCK_TIMEOUT=2
+	mk_bundle $B/w4 w4 '{class: latency, cpus: 1}' $POD/w4
+	CC_HOOK_ENV=
+	if ctr_run_detached w4 $B/w4 >/dev/null 2>&1; then
+		pass lock-hook-carves-beside-audit
+		check lock-w4-deleted ctr_kill_delete w4
+	else
+		fail lock-hook-carves-beside-audit "$(cat $B/w4/hooks.err)"
+		rm -f "$CC_CTR_DB/w4"
+	fi
+	kill -9 "$auditor" 2>/dev/null || true
+	wait "$auditor" 2>/dev/null || true
+	auditor=
+
+	# Held by a corecarve writer that takes its time: a hook stopped with
+	# the lock held (CORECARVE_FAULT=after-lock:STOP, the test build's
+	# switch).  Named from its line, with how long it has held it, after
+	# the bound the hook's environment sets.
+	CC_HOOK_ENV=CORECARVE_FAULT=after-lock:STOP
+	mk_bundle $B/w3 w3 '{class: latency, cpus: 1}' $POD/w3
+	CC_HOOK_ENV=
+	ctr_run_detached w3 $B/w3 >/dev/null 2>&1 &
+	runner=$!
+	if wait_for 60 hook_stopped; then
+		auditor=$(hook_pid)
+		check_match lock-holder-line "pid=$auditor since=*.* cmd=corecarve hook createRuntime*" "$(cat $LOCK)"
 		CC_HOOK_ENV=CORECARVE_LOCK_TIMEOUT=2
 		mk_bundle $B/w2 w2 '{class: latency, cpus: 1}' $POD/w2
 		CC_HOOK_ENV=
@@ -121,7 +154,7 @@ else
 			fail lock-writer-named "w2 started with the lock held"
 		else
 			check_match lock-writer-named \
-				"corecarve: createRuntime w2: $LOCK: held by pid $auditor (corecarve audit --fix --sample-ms 20000) for [0-9]*.[0-9] s; gave up after 2 s" \
+				"corecarve: createRuntime w2: $LOCK: held by pid $auditor (corecarve hook createRuntime*) for [0-9]*.[0-9] s; gave up after 2 s" \
 				"$(cat $B/w2/hooks.err)"
 			check_eq lock-one-line 1 "$(wc -l <$B/w2/hooks.err)"
 		fi
@@ -129,16 +162,21 @@ else
 		out=$(CORECARVE_LOCK_TIMEOUT=1 "$CC_BIN" status 2>&1) && rc=0 || rc=$?
 		check_eq lock-reader-gives-up 2 "$rc"
 		check_match lock-reader-names-it \
-			"corecarve: $LOCK: held by pid $auditor (corecarve audit --fix --sample-ms 20000) for [0-9]*.[0-9] s; gave up after 1 s" "$out"
+			"corecarve: $LOCK: held by pid $auditor (corecarve hook createRuntime*) for [0-9]*.[0-9] s; gave up after 1 s" "$out"
 		# Killed, it lets go (the kernel drops the flock) and leaves its
 		# line: the next one takes the lock at once and writes its own.
 		kill -9 "$auditor"
-		wait "$auditor" 2>/dev/null || true
 		auditor=
-		check_match lock-killed-holder-line-stays "pid=* cmd=corecarve audit --fix --sample-ms 20000" "$(cat $LOCK)"
+		wait "$runner" 2>/dev/null || true
+		check_match lock-killed-holder-line-stays "pid=* cmd=corecarve hook createRuntime*" "$(cat $LOCK)"
 		check lock-free-after-kill env CORECARVE_LOCK_TIMEOUT=0 "$CC_BIN" status
+		check_eq lock-no-carve-for-w3 "" "$(carve_field w3 cpus)"
+		rm -f "$CC_CTR_DB/w3"
 	else
-		fail lock-audit-holds "audit --fix never held the ledger lock: $(cat $B/audit.out)"
+		# The container is left to the cleanup, started or not.
+		fail lock-hook-stops "no hook stopped holding the ledger lock"
+		_p=$(hook_pid) && kill -9 "$_p" 2>/dev/null
+		wait "$runner" 2>/dev/null || true
 	fi
 fi
 # The kernel logs a denial of a filter with SECCOMP_FILTER_FLAG_LOG (the
