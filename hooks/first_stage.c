@@ -48,6 +48,7 @@
 
 #include "cleanup.h"
 #include "fileio.h"
+#include "grant.h"
 #include "ledger.h"
 #include "oci.h"
 #include "paths.h"

@@ -15,12 +15,9 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "ledger.h" /* CC_GRANT_ID_MAX, CC_GRANT_TOKEN_*: the ledger's record of a grant */
 
 #define CC_GRANT_KEY "corecarve.io/grant"
-/* A grant's id ("grant:<class>:<cpus>") and its token (hex). */
-#define CC_GRANT_ID_MAX 224
-#define CC_GRANT_TOKEN_LEN 32
-#define CC_GRANT_TOKEN_MAX (CC_GRANT_TOKEN_LEN + 1)
 
 struct cc_grant_ref {
 	char id[CC_GRANT_ID_MAX]; /* grant:<class>:<cpus> */

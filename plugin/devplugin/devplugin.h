@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "grant.h"
 #include "ledger.h"
 #include "policy.h"
 #include "topo.h"

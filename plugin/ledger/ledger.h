@@ -14,7 +14,6 @@
 #include <stdbool.h>
 
 #include "error.h"
-#include "grant.h"
 #include "root.h"
 #include "paths.h"
 
@@ -23,6 +22,11 @@
 /* A ledger larger than this is refused as corrupt (a full 8192-CPU node
  * needs well under 1 MiB). */
 #define CC_LEDGER_MAX (16u << 20)
+/* A grant's id ("grant:<class>:<cpus>") and its token (hex): the sizes
+ * of the ledger's record of one (grant.h parses the annotation). */
+#define CC_GRANT_ID_MAX 224
+#define CC_GRANT_TOKEN_LEN 32
+#define CC_GRANT_TOKEN_MAX (CC_GRANT_TOKEN_LEN + 1)
 
 struct cc_carve {
 	char id[256];            /* container id, "vm:<name>", "exec:<pid>" */
