@@ -39,7 +39,12 @@
  *   ledger-dirsync        the directory's fsync: the new file is in place,
  *                         the commit fails
  * test_restore's test_commit_fails fails each of them at every commit of
- * a carve and of a release, and checks the node and the retry.
+ * a carve and of a release, and checks the node and the retry.  One more
+ * point is an effect's, after the cgroup effect applied:
+ *   irq-write             the n-th /proc/irq write of one IRQ apply (@n
+ *                         counts the apply's writes from 1)
+ * test_restore's test_irq_write_fails checks that a carve whose IRQ write
+ * fails leaves the node as it was: cgroups, IRQs and the ledger.
  */
 #ifndef CC_FAULT_H
 #define CC_FAULT_H

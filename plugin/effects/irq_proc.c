@@ -425,7 +425,13 @@ int cc_irq_apply(const struct cc_root *root, struct cc_irq_plan *p, const struct
 		char l[CC_IRQ_NAME_MAX + 16];
 		int code = 0;
 
-		if (write_affinity(root, s, s->to, trace, &e) == 0) {
+		/* CORECARVE_FAULT=irq-write:ERRNO@n (fault.h): the n-th write
+		 * of this apply fails as a full or broken /proc would. */
+		int inj = cc_fault_errno(opts ? opts->fault : NULL, "irq-write", i + 1);
+
+		if (inj)
+			cc_err_set(&e, inj, "%s: injected failure (CORECARVE_FAULT)", s->irq == CC_IRQ_DEFAULT ? "default" : "irq");
+		if (!inj && write_affinity(root, s, s->to, trace, &e) == 0) {
 			outcome[i] = CC_IRQ_WRITTEN;
 			cc_fault(opts ? opts->fault : NULL, "mid-irq-write");
 			if (read_back(root, s, back, &e) < 0)

@@ -968,6 +968,119 @@ START_TEST(test_commit_fails)
 }
 END_TEST
 
+/* ---- an effect failing after the cgroup effect applied ------------------ */
+
+/* The policy with latency steering IRQs away (wide leaves them). */
+static void steer_policy(struct env *e)
+{
+	const char *from = "    irq: leave\n";
+	const char *at = strstr(policy_yaml, from);
+	char text[sizeof(policy_yaml) + 16];
+
+	ck_assert_ptr_nonnull(at);
+	snprintf(text, sizeof(text), "%.*s    irq: steer-away\n%s", (int)(at - policy_yaml), policy_yaml, at + strlen(from));
+	cc_test_write_file(e->dir, "policy.yaml", text);
+}
+
+/* A /proc/irq under the root, as test_irq's: the default affinity and two
+ * movable IRQs on every CPU. */
+static void mk_irqs(struct env *e)
+{
+	ck_assert_int_eq(cc_test_sh(NULL, "cd '%s' && mkdir -p sys/devices/system/cpu proc/irq/24/virtio0-input.0 "
+					  "proc/irq/25/virtio1-req.0 && echo 0-15 >sys/devices/system/cpu/online && "
+					  "echo ffff >proc/irq/default_smp_affinity && for i in 24 25; do echo 0-15 "
+					  ">proc/irq/$i/smp_affinity_list; echo 0 >proc/irq/$i/node; done",
+				    e->dir),
+			 0);
+}
+
+/* "IRQ: its smp_affinity_list, ...; default: its mask as a list". */
+static void irqs_now(struct env *e, char *out, size_t len)
+{
+	_cleanup_free_ char *a = NULL, *b = NULL, *d = NULL;
+	char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/proc/irq/24/smp_affinity_list", e->dir);
+	a = cc_test_slurp(p);
+	snprintf(p, sizeof(p), "%s/proc/irq/25/smp_affinity_list", e->dir);
+	b = cc_test_slurp(p);
+	snprintf(p, sizeof(p), "%s/proc/irq/default_smp_affinity", e->dir);
+	d = cc_test_slurp(p);
+	/* The mask as a set: the kernel (and a rollback) may write it padded. */
+	if (d) {
+		_cleanup_bitmap_ hwloc_bitmap_t m = hwloc_bitmap_alloc();
+		struct cc_err err = CC_ERR_INIT;
+
+		d[strcspn(d, "\n")] = '\0';
+		ck_assert_msg(m && cc_cpumask_parse(d, m, "default_smp_affinity", &err) == 0, "%s", err.msg);
+		free(d);
+		d = cc_cpulist_format(m);
+	}
+	if (a)
+		a[strcspn(a, "\n")] = '\0';
+	if (b)
+		b[strcspn(b, "\n")] = '\0';
+	snprintf(out, len, "24:%s 25:%s default:%s", a ? a : "?", b ? b : "?", d ? d : "?");
+}
+
+/* The carve's n-th /proc/irq write fails (CORECARVE_FAULT=irq-write:
+ * ENOSPC@n, after the cgroup effect applied), for every n its apply
+ * reaches: the IRQs it wrote are put back, its cgroups undone, the carve
+ * and its records gone from the ledger; the runtime's next try carves,
+ * and the releases give everything back. */
+START_TEST(test_irq_write_fails)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	char armed[64], before[256], now[256];
+	int nth;
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "%s irq-write", kernel_names[_i]);
+	steer_policy(&e);
+	mk_irqs(&e);
+	mk_pod_ab(&e, "50000 100000");
+	OK(carve(&e, "b", POD "/b", "wide", 2, &err));
+	irqs_now(&e, before, sizeof(before));
+	for (nth = 1;; nth++) {
+		int rc;
+
+		snprintf(armed, sizeof(armed), "irq-write:ENOSPC@%d", nth);
+		e.ctx.fault = armed;
+		rc = carve(&e, "a", POD "/a", "latency", 1, &err);
+		e.ctx.fault = NULL;
+		if (rc == 0)
+			break;
+		ck_assert_msg(strstr(err.msg, "injected failure"), "%s: write %d: %s", e.where, nth, err.msg);
+		{
+			_cleanup_ledger_ struct cc_ledger *l = ledger(&e);
+
+			ck_assert_msg(!cc_ledger_find(l, "a"), "%s: write %d: carve a left in the ledger", e.where, nth);
+		}
+		irqs_now(&e, now, sizeof(now));
+		ck_assert_msg(!strcmp(now, before), "%s: write %d: IRQs %s, before %s", e.where, nth, now, before);
+		check_invariant(&e, NULL, NULL);
+		/* The refused start: the runtime removes its cgroup; the
+		 * kubelet starts it again. */
+		fakecg_exit(e.f, POD "/a");
+		ck_assert_int_eq(fakecg_rmdir(e.f, POD "/a"), 0);
+		mk(&e, POD "/a", true);
+		ck_assert_int_lt(nth, 8);
+	}
+	/* The default affinity and both IRQs were written: each failed once. */
+	ck_assert_msg(nth > 3, "%s: only %d IRQ writes failed", e.where, nth - 1);
+	irqs_now(&e, now, sizeof(now));
+	ck_assert_msg(strcmp(now, before), "%s: the carve steered no IRQ (%s)", e.where, now);
+	check_invariant(&e, NULL, NULL);
+	OK(release(&e, "a", POD "/a", &err));
+	irqs_now(&e, now, sizeof(now));
+	ck_assert_msg(!strcmp(now, before), "%s: after the release IRQs %s, before %s", e.where, now, before);
+	OK(release(&e, "b", POD "/b", &err));
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+}
+END_TEST
+
 /* ---- the audit ------------------------------------------------------------ */
 
 static void audit(struct env *e, bool fix, struct cc_audit_report *found)
@@ -1340,6 +1453,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_mems_read_back, 0, 3);
 	tcase_add_loop_test(t, test_small_stack, 0, 3);
 	tcase_add_loop_test(t, test_commit_fails, 0, 3);
+	tcase_add_loop_test(t, test_irq_write_fails, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }
