@@ -51,10 +51,17 @@ def metrics():
 
 def audit_pod(ds, cm, host_pid):
     """The DaemonSet's pod as the kubelet turns it into CRI calls."""
+    return ds_pod(ds, cm, "audit", host_pid, "ds-%s" % ("hostpid" if host_pid else "ownpid"))
+
+
+def ds_pod(ds, cm, name, host_pid, uid, extra_args=()):
+    """A pod of the DaemonSet's container `name` as the kubelet turns it
+    into CRI calls: its command, args (and `extra_args`), env,
+    securityContext, resources, and its volumeMounts with the manifest's
+    hostPath volumes (the ConfigMap's materialized as the kubelet does)."""
     spec = ds["spec"]["template"]["spec"]
-    uid = "ds-%s" % ("hostpid" if host_pid else "ownpid")
     vols = {v["name"]: v for v in spec["volumes"]}
-    ctr = [c for c in spec["containers"] if c["name"] == "audit"][0]
+    ctr = [c for c in spec["containers"] if c["name"] == name][0]
     mounts = []
     for m in ctr.get("volumeMounts", []):
         v = vols[m["name"]]
@@ -77,7 +84,7 @@ def audit_pod(ds, cm, host_pid):
            "capabilities": {"drop_capabilities": caps.get("drop", []), "add_capabilities": caps.get("add", [])}}
     sec = {k: v for k, v in sec.items() if v is not None}
     res = ctr.get("resources", {})
-    c = K.Ctr("audit", cmd=ctr["command"], args=ctr.get("args", []),
+    c = K.Ctr(name, cmd=ctr["command"], args=ctr.get("args", []) + list(extra_args),
               env={e["name"]: e["value"] for e in ctr.get("env", [])},
               request=res.get("requests", {}).get("cpu"), limit=res.get("limits", {}).get("cpu"),
               memory=res.get("limits", {}).get("memory"), mounts=mounts, security=sec,

@@ -5,9 +5,10 @@ GetPreferredAllocation, Allocate with its answer cached, PodResources) and
 the pods created through containerd's CRI by the kubelet stand-in
 (kubelet.py), the Allocate answer's annotations in the ContainerConfig as
 the kubelet puts them.  The node set up as pods.py does (the ConfigMap's
-policy, containerd's snippet for the cgroupfs driver); the plugin runs as
-the DaemonSet's device-plugin container runs it (its command, with
---grace 2 so that a deleted pod's grant goes within seconds).
+policy, containerd's snippet for the cgroupfs driver); the plugin is the
+DaemonSet's device-plugin container, run through the CRI from the manifest
+(its command with --grace 2, so that a deleted pod's grant goes within
+seconds; its env, securityContext and hostPath mounts).
 
   capacity   each resource's Healthy devices are the whole cores `corecarve
              status` says its class can carve (minShared kept)
@@ -23,20 +24,20 @@ the DaemonSet's device-plugin container runs it (its command, with
              (another pod's, or a made-up token) is refused at its start,
              nothing carved
   shared     another class's Allocate of a granted core is refused
-  plugin     the plugin stopped (SIGTERM: exit 0, sockets gone) and started
-             again: registered again, the grant kept
+  plugin     the plugin's container stopped (StopContainer: SIGTERM, exit 0,
+             sockets gone) and started again: registered again, the grant
+             kept
   kubelet    a kubelet restart: registered again
   deleted    the pod deleted: its grant freed, its cores Healthy everywhere;
              the ledger empty at the end
 """
 import json
 import os
-import signal
-import subprocess
 import time
 
 import yaml
 
+import daemonset as DS
 import devmgr as D
 import e2e
 import kubelet as K
@@ -61,21 +62,44 @@ def of_grants():
 
 
 class Plugin:
-    """The DaemonSet's device-plugin container's command, run on the node."""
+    """The DaemonSet's device-plugin container, run through containerd's
+    CRI as the kubelet runs it from the manifest (daemonset.ds_pod: its
+    command, env, securityContext and hostPath mounts), with --grace 2 so
+    that a deleted pod's grant goes within seconds."""
 
-    def __init__(self):
+    def __init__(self, kl):
         with open(N.MANIFESTS + "/kubernetes/daemonset.yaml") as f:
             ds = yaml.safe_load(f)
-        ctr = [c for c in ds["spec"]["template"]["spec"]["containers"] if c["name"] == "device-plugin"][0]
-        self.cmd = ctr["command"] + ctr.get("args", []) + ["--grace", "2"]
-        self.proc = None
+        with open(N.MANIFESTS + "/kubernetes/configmap-policy.yaml") as f:
+            cm = yaml.safe_load(f)
+        self.kl = kl
+        self.pod = DS.ds_pod(ds, cm, "device-plugin", False, "ds-devplugin", ["--grace", "2"])
+        self.ctr = self.pod.containers["device-plugin"]
 
     def start(self):
-        self.proc = subprocess.Popen(self.cmd, stderr=open("/var/log/corecarve-device-plugin.log", "a"))
+        if self.pod.sandbox is None:
+            err = self.kl.run_pod(self.pod)["device-plugin"]
+        else:
+            self.kl.cri.call("RemoveContainer", {"container_id": self.ctr.id})
+            self.ctr.attempt += 1
+            err = self.kl.start_container(self.pod, self.ctr)
+        if err:
+            raise RuntimeError("the device-plugin container did not start: %s" % err)
 
     def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=10)
+        """StopContainer as the kubelet does it (SIGTERM, then the grace
+        period): the container's exit code."""
+        self.kl.stop_container(self.ctr, timeout=10)
+        st = self.kl.status(self.ctr)
+        if st.get("state") != "CONTAINER_EXITED":
+            return "state %s" % st.get("state")
+        return st.get("exit_code", 0)  # proto3 JSON leaves a 0 out
+
+    def running(self):
+        return self.kl.status(self.ctr).get("state") == "CONTAINER_RUNNING"
+
+    def delete(self):
+        self.kl.delete_pod(self.pod)
 
 
 def capacity(dm):
@@ -98,7 +122,7 @@ def main():
     os.makedirs(DIR, exist_ok=True)
     os.makedirs(os.path.dirname(PODRES), exist_ok=True)
     dm = D.DeviceManager(DIR, PODRES)
-    plugin = Plugin()
+    plugin = Plugin(kl)
     plugin.start()
     pods = []
     try:
@@ -111,8 +135,10 @@ def main():
                 kl.delete_pod(p)
             except Exception:  # noqa: BLE001 - cleanup
                 pass
-        if plugin.proc.poll() is None:
-            plugin.proc.kill()
+        try:
+            plugin.delete()
+        except Exception:  # noqa: BLE001 - cleanup
+            pass
         dm.stop()
 
 
