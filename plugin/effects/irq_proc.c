@@ -430,7 +430,7 @@ int cc_irq_apply(const struct cc_root *root, struct cc_irq_plan *p, const struct
 		int inj = cc_fault_errno(opts ? opts->fault : NULL, "irq-write", i + 1);
 
 		if (inj)
-			cc_err_set(&e, inj, "%s: injected failure (CORECARVE_FAULT)", s->irq == CC_IRQ_DEFAULT ? "default" : "irq");
+			cc_err_set(&e, inj, "%s: injected failure (the test build's fault switch)", s->irq == CC_IRQ_DEFAULT ? "default" : "irq");
 		if (!inj && write_affinity(root, s, s->to, trace, &e) == 0) {
 			outcome[i] = CC_IRQ_WRITTEN;
 			cc_fault(opts ? opts->fault : NULL, "mid-irq-write");
