@@ -167,17 +167,21 @@ def _file():
     return fd
 
 
+def message_class(pool, desc):
+    """The message class of descriptor `desc` from `pool`, on every
+    protobuf Debian ships: GetMessageClass from 4.22, the factory before."""
+    if hasattr(message_factory, "GetMessageClass"):
+        return message_factory.GetMessageClass(desc)
+    return message_factory.MessageFactory(pool).GetPrototype(desc)
+
+
 def _classes():
     pool = descriptor_pool.DescriptorPool()
     fdesc = pool.Add(_file()) if hasattr(pool, "Add") else None
     fdesc = pool.FindFileByName("e2e_cri.proto")
     out = {}
     for name in MESSAGES:
-        d = fdesc.message_types_by_name[name]
-        if hasattr(message_factory, "GetMessageClass"):  # protobuf >= 4.22
-            out[name] = message_factory.GetMessageClass(d)
-        else:
-            out[name] = message_factory.MessageFactory(pool).GetPrototype(d)
+        out[name] = message_class(pool, fdesc.message_types_by_name[name])
     return out
 
 

@@ -18,7 +18,9 @@ import time
 from concurrent import futures
 
 import grpc
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor_pb2, descriptor_pool
+
+from cri import message_class
 
 PACKAGE = "v1beta1"
 MESSAGES = {
@@ -89,14 +91,7 @@ def _classes():
 
 def _messages(pool, fname, messages):
     fdesc = pool.FindFileByName(fname)
-    out = {}
-    for name in messages:
-        d = fdesc.message_types_by_name[name]
-        if hasattr(message_factory, "GetMessageClass"):
-            out[name] = message_factory.GetMessageClass(d)
-        else:
-            out[name] = message_factory.MessageFactory(pool).GetPrototype(d)
-    return out
+    return {name: message_class(pool, fdesc.message_types_by_name[name]) for name in messages}
 
 
 M = _classes()
