@@ -480,6 +480,7 @@ static int fix_part(const struct opts *o, const struct cc_root *root, struct cc_
 		    struct cc_err *fix_err, int *skipped, FILE *log, struct cc_err *err)
 {
 	double held = 0;
+	int n = 0;
 
 	if (!o->common.json) {
 		fprintf(log, "found:\n");
@@ -487,20 +488,13 @@ static int fix_part(const struct opts *o, const struct cc_root *root, struct cc_
 			return -1;
 		fprintf(log, "\n");
 	}
-	{
-		struct cc_audit_report sel = { 0 };
-		int n;
-
-		if (selected(o, found, &sel, err) < 0)
-			return -1;
-		n = sel.n;
-		cc_audit_report_fini(&sel);
-		/* Nothing --fix=... repairs: the lock is never taken. */
-		if (!n)
-			*skipped = found->n;
-		else if (repair_locked(o, root, lp, topo, policy, found, fixed, fix_err, skipped, log, &held, err) < 0)
-			return -1;
-	}
+	for (int i = 0; i < found->n; i++)
+		n += fixes(o, found->f[i].code);
+	/* Nothing --fix=... repairs: the lock is never taken. */
+	if (!n)
+		*skipped = found->n;
+	else if (repair_locked(o, root, lp, topo, policy, found, fixed, fix_err, skipped, log, &held, err) < 0)
+		return -1;
 	if (audit(o, root, lp, topo, policy, left, st, err) < 0)
 		return -1;
 	st->lock_ms = held;
