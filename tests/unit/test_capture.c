@@ -508,7 +508,7 @@ START_TEST(test_capture_symlink_race)
 {
 	const char *bin = cc_test_bin("capture");
 	_cleanup_free_ char *base = mktree(), *ls = NULL;
-	char outside[4096], work[4096];
+	char outside[4096], work[4096], copy[4200];
 	uid_t nobody = 65534;
 	pid_t pid;
 	int status;
@@ -523,10 +523,15 @@ START_TEST(test_capture_symlink_race)
 	ck_assert_int_eq(mkdir(work, 0700), 0);
 	ck_assert_int_eq(chown(outside, nobody, nobody), 0);
 	ck_assert_int_eq(chown(work, nobody, nobody), 0);
+	/* The binary as uid 65534 can run it wherever the checkout is (a
+	 * clone under a 0700 directory, as mktemp -d makes, is out of its
+	 * reach). */
+	snprintf(copy, sizeof(copy), "%s/corecarve", base);
+	ck_assert_int_eq(cc_test_sh(NULL, "cp '%s' '%s' && chmod 0755 '%s'", bin, copy, copy), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0)
-		_exit(race_as(nobody, bin, work, outside));
+		_exit(race_as(nobody, copy, work, outside));
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the race did not run: status %d", status);
 	cc_test_sh(&ls, "ls -A '%s'", outside);
