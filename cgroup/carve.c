@@ -13,11 +13,11 @@
 #include "cpulist.h"
 #include "fault.h"
 
-const char *const cc_cg_rec_kinds[] = { "exclusive", "parked", "peer", "quota", NULL };
+const char *const cc_cg_rec_kinds[] = { "exclusive", "parked", "peer", "quota", "shared", NULL };
 /* Their owners are every carve a rule names (cgroup.h): kept as `held`. */
 const char *const cc_cg_rec_held_kinds[] = { "exclusive", "parked", NULL };
 
-enum rec_kind { K_EXCLUSIVE, K_PARKED, K_PEER, K_QUOTA, K_UNKNOWN };
+enum rec_kind { K_EXCLUSIVE, K_PARKED, K_PEER, K_QUOTA, K_SHARED, K_UNKNOWN };
 
 enum step_op {
 	STEP_WRITE,     /* value into file */
@@ -223,6 +223,7 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 		hwloc_bitmap_or(set, set, all);
 		break;
 	case K_PEER:
+	case K_SHARED:
 		/* An empty cpuset.cpus inherits: its CPUs are the parent's. */
 		if (r->orig[0]) {
 			if (parse_cpus(r->orig, set, r, "orig", err) < 0)
@@ -233,6 +234,9 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 			return cc_err_set(err, EINVAL, "%s: the parent's CPUs are needed for an inheriting peer", r->path);
 		}
 		hwloc_bitmap_andnot(set, set, all);
+		if (hwloc_bitmap_iszero(set) && k == K_SHARED)
+			return cc_err_set(err, ENOSPC, "shared-pool container cgroup %.*s would be left without CPUs",
+					  (int)(strrchr(r->path, '/') - r->path), r->path);
 		if (hwloc_bitmap_iszero(set))
 			return cc_err_set(err, ENOSPC, "cpuset-only mode: peer cgroup %.*s would be left without CPUs",
 					  (int)(strrchr(r->path, '/') - r->path), r->path);
@@ -487,7 +491,12 @@ static int plan_peers(struct planner *p, const char *share, struct cc_err *err)
 			return -1;
 		if (!cur)
 			continue;
-		fresh = !cc_noderecs_find(p->recs, key);
+		r = cc_noderecs_find(p->recs, key);
+		/* A shared container beside the carve is narrowed as one
+		 * (plan_shared), wherever it is. */
+		if (r && rec_kind(r) == K_SHARED)
+			continue;
+		fresh = !r;
 		r = take_record(p, key, K_PEER, cur, true, err);
 		if (!r)
 			return -1;
@@ -508,6 +517,107 @@ static int plan_peers(struct planner *p, const char *share, struct cc_err *err)
 			cc_noderecs_del(p->recs, key);
 	}
 	return more;
+}
+
+/* Every shared-pool container whose pool holds CPUs of the carve gives
+ * them up, before any partition is written (6.12 invalidates a partition
+ * whose CPUs a sibling's cpuset.cpus still lists).  A record whose cgroup
+ * went goes with it. */
+static int plan_shared(struct planner *p, const char *share, hwloc_const_bitmap_t both, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t orig = hwloc_bitmap_alloc();
+	char **paths = NULL;
+	int n = 0, rc = 0;
+
+	if (!orig)
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
+	if (cc_noderecs_load(p->recs, NULL, 0, "shared", err) < 0)
+		return -1;
+	/* By path: a lookup may read a record and move the others. */
+	paths = calloc((size_t)p->recs->n + 1, sizeof(*paths));
+	if (!paths)
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
+	for (int i = 0; i < p->recs->n; i++)
+		if (rec_kind(&p->recs->r[i]) == K_SHARED && !(paths[n++] = strdup(p->recs->r[i].path)))
+			rc = cc_err_sys(err, ENOMEM, "cgroup plan");
+	for (int i = 0; i < n && rc == 0; i++) {
+		_cleanup_free_ char *cur = NULL;
+		char cgroup[PATH_MAX];
+		const char *file;
+		struct cc_noderec *r = cc_noderecs_find(p->recs, paths[i]);
+
+		if (!r || rec_split(r, cgroup, sizeof(cgroup), &file, err) < 0 ||
+		    read_opt(p->cg, cgroup, file, &cur, err) < 0) {
+			rc = r ? -1 : 0;
+			continue;
+		}
+		if (!cur) {
+			cc_noderecs_del(p->recs, paths[i]);
+			continue;
+		}
+		r = take_record(p, paths[i], K_SHARED, cur, false, err);
+		if (!r) {
+			rc = cc_err_isset(err) ? -1 : 0;
+			continue;
+		}
+		/* Inheriting (someone else's value): its CPUs are the parent's
+		 * effective set, which a partition already leaves out of it. */
+		if (!r->orig[0])
+			continue;
+		if (parse_cpus(r->orig, orig, r, "orig", err) < 0) {
+			rc = -1;
+			continue;
+		}
+		if (hwloc_bitmap_intersects(orig, both))
+			rc = own_share(p, r, share, cgroup, file, cur, NULL, err);
+	}
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return rc;
+}
+
+/* A shared-pool container's own cpuset.cpus: its pool minus every live
+ * carve in it, as a "shared" record made now (an earlier one under the
+ * same cgroup was dropped with the carve's-cgroup key above), so that
+ * carves arriving later narrow it and those going give their CPUs back. */
+static int plan_shared_self(struct planner *p, struct cc_err *err)
+{
+	_cleanup_free_ struct cc_cg_share *sh = NULL;
+	_cleanup_free_ char *cur = NULL, *orig = NULL, *value = NULL;
+	char key[PATH_MAX + 64];
+	struct cc_noderec *r;
+	int n = 0;
+
+	cur = cc_cg_read(p->cg, p->c->cgroup, "cpuset.cpus", err);
+	orig = cc_cpulist_format(p->c->pool);
+	if (!cur || rec_key(key, sizeof(key), p->c->cgroup, "cpuset.cpus", err) < 0)
+		return -1;
+	if (!orig || !(r = cc_noderecs_add(p->recs, key, cc_cg_rec_kinds[K_SHARED], orig)))
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	if (p->others && p->others->carves_in &&
+	    p->others->carves_in(p->others->arg, p->c->pool, &sh, &n, err) < 0)
+		return -1;
+	r = cc_noderecs_find(p->recs, key);
+	for (int i = 0; r && i < n; i++)
+		if (cc_noderec_set_owner(r, sh[i].id, sh[i].share) < 0)
+			return cc_err_sys(err, ENOMEM, "cgroup records");
+	if (!r)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	if (cc_cg_rec_value(r, NULL, &value, err) < 0)
+		return -1;
+	if (cc_noderec_put(&r->pending, value) < 0 ||
+	    !add_step(p->plan, STEP_WRITE, p->c->cgroup, "cpuset.cpus", value, cur, key))
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
+	return 0;
+}
+
+void cc_cg_shared_forget(struct cc_noderecs *recs, const char *cgroup)
+{
+	char key[PATH_MAX + 64];
+
+	if (rec_key(key, sizeof(key), cgroup, "cpuset.cpus", &(struct cc_err)CC_ERR_INIT) == 0)
+		cc_noderecs_del(recs, key);
 }
 
 /* A quota above the carve throttles it when it is smaller than the carves
@@ -631,6 +741,8 @@ int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg
 		return -1;
 	cc_noderecs_del(recs, key);
 
+	if (c->exclusive && plan_shared(&p, both_s, both, err) < 0)
+		goto fail;
 	if (c->exclusive && !hwloc_bitmap_iszero(c->parked) && c->mode != CC_MODE_CPUSET_ONLY &&
 	    plan_parked(&p, parked, err) < 0)
 		goto fail;
@@ -650,7 +762,8 @@ int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg
 			goto fail;
 		break;
 	case CC_MODE_CPUSET_ONLY:
-		if (own(&p, "cpuset.cpus", cpus, err) < 0 || (c->exclusive && plan_peers(&p, both_s, err) < 0) ||
+		if ((!c->exclusive && c->pool ? plan_shared_self(&p, err) : own(&p, "cpuset.cpus", cpus, err)) < 0 ||
+		    (c->exclusive && plan_peers(&p, both_s, err) < 0) ||
 		    fault_point(&p, err) < 0)
 			goto fail;
 		break;
@@ -829,7 +942,7 @@ static bool peer_gone(const struct cc_cg_step *s, struct cc_noderecs *recs, cons
 {
 	struct cc_noderec *r = s->rec ? cc_noderecs_find(recs, s->rec) : NULL;
 
-	if (!r || rec_kind(r) != K_PEER || !cc_cg_gone(e->code))
+	if (!r || (rec_kind(r) != K_PEER && rec_kind(r) != K_SHARED) || !cc_cg_gone(e->code))
 		return false;
 	cc_noderecs_del(recs, s->rec);
 	return true;
@@ -895,6 +1008,7 @@ static int undo_rank(const struct cc_noderec *r)
 	case K_QUOTA:
 		return 0;
 	case K_PEER:
+	case K_SHARED:
 		return 1;
 	case K_EXCLUSIVE:
 		return 2 + (CG_MAX_DEPTH + 2 - depth);
@@ -1082,7 +1196,8 @@ static int forget(struct cc_noderec *r, const struct cc_cg_carve *c, bool listed
 		cc_noderec_del_owner(r, c->id);
 	else if (held_update(r, mine, false, err) < 0)
 		return -1;
-	if (!cc_noderec_owned(r))
+	/* A shared container's record goes with its cgroup. */
+	if (!cc_noderec_owned(r) || rec_kind(r) == K_SHARED)
 		cc_noderecs_del(recs, r->path);
 	return 0;
 }
@@ -1123,7 +1238,7 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 	 * removed keep the record: the audit reports it. */
 	if (!cur)
 		return forget(r, c, listed, mine, recs, err);
-	if (k == K_PEER) {
+	if (k == K_PEER || k == K_SHARED) {
 		cc_cg_parent(cgroup, parent, sizeof(parent));
 		if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0)
 			return -1;
@@ -1166,7 +1281,7 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 		written = true;
 		if (k == K_PARKED)
 			rc = write_parked(cg, cgroup, target, err);
-		else if (k == K_PEER)
+		else if (k == K_PEER || k == K_SHARED)
 			rc = write_inherit(cg, cgroup, "cpuset.cpus", target, parent_cpus, msgs, err);
 		else
 			rc = put(cg, cgroup, file, target, err);
@@ -1174,14 +1289,16 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 		 * no owner already). */
 		if (rc < 0 && cc_cg_gone(err->code) && k != K_PARKED) {
 			cc_err_clear(err);
-			if (!cc_noderec_owned(r))
+			if (!cc_noderec_owned(r) || k == K_SHARED)
 				cc_noderecs_del(recs, r->path);
 			return 0;
 		}
 		if (rc < 0)
 			goto keep;
 	}
-	if (!cc_noderec_owned(r)) {
+	/* The last owner gone, the record goes; a shared container's stays
+	 * its own, reading orig again, for the next carve to narrow. */
+	if (!cc_noderec_owned(r) && k != K_SHARED) {
 		cc_noderecs_del(recs, r->path);
 		return 0;
 	}
@@ -1376,6 +1493,65 @@ int cc_cg_take_peer(struct cc_cg *cg, const char *peer, const struct cc_cg_share
 	now = cc_cg_read(cg, peer, "cpuset.cpus", err);
 	if (!r || !now)
 		return r ? -1 : 0;
+	if (cc_noderec_put(&r->set, now) < 0 || cc_noderec_put(&r->pending, NULL) < 0)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	return 0;
+}
+
+/* ---- a shared container widened by audit --fix -------------------------- */
+
+int cc_cg_shared_widen(struct cc_cg *cg, const char *path, const struct cc_cg_share *owners, int n,
+		       struct cc_noderecs *recs,
+		       int (*journal)(void *arg, const struct cc_noderecs *recs, struct cc_err *err), void *arg,
+		       struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t pool = hwloc_bitmap_alloc(), share = hwloc_bitmap_alloc();
+	_cleanup_free_ char *cur = NULL, *value = NULL, *now = NULL;
+	char cgroup[PATH_MAX], parent[PATH_MAX];
+	struct cc_noderec *r = cc_noderecs_find(recs, path);
+	const char *file;
+
+	if (!parent_cpus)
+		return cc_err_sys(err, ENOMEM, "cgroup");
+	if (!cg->ops)
+		return cc_err_set(err, EPERM, "%s: cgroups are only changed on the real host", path);
+	if (!r || rec_kind(r) != K_SHARED)
+		return 0; /* gone since the audit read it */
+	if (rec_split(r, cgroup, sizeof(cgroup), &file, err) < 0 || read_opt(cg, cgroup, file, &cur, err) < 0)
+		return -1;
+	if (!cur)
+		return 0;
+	/* Someone else's value since is theirs: the next carve takes it as
+	 * the pool. */
+	if (!ours(r, cur))
+		return cc_err_set(err, EBUSY, "%s reads \"%s\", not what corecarve wrote (\"%s\"): someone else changed it",
+				  path, cur, r->set ? r->set : r->orig);
+	if (!pool || !share || !r->orig[0] || parse_cpus(r->orig, pool, r, "orig", err) < 0)
+		return cc_err_isset(err) ? -1 : 0;
+	/* The carves in its pool, and only those, own it. */
+	while (r->nowners > 0)
+		cc_noderec_del_owner(r, r->owners[0].id);
+	for (int i = 0; i < n; i++) {
+		if (cc_cpulist_parse(owners[i].share, share, owners[i].id, err) < 0)
+			return -1;
+		if (hwloc_bitmap_intersects(share, pool) && cc_noderec_set_owner(r, owners[i].id, owners[i].share) < 0)
+			return cc_err_sys(err, ENOMEM, "cgroup records");
+	}
+	cc_cg_parent(cgroup, parent, sizeof(parent));
+	if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0 ||
+	    cc_cg_rec_value(r, parent_cpus, &value, err) < 0)
+		return -1;
+	if (same(K_SHARED, cur, value))
+		return 0;
+	if (cc_noderec_put(&r->pending, value) < 0)
+		return cc_err_sys(err, ENOMEM, "cgroup records");
+	if (journal(arg, recs, err) < 0 || put(cg, cgroup, file, value, err) < 0)
+		return -1;
+	now = cc_cg_read(cg, cgroup, file, err);
+	r = cc_noderecs_find(recs, path);
+	if (!now || !r)
+		return now ? 0 : -1;
 	if (cc_noderec_put(&r->set, now) < 0 || cc_noderec_put(&r->pending, NULL) < 0)
 		return cc_err_sys(err, ENOMEM, "cgroup records");
 	return 0;

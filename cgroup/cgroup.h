@@ -125,8 +125,9 @@ int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m);
  * partition, cpuset.mems, cpu.max) and, outside it, files other carves
  * may need too: ancestors' cpuset.cpus.exclusive (remote partitions), the
  * parked partition, peers' cpuset.cpus (cpuset-only mode), ancestors'
- * cpu.max.  Each of those is a node record (noderec.h) in the ledger
- * section "cgroup", keyed by "<cgroup>/<file>", of one of four kinds:
+ * cpu.max, and the cpuset.cpus of every shared-pool container.  Each of
+ * those is a node record (noderec.h) in the ledger section "cgroup",
+ * keyed by "<cgroup>/<file>", of one of five kinds:
  *
  *   exclusive  orig ∪ the owners' CPUs
  *   parked     orig ∪ the owners' parked siblings, an isolated partition
@@ -136,6 +137,12 @@ int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m);
  *              every cpuset-only carve under the same parent
  *   quota      "max <period>" while the owners' CPUs, times the period,
  *              exceed orig's quota; orig otherwise
+ *   shared     a shared-pool container's cpuset.cpus: orig (its pool as
+ *              it would be without any carve) minus the owners' CPUs and
+ *              parked siblings; the owners are every live carve whose CPUs
+ *              are in the pool.  The record is the container's: it stays
+ *              without owners (the file reads orig again) until its cgroup
+ *              goes, so CPUs a released carve gives back reach it
  *
  * so the value of every file is a function of its original and the live
  * carves, whatever order they came and go in.  A cgroup that belongs to a
@@ -145,7 +152,7 @@ int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m);
  * their value kept.  Either is said once (msgs). */
 
 #define CC_CG_SECTION "cgroup"
-extern const char *const cc_cg_rec_kinds[]; /* exclusive, parked, peer, quota */
+extern const char *const cc_cg_rec_kinds[]; /* exclusive, parked, peer, quota, shared */
 /* Those whose owners are exactly the carves the rule above names: kept
  * as `held` (noderec.h), the union of their shares. */
 extern const char *const cc_cg_rec_held_kinds[]; /* exclusive, parked */
@@ -158,6 +165,10 @@ struct cc_cg_carve {
 	hwloc_const_bitmap_t parked; /* may be empty */
 	hwloc_const_bitmap_t mems;   /* empty: cpuset.mems left alone */
 	bool exclusive;              /* false: shared pool, only cpuset.cpus narrowed */
+	/* A shared-pool container: its pool with no carve taken out, the
+	 * orig of its "shared" record (cpus is that minus the live carves).
+	 * NULL: cpus is written as it is, nothing recorded. */
+	hwloc_const_bitmap_t pool;
 	bool isolated;               /* partition isolated rather than root */
 	bool drop_quota;
 	enum cc_cg_mode mode;        /* planned: the mode found; undone: the mode recorded */
@@ -181,6 +192,10 @@ struct cc_cg_others {
 	 * the caller's to free (NULL callback: none).  -1 with err. */
 	int (*quota_carves_below)(void *arg, const char *ancestor, struct cc_cg_share **shares, int *n,
 				  struct cc_err *err);
+	/* The live exclusive carves whose CPUs or parked siblings meet `set`,
+	 * each with its CPUs and parked siblings as its share: the owners of
+	 * a shared container's record made now (NULL callback: none). */
+	int (*carves_in)(void *arg, hwloc_const_bitmap_t set, struct cc_cg_share **shares, int *n, struct cc_err *err);
 	void *arg;
 };
 
@@ -235,6 +250,19 @@ void cc_cg_plan_fini(struct cc_cg_plan *plan);
  * the first failure (the caller keeps the carve as `releasing`). */
 int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct cc_cg_plan *plan,
 		     struct cc_noderecs *recs, struct cc_cg_msgs *msgs, struct cc_err *err);
+
+/* A shared container's start that failed after its plan: its record
+ * goes (the runtime removes the refused container's cgroup). */
+void cc_cg_shared_forget(struct cc_noderecs *recs, const char *cgroup);
+
+/* audit --fix: the shared container's record `path` reads narrower than
+ * its pool minus the live carves: its owners become `owners` (the live
+ * carves in its pool) and its value is written again, after `journal` has
+ * committed the pending write. */
+int cc_cg_shared_widen(struct cc_cg *cg, const char *path, const struct cc_cg_share *owners, int n,
+		       struct cc_noderecs *recs,
+		       int (*journal)(void *arg, const struct cc_noderecs *recs, struct cc_err *err), void *arg,
+		       struct cc_err *err);
 
 /* audit --fix: a cgroup holding CPUs of carves becomes their peer — a
  * peer record with `owners` (their shares added to any it has), its new

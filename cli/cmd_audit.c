@@ -39,7 +39,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: corecarve audit [--json] [--prometheus FILE.prom] [--fix[=CODE,...]] [--sample-ms N]\n"
-		"                       [--state DIR] [--root DIR] [--policy FILE] [table options]\n"
+		"                       [--max-threads N] [--state DIR] [--root DIR] [--policy FILE]\n"
+		"                       [table options]\n"
 		"       corecarve audit --set-aside-ledger [--state DIR]\n\n"
 		"Compare the carves in the ledger with the kernel: cpusets, partitions, memory\n"
 		"nodes, CFS quotas, task affinities, IRQs, stale and unknown carves, kubelet's\n"
@@ -51,12 +52,14 @@ static void usage(FILE *out)
 		"  --fix=CODE,...     repair only findings with these codes (QUOTA_ON_CARVE, ...);\n"
 		"                     the others are reported as usual; --fix=none repairs nothing\n"
 		"  --sample-ms N      count interrupts on carved CPUs for N ms (default %d, 0: no sample)\n"
+		"  --max-threads N    read the affinity of at most N threads per cgroup (default %d);\n"
+		"                     the rest are counted (TASKS_UNREAD)\n"
 		"  --root DIR         audit a captured tree (/sys, /proc and cgroupfs under DIR)\n"
 		"  --state DIR        the ledger (else $CORECARVE_STATE_DIR, else " CC_LEDGER_DIR ")\n"
 		"  --set-aside-ledger a ledger that does not load: rename it to ledger.json.damaged.<time>\n"
 		"                     under the lock, so hooks start afresh; then audit (corecarve(8),\n"
 		"                     DAMAGED LEDGER)\n\n",
-		SAMPLE_DEFAULT_MS);
+		SAMPLE_DEFAULT_MS, CC_AUDIT_TASKS_PER_CGROUP);
 	cc_table_usage(out, cols, NCOLS, COLS_DEFAULT);
 	fprintf(out, "\nexit status: 0 clean, 1 findings (with --fix: findings left), 2 could not audit\n");
 }
@@ -71,6 +74,7 @@ struct opts {
 	bool fix_some;
 	bool fix_code[CC_AUDIT_NCODES];
 	int sample_ms;
+	int max_tasks;
 	char state_buf[PATH_MAX];
 	struct cc_cli_lock lock;
 };
@@ -182,14 +186,20 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 			return -1;
 		if (r)
 			continue;
-		if (!strcmp(a, "--state") || !strcmp(a, "--prometheus") || !strcmp(a, "--sample-ms")) {
+		if (!strcmp(a, "--state") || !strcmp(a, "--prometheus") || !strcmp(a, "--sample-ms") ||
+		    !strcmp(a, "--max-threads")) {
 			if (i + 1 >= argc)
 				return cc_err_set(err, EINVAL, "%s: missing argument", a);
 			if (!strcmp(a, "--state"))
 				o->state = argv[++i];
 			else if (!strcmp(a, "--prometheus"))
 				o->prom = argv[++i];
-			else if (parse_int(a, argv[++i], SAMPLE_MAX_MS, &o->sample_ms, err) < 0)
+			else if (!strcmp(a, "--sample-ms") && parse_int(a, argv[++i], SAMPLE_MAX_MS, &o->sample_ms, err) < 0)
+				return -1;
+			else if (!strcmp(a, "--max-threads") &&
+				 (parse_int(a, argv[++i], 1 << 22, &o->max_tasks, err) < 0 ||
+				  (o->max_tasks < 1 && cc_err_set(err, EINVAL, "--max-threads: expected at least 1, got %d",
+								  o->max_tasks))))
 				return -1;
 			continue;
 		}
@@ -252,7 +262,7 @@ static int audit(const struct opts *o, const struct cc_root *root, struct cc_led
 		 const struct cc_topo *topo, const struct cc_policy *policy, struct cc_audit_report *rep,
 		 struct cc_audit_stats *st, struct cc_err *err)
 {
-	struct cc_audit_read_opts ro = { .sample_ms = o->sample_ms };
+	struct cc_audit_read_opts ro = { .sample_ms = o->sample_ms, .max_tasks = o->max_tasks };
 
 	for (int attempt = 0;; attempt++) {
 		struct cc_audit_snap snap;

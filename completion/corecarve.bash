@@ -75,7 +75,7 @@ _corecarve()
 		COMPREPLY=($(compgen -W "carves cpus capacity power" -- "$cur"))
 		return
 		;;
-	--cpus | --synthetic | --mems | --cgroup-parent | --sample-ms | --output | -o | --width | --vcpus)
+	--cpus | --synthetic | --mems | --cgroup-parent | --sample-ms | --max-threads | --output | -o | --width | --vcpus)
 		return
 		;;
 	esac
@@ -94,7 +94,7 @@ _corecarve()
 		COMPREPLY=($(compgen -W "--json --svg --state --table --kernel $topo_src $table --help" -- "$cur"))
 		;;
 	audit)
-		COMPREPLY=($(compgen -W "--json --prometheus --fix --fix= --sample-ms --state --root --policy --set-aside-ledger $table --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--json --prometheus --fix --fix= --sample-ms --max-threads --state --root --policy --set-aside-ledger $table --help" -- "$cur"))
 		;;
 	exec)
 		COMPREPLY=($(compgen -W "--class --cpus --carve --cgroup-parent --lock-affinity --policy --state --verbose --help --" -- "$cur"))

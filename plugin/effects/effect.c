@@ -206,6 +206,43 @@ static int quota_carves_below(void *arg, const char *ancestor, struct cc_cg_shar
 	return 0;
 }
 
+/* The owners of a shared container's record made now: every live
+ * exclusive carve in its pool (the carves are loaded: a shared start
+ * reads them all, as the allocator's taken set does). */
+static int carves_in(void *arg, hwloc_const_bitmap_t set, struct cc_cg_share **out, int *nout, struct cc_err *err)
+{
+	struct others *o = arg;
+	const struct cc_carve *c;
+	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
+	_cleanup_free_ struct cc_cg_share *sh = NULL;
+	int k = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (!both)
+		return cc_err_sys(err, ENOMEM, "carves");
+	if (cc_ledger_load_all(o->l, err) < 0)
+		return -1;
+	sh = calloc((size_t)cc_ledger_ncarves(o->l) + 1, sizeof(*sh));
+	if (!sh)
+		return cc_err_sys(err, ENOMEM, "carves");
+	cc_ledger_foreach_carve(o->l, i, c) {
+		_cleanup_free_ char *s = NULL;
+
+		hwloc_bitmap_or(both, c->cpus, c->parked);
+		if (!c->exclusive || !hwloc_bitmap_intersects(both, set))
+			continue;
+		if (!(s = cc_cpulist_format(both)))
+			return cc_err_sys(err, ENOMEM, "carves");
+		snprintf(sh[k].id, sizeof(sh[k].id), "%s", c->id);
+		snprintf(sh[k].share, sizeof(sh[k].share), "%s", s);
+		k++;
+	}
+	*out = cc_steal_ptr(sh);
+	*nout = k;
+	return 0;
+}
+
 int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_cg_plan *plan,
 			  struct cc_err *err)
 {
@@ -214,7 +251,7 @@ int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct 
 	struct others o = {
 		.l = run->ledger, .policy = run->policy, .self = c->id, .self_cgroup = c->cgroup, .err = CC_ERR_INIT,
 	};
-	struct cc_cg_others others = { is_carve, siblings, quota_carves_below, &o };
+	struct cc_cg_others others = { is_carve, siblings, quota_carves_below, carves_in, &o };
 	int rc = -1;
 
 	cc_noderecs_init(&recs);
@@ -295,6 +332,55 @@ static int cgroup_undo(struct cc_effect_run *run, struct cc_err *err)
 		rc = -1;
 	cc_noderecs_fini(&recs);
 	return rc < 0 ? cc_err_prefix(err, "carve %s: giving cgroups back", c->id) : 0;
+}
+
+static int journal_recs(void *arg, const struct cc_noderecs *recs, struct cc_err *err)
+{
+	struct cc_ledger *l = arg;
+
+	if (store_recs(l, (struct cc_noderecs *)recs, err) < 0)
+		return -1;
+	return cc_ledger_commit(l, err);
+}
+
+/* ---- a shared-pool container ------------------------------------------------ */
+
+int cc_effect_shared_start(struct cc_effect_run *run, const struct cc_cg_carve *shared, struct cc_err *err)
+{
+	struct cc_cg_carve cgc = *shared;
+	const char *cgroup = shared->cgroup;
+	struct others o = { .l = run->ledger, .policy = run->policy, .self = "", .self_cgroup = cgroup,
+			    .err = CC_ERR_INIT };
+	struct cc_cg_others others = { is_carve, siblings, quota_carves_below, carves_in, &o };
+	struct cc_cg_plan plan = { 0 };
+	struct cc_noderecs recs;
+	int rc = -1;
+
+	cc_noderecs_init(&recs);
+	if (load_recs(run->ledger, &recs, err) < 0 || cc_cg_plan_carve(run->cg, &cgc, &others, &recs, &plan, err) < 0)
+		goto out;
+	log_msgs(run, &plan.msgs);
+	/* The record and its pending write on disk before the write. */
+	if (journal_recs(run->ledger, &recs, err) < 0)
+		goto out;
+	rc = cc_cg_apply_plan(run->cg, &cgc, &plan, &recs, err);
+	if (rc < 0) {
+		struct cc_err undo = CC_ERR_INIT;
+
+		/* Refused: the container's own files back as they were; the
+		 * runtime removes its cgroup, and the record goes. */
+		cc_cg_undo_carve(run->cg, &cgc, &plan, &recs, NULL, &undo);
+		cc_cg_shared_forget(&recs, cgroup);
+		journal_recs(run->ledger, &recs, &undo);
+		goto out;
+	}
+	rc = journal_recs(run->ledger, &recs, err);
+out:
+	cc_cg_plan_fini(&plan);
+	if (o.cgroups)
+		json_decref(o.cgroups);
+	cc_noderecs_fini(&recs);
+	return rc;
 }
 
 /* ---- irq ------------------------------------------------------------------- */
@@ -518,14 +604,6 @@ out:
 	return rc;
 }
 
-static int journal_recs(void *arg, const struct cc_noderecs *recs, struct cc_err *err)
-{
-	struct cc_ledger *l = arg;
-
-	if (store_recs(l, (struct cc_noderecs *)recs, err) < 0)
-		return -1;
-	return cc_ledger_commit(l, err);
-}
 
 int cc_effect_cgroup_take_peer(struct cc_effect_run *run, const char *peer, struct cc_err *err)
 {
@@ -610,6 +688,28 @@ int cc_effect_cgroup_drop_held(struct cc_effect_run *run, const char *path, stru
 	rc = cc_cg_drop_held(run->cg, path, carved, &recs, &msgs, err);
 	log_msgs(run, &msgs);
 	if (journal_recs(l, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
+		rc = -1;
+	cc_noderecs_fini(&recs);
+	return rc;
+}
+
+int cc_effect_shared_widen(struct cc_effect_run *run, const char *path, struct cc_err *err)
+{
+	struct others o = { .l = run->ledger, .policy = run->policy, .self = "", .self_cgroup = "", .err = CC_ERR_INIT };
+	_cleanup_bitmap_ hwloc_bitmap_t all = hwloc_bitmap_alloc();
+	_cleanup_free_ struct cc_cg_share *owners = NULL;
+	struct cc_noderecs recs;
+	int n = 0, rc;
+
+	if (!all)
+		return cc_err_sys(err, ENOMEM, "audit fix");
+	hwloc_bitmap_fill(all);
+	/* Every live carve owns it again, as at the container's start (the
+	 * value leaves them out): seeded from the ledger, not the record. */
+	if (carves_in(&o, all, &owners, &n, err) < 0 || load_recs(run->ledger, &recs, err) < 0)
+		return -1;
+	rc = cc_cg_shared_widen(run->cg, path, owners, n, &recs, journal_recs, run->ledger, err);
+	if (journal_recs(run->ledger, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
 		rc = -1;
 	cc_noderecs_fini(&recs);
 	return rc;

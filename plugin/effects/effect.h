@@ -97,6 +97,17 @@ int cc_carve_release(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledge
 int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_cg_plan *plan,
 			  struct cc_err *err);
 
+/* A shared-pool container starting (nothing carved; `shared` with
+ * exclusive false and its pool: its class's pool as it would be without
+ * any carve): its cpuset.cpus set to the pool minus the live carves, as a "shared" node record (cgroup.h) the carves arriving
+ * and going recompute; journaled, written, committed.  Refused, its
+ * record goes. */
+int cc_effect_shared_start(struct cc_effect_run *run, const struct cc_cg_carve *shared, struct cc_err *err);
+
+/* audit --fix: the shared container's record `path` reads narrower than
+ * its pool minus the live carves: written again, committed. */
+int cc_effect_shared_widen(struct cc_effect_run *run, const char *path, struct cc_err *err);
+
 /* audit --fix: the carve's cgroups planned and applied again as on its
  * arrival (a partition made invalid, a quota put back, peers that regained
  * its CPUs), journaled and committed. */

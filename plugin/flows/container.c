@@ -133,38 +133,6 @@ static void carve_from(const struct cc_carve_spec *spec, const struct cc_decisio
 	}
 }
 
-/* A shared-pool container: its own cpuset narrowed to the pool, nothing
- * recorded (it owns no CPU and changes nothing outside its cgroup). */
-static int apply_shared(struct cc_cg *cg, const struct cc_decision *d, const char *cgroup, struct cc_err *err)
-{
-	struct cc_cg_carve cgc = {
-		.id = "",
-		.cgroup = cgroup,
-		.cpus = d->cpus,
-		.parked = d->parked,
-		.mems = d->mems,
-		.exclusive = false,
-		.drop_quota = d->quota == CC_QUOTA_DROP,
-	};
-	struct cc_cg_others none = { 0 };
-	struct cc_noderecs recs;
-	struct cc_cg_plan plan;
-	int rc;
-
-	cc_noderecs_init(&recs);
-	if (cc_cg_plan_carve(cg, &cgc, &none, &recs, &plan, err) < 0)
-		return -1;
-	rc = cc_cg_apply_plan(cg, &cgc, &plan, &recs, err);
-	if (rc < 0) {
-		struct cc_err undo = CC_ERR_INIT;
-
-		cc_cg_undo_carve(cg, &cgc, &plan, &recs, NULL, &undo);
-	}
-	cc_cg_plan_fini(&plan);
-	cc_noderecs_fini(&recs);
-	return rc;
-}
-
 /* CPUs the kernel would not give a carve at `cgroup` (a partition that is
  * none of ours holds them, someone narrowed its parent) count as taken:
  * choosing them would be refused at the read-back, and on 6.12 the attempt
@@ -369,20 +337,51 @@ static int decided_grant(const struct carve_job *j, struct cc_err *err)
 
 /* The decision, into res->decision: the allocator over what the ledger
  * and the partitions that are none of ours hold; nothing is written. */
-static int decide(const struct carve_job *j, struct cc_err *err)
+static int decide(const struct carve_job *j, hwloc_bitmap_t foreign, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t taken = cc_ledger_taken(j->ledger);
 
 	if (!taken)
 		return cc_err_sys(err, ENOMEM, "ledger");
+	hwloc_bitmap_copy(foreign, taken);
 	if (keep_off_foreign(j->ctx, j->cg, j->policy, j->topo, j->spec->req, j->res->cgroup, taken, err) < 0)
 		return -1;
+	hwloc_bitmap_andnot(foreign, taken, foreign);
 	if (cc_allocate(j->topo, j->policy, taken, j->spec->req, &j->res->decision, err) < 0) {
 		if (!strcmp(j->spec->kind, "container"))
 			cc_err_prefix(err, "container %s", j->spec->id);
 		return -1;
 	}
 	return j->spec->grant ? decided_grant(j, err) : 0;
+}
+
+/* A shared-pool container: its own cpuset.cpus is its class's pool minus
+ * the live carves, as a "shared" node record (cgroup.h) that carves
+ * arriving later narrow and carves going widen again.  Its pool is the
+ * allocator's with only the partitions that are none of ours taken. */
+static int start_shared(const struct carve_job *j, hwloc_const_bitmap_t foreign, struct cc_err *err)
+{
+	const struct cc_decision *d = &j->res->decision;
+	struct cc_decision pool;
+	struct cc_effect_run run = { .ctx = j->ctx, .cg = j->cg, .ledger = j->ledger, .id = j->spec->id,
+				     .policy = j->policy, .topo = j->topo };
+	int rc;
+
+	if (cc_allocate(j->topo, j->policy, foreign, j->spec->req, &pool, err) < 0)
+		return -1;
+	struct cc_cg_carve shared = {
+		.id = "",
+		.cgroup = j->res->cgroup,
+		.cpus = d->cpus,
+		.parked = d->parked,
+		.mems = d->mems,
+		.exclusive = false,
+		.pool = pool.cpus,
+		.drop_quota = d->quota == CC_QUOTA_DROP,
+	};
+	rc = cc_effect_shared_start(&run, &shared, err);
+	cc_decision_fini(&pool);
+	return rc;
 }
 
 /* The effects failed after the journal: the carve goes from the ledger
@@ -482,6 +481,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	struct cc_request greq = *spec->req;
 	struct cc_carve_spec gspec = *spec;
 	struct carve_job j = { .ctx = ctx, .spec = spec, .res = res, .cg = &cg };
+	_cleanup_bitmap_ hwloc_bitmap_t foreign = hwloc_bitmap_alloc();
 	int r;
 
 	memset(&res->decision, 0, sizeof(res->decision));
@@ -527,11 +527,13 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 		return cc_err_prefix(err, "container %s", spec->id);
 	if (spec->tenant && admit_caps(&j, err) < 0)
 		return -1;
-	if (decide(&j, err) < 0)
+	if (!foreign)
+		return cc_err_sys(err, ENOMEM, "carve");
+	if (decide(&j, foreign, err) < 0)
 		return -1;
 	if (!res->decision.exclusive) {
 		res->would_carve = ctx->dry_run;
-		if (!ctx->dry_run && apply_shared(&cg, &res->decision, res->cgroup, err) < 0)
+		if (!ctx->dry_run && start_shared(&j, foreign, err) < 0)
 			return -1;
 		snprintf(res->mode, sizeof(res->mode), "%s", cc_cg_mode_name(CC_MODE_CPUSET_ONLY));
 		return 0;

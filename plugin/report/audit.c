@@ -43,6 +43,8 @@ static const struct {
 	[CC_AUDIT_LEDGER_MISSING] = { "LEDGER_MISSING", CC_AUDIT_CRITICAL },
 	[CC_AUDIT_TASKS_HIDDEN] = { "TASKS_HIDDEN", CC_AUDIT_WARNING },
 	[CC_AUDIT_CGROUP_UNREADABLE] = { "CGROUP_UNREADABLE", CC_AUDIT_WARNING },
+	[CC_AUDIT_SHARED_NARROW] = { "SHARED_NARROW", CC_AUDIT_WARNING },
+	[CC_AUDIT_TASKS_UNREAD] = { "TASKS_UNREAD", CC_AUDIT_WARNING },
 };
 
 static const char *const repairs[] = {
@@ -56,6 +58,7 @@ static const char *const repairs[] = {
 	[CC_REPAIR_VM_RECONCILE] = "vm-reconcile",
 	[CC_REPAIR_POWER] = "power",
 	[CC_REPAIR_DROP_OWNER] = "drop-owner",
+	[CC_REPAIR_WIDEN_SHARED] = "widen-shared",
 };
 
 const char *cc_audit_code_name(enum cc_audit_code c)

@@ -88,6 +88,14 @@ enum cc_audit_code {
 	 * what is below them, so that one delegated subtree cannot fail the
 	 * node's audit, and reported so that they do not read as clean. */
 	CC_AUDIT_CGROUP_UNREADABLE,
+	/* A shared-pool container's cpuset.cpus (its "shared" node record)
+	 * lacks CPUs of its pool that no live carve holds: CPUs a released
+	 * carve should have given back. */
+	CC_AUDIT_SHARED_NARROW,
+	/* Cgroups with more threads than the audit reads per cgroup
+	 * (--max-threads): the rest went unchecked, said rather than read
+	 * as clean. */
+	CC_AUDIT_TASKS_UNREAD,
 	CC_AUDIT_NCODES
 };
 
@@ -108,6 +116,7 @@ enum cc_audit_repair {
 	CC_REPAIR_VM_RECONCILE, /* cc_vm_reconcile(): re-pin, release, carve VMs */
 	CC_REPAIR_POWER,      /* power: write the recorded value back, restore what no carve needs */
 	CC_REPAIR_DROP_OWNER, /* a record's owner that is no carve: the record recomputed without it */
+	CC_REPAIR_WIDEN_SHARED, /* a shared container's cpuset.cpus back to its pool minus the live carves */
 };
 
 #define CC_AUDIT_TEXT_MAX 256
@@ -202,6 +211,10 @@ struct cc_audit_snap {
 	 * hidden_tasks > 0). */
 	int hidden_tasks, hidden_cgroups, listed_tasks;
 	int hidden_at;
+	/* Threads past the per-cgroup bound (cc_audit_read_opts.max_tasks),
+	 * not looked at, the cgroups that had them, the first of those, and
+	 * the bound. */
+	int unread_tasks, unread_cgroups, unread_at, max_tasks;
 	/* Cgroups skipped because they could not be read or lie too deep
 	 * (CGROUP_UNREADABLE), the first one's path (a file's, when the
 	 * cgroup could be listed but that file not read) and its errno
@@ -228,9 +241,15 @@ struct cc_audit_snap {
 
 #define CC_KUBELET_CPU_STATE "/var/lib/kubelet/cpu_manager_state"
 
+/* Threads whose affinity the audit reads per cgroup, by default: a pod
+ * with no PID limit may have hundreds of thousands, and each costs two
+ * /proc reads and a task entry (the rest are counted: TASKS_UNREAD). */
+#define CC_AUDIT_TASKS_PER_CGROUP 1024
+
 struct cc_audit_read_opts {
 	int sample_ms;   /* /proc/interrupts sample window; 0: none */
 	bool skip_irqs;  /* do not read /proc/irq (no IRQ findings) */
+	int max_tasks;   /* threads read per cgroup; 0: CC_AUDIT_TASKS_PER_CGROUP */
 };
 
 /* Read the node through `root` for the carves of `l`.  Cgroups that

@@ -226,6 +226,68 @@ static int check_held(const struct cc_audit_in *in, const struct cc_noderec *r, 
 	return 0;
 }
 
+/* A shared container's record (its cpuset.cpus: the pool minus the live
+ * carves in it).  RECORD_DRIFT: a live carve in its pool that is no owner
+ * (its release would not give its CPUs back).  SHARED_NARROW: the file,
+ * as corecarve wrote it, lacks CPUs of the pool no live carve holds (CPUs
+ * freed that never came back).  A file someone else wrote since is
+ * theirs (the next carve takes it as the pool); one gone is dropped by
+ * the next carve. */
+static int check_shared(const struct cc_audit_in *in, const struct cc_noderec *r, const char *cgroup,
+			struct cc_audit_report *out, struct cc_err *err)
+{
+	_cleanup_free_ char *now = record_now(in->snap, cgroup, "cpuset.cpus");
+	_cleanup_bitmap_ hwloc_bitmap_t have = hwloc_bitmap_alloc(), want = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
+	const struct cc_ledger *l = in->ledger;
+	struct cc_err e = CC_ERR_INIT;
+	struct cc_finding *f;
+	char a[BUF], b[BUF];
+
+	if (!have || !want || !both)
+		return cc_err_sys(err, ENOMEM, "audit");
+	if (!now || !r->set || !r->orig || !r->orig[0] ||
+	    !(same_value("cpuset.cpus", now, r->set) || (r->pending && same_value("cpuset.cpus", now, r->pending))))
+		return 0;
+	/* A malformed record is the plan's to refuse, not a finding. */
+	if (cc_cpulist_parse(r->orig, want, r->path, &e) < 0 || cc_cpulist_parse(now, have, r->path, &e) < 0)
+		return 0;
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		const struct cc_carve *c = cc_ledger_carve_at(l, k);
+
+		hwloc_bitmap_or(both, c->cpus, c->parked);
+		if (!c->exclusive || !hwloc_bitmap_intersects(both, want))
+			continue;
+		if (!cc_noderec_share(r, c->id)) {
+			if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_DRIFT, c->id, err)))
+				return -1;
+			f->repair = CC_REPAIR_REAPPLY;
+			CC_AUDIT_SET(f->object, "record %s", r->path);
+			CC_AUDIT_SET(f->expected, "owned by carve %s (its CPUs %s are in the shared pool %s)", c->id,
+				     fmt(a, sizeof(a), both), r->orig);
+			CC_AUDIT_SET(f->actual, "not an owner: its release would not give them back");
+			CC_AUDIT_SET(f->fix, "--fix re-applies carve %s: it owns the record again", c->id);
+		}
+	}
+	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
+		hwloc_bitmap_andnot(want, want, cc_ledger_carve_at(l, k)->cpus);
+		hwloc_bitmap_andnot(want, want, cc_ledger_carve_at(l, k)->parked);
+	}
+	hwloc_bitmap_andnot(both, want, have);
+	if (hwloc_bitmap_iszero(both))
+		return 0;
+	if (!(f = cc_audit_add(out, CC_AUDIT_SHARED_NARROW, "", err)))
+		return -1;
+	f->repair = CC_REPAIR_WIDEN_SHARED;
+	CC_AUDIT_SET(f->object, "shared container %s", cgroup);
+	CC_AUDIT_SET(f->expected, "cpuset.cpus %s (its pool %s without the live carves)", fmt(a, sizeof(a), want),
+		     r->orig);
+	CC_AUDIT_SET(f->actual, "\"%s\": %s free but not given back", now, fmt(b, sizeof(b), both));
+	CC_AUDIT_SET(f->fix, "--fix writes %s", a);
+	CC_AUDIT_TARGET(f->target, r->path);
+	return 0;
+}
+
 /* The restore model's invariant over the cgroup records: every owner is a
  * carve of the ledger, and every file written holds what corecarve wrote
  * (or a write in flight). */
@@ -265,6 +327,8 @@ static int check_cgroup_records(const struct cc_audit_in *in, struct cc_audit_re
 			CC_AUDIT_SET(f->fix, "--fix recomputes the file without it (the last owner restores the original)");
 		}
 		if (r->held && check_held(in, r, cgroup, &owner, out, err) < 0)
+			goto out;
+		if (!strcmp(r->kind, "shared") && check_shared(in, r, cgroup, out, err) < 0)
 			goto out;
 		if (!r->set || !owner)
 			continue;
@@ -720,6 +784,38 @@ static int check_carves_exclusive(const struct cc_audit_in *in, const int *own, 
 	return 0;
 }
 
+/* The CPUs of `soft` that tasks below boundary cgroup i may run on: the
+ * effective sets of the populated cgroups with no populated child in its
+ * subtree (cgroup v2 keeps a cgroup's tasks out of one whose controllers
+ * it delegates), so that a pod whose every container is narrowed (a
+ * shared container, peers) is no leak although the pod's own set is
+ * wide. */
+static void leak_below(const struct cc_audit_snap *s, const bool *pop_child, int i, hwloc_const_bitmap_t soft,
+		       hwloc_bitmap_t out)
+{
+	hwloc_bitmap_zero(out);
+	for (int j = i; j < s->ncgroups; j++) {
+		const struct cc_audit_cgroup *g = &s->cgroups[j];
+		int up = j;
+
+		if (!g->populated || pop_child[j])
+			continue;
+		while (up > i)
+			up = s->cgroups[up].parent;
+		if (up != i)
+			continue;
+		hwloc_bitmap_t tmp = hwloc_bitmap_alloc();
+
+		if (!tmp) {
+			hwloc_bitmap_copy(out, soft); /* out of memory: the whole subtree counts */
+			return;
+		}
+		hwloc_bitmap_and(tmp, g->effective, soft);
+		hwloc_bitmap_or(out, out, tmp);
+		hwloc_bitmap_free(tmp);
+	}
+}
+
 /* SOFT_EXCLUSIVITY_LEAK and SPLIT_CORE: tasks outside the carves on a
  * cpuset-only carve's CPUs or on parked siblings. */
 static int check_outside_carves(const struct cc_audit_in *in, const int *own, const struct excl_sets *e,
@@ -728,8 +824,14 @@ static int check_outside_carves(const struct cc_audit_in *in, const int *own, co
 	const struct cc_ledger *l = in->ledger;
 	const struct cc_audit_snap *s = in->snap;
 	hwloc_bitmap_t x = e->x;
+	_cleanup_free_ bool *pop_child = calloc((size_t)s->ncgroups + 1, sizeof(bool));
 	char a[BUF], b[BUF];
 
+	if (!pop_child)
+		return cc_err_sys(err, ENOMEM, "audit");
+	for (int i = 1; i < s->ncgroups; i++)
+		if (s->cgroups[i].populated && s->cgroups[i].parent >= 0)
+			pop_child[s->cgroups[i].parent] = true;
 	for (int i = 0; i < s->ncgroups; i++) {
 		const struct cc_audit_cgroup *g = &s->cgroups[i];
 		bool root = i == 0;
@@ -743,6 +845,8 @@ static int check_outside_carves(const struct cc_audit_in *in, const int *own, co
 		if (!g->populated || partition_word(g->partition) || (!root && !boundary(s, i)))
 			continue;
 		hwloc_bitmap_and(x, g->effective, e->soft);
+		if (!root && !hwloc_bitmap_iszero(x))
+			leak_below(s, pop_child, i, e->soft, x);
 		if (!root && !hwloc_bitmap_iszero(x)) {
 			f = ADD(CC_AUDIT_SOFT_EXCLUSIVITY_LEAK, owner_id(l, own, x));
 			f->repair = CC_REPAIR_TAKE_BACK;
@@ -754,6 +858,8 @@ static int check_outside_carves(const struct cc_audit_in *in, const int *own, co
 			CC_AUDIT_SET(f->fix, "--fix takes the carved CPUs out of its cpuset.cpus");
 		}
 		hwloc_bitmap_and(x, g->effective, root ? e->parked_part : e->parked);
+		if (!root && !hwloc_bitmap_iszero(x))
+			leak_below(s, pop_child, i, e->parked, x);
 		if (!hwloc_bitmap_iszero(x)) {
 			const char *id = owner_id(l, own, x);
 			const struct cc_carve *c = cc_ledger_find(in->ledger, id);
@@ -963,6 +1069,19 @@ int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *o
 		CC_AUDIT_SET(f->actual, "%d of %d threads read as PID 0: outside this PID namespace, not checked",
 			     s->hidden_tasks, s->listed_tasks);
 		CC_AUDIT_SET(f->fix, "run the audit in the host's PID namespace (Kubernetes: hostPID: true)");
+	}
+	/* Threads past the bound of their cgroup: unchecked, and said so. */
+	if (s->unread_tasks > 0) {
+		const struct cc_audit_cgroup *g = &s->cgroups[s->unread_at];
+		const struct cc_carve *c = g->within >= 0 ? cc_ledger_carve_at(in->ledger, g->within) : NULL;
+		struct cc_finding *f = ADD(CC_AUDIT_TASKS_UNREAD, c ? c->id : "");
+
+		CC_AUDIT_SET(f->object, "tasks of %d cgroup%s (first: %s)", s->unread_cgroups,
+			     s->unread_cgroups == 1 ? "" : "s", g->path);
+		CC_AUDIT_SET(f->expected, "every thread's affinity read (at most %d per cgroup)", s->max_tasks);
+		CC_AUDIT_SET(f->actual, "%d of %d threads past the first %d of their cgroup: not looked at",
+			     s->unread_tasks, s->listed_tasks, s->max_tasks);
+		CC_AUDIT_SET(f->fix, "audit --max-threads N reads more of them (time and memory grow with N)");
 	}
 	/* Cgroups the reader skipped: their carves and tasks went unchecked,
 	 * which must not read as clean either.  Node-wide, once. */

@@ -312,6 +312,15 @@ int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report
 			cc_audit_text(what, sizeof(what), "%s %s: cpu.max max", cc_audit_code_name(f->code), f->object);
 			rc = drop_quota(&x, f->target, &e);
 			outcome(&x, what, rc, &e);
+		} else if (f->repair == CC_REPAIR_WIDEN_SHARED && first_time(&x, "widen", f->target)) {
+			struct cc_effect_run run = fix_run(&x, "", NULL);
+
+			/* After the owners that are no carve went (above): the
+			 * value is computed again from the record as it is now. */
+			cc_audit_text(what, sizeof(what), "%s %s: its pool given back", cc_audit_code_name(f->code),
+				      f->object);
+			rc = cc_effect_shared_widen(&run, f->target, &e);
+			outcome(&x, what, rc, &e);
 		}
 	}
 	for (int i = 0; i < r->n; i++) {

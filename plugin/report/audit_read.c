@@ -255,7 +255,7 @@ static int read_tasks(struct walker *w, int i, const struct cc_root *root, struc
 	_cleanup_free_ char *list = read_opt(w, w->s->cgroups[i].path, "cgroup.threads", err);
 	_cleanup_bitmap_ hwloc_bitmap_t aff = hwloc_bitmap_alloc();
 	char *save = NULL;
-	int hidden = w->s->hidden_tasks;
+	int hidden = w->s->hidden_tasks, unread = w->s->unread_tasks, nread = 0;
 
 	if (!aff)
 		return cc_err_sys(err, ENOMEM, "audit");
@@ -285,6 +285,13 @@ static int read_tasks(struct walker *w, int i, const struct cc_root *root, struc
 				w->s->hidden_at = i;
 			continue;
 		}
+		/* Bounded: the time and memory of one cgroup's threads. */
+		if (nread >= w->s->max_tasks) {
+			if (!w->s->unread_tasks++)
+				w->s->unread_at = i;
+			continue;
+		}
+		nread++;
 		snprintf(path, sizeof(path), "/proc/%ld/status", tid);
 		status = cc_root_read(root, path, 0, err);
 		if (!status) {
@@ -302,6 +309,7 @@ static int read_tasks(struct walker *w, int i, const struct cc_root *root, struc
 			return -1;
 	}
 	w->s->hidden_cgroups += w->s->hidden_tasks > hidden;
+	w->s->unread_cgroups += w->s->unread_tasks > unread;
 	return 0;
 }
 
@@ -398,6 +406,7 @@ int cc_audit_snap_read(const struct cc_root *root, const struct cc_ledger *l,
 		return -1;
 	/* A captured tree does not change: a sample of it would be empty. */
 	s->sample_ms = o->skip_irqs || !root->is_host ? 0 : o->sample_ms;
+	s->max_tasks = o->max_tasks > 0 ? o->max_tasks : CC_AUDIT_TASKS_PER_CGROUP;
 	if (s->sample_ms > 0 && cc_irq_counts_read(root, &before, err) < 0)
 		goto out;
 

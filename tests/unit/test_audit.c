@@ -245,7 +245,7 @@ START_TEST(test_codes_stable)
 		"KUBELET_STATIC_CPU_MANAGER", "VM_MIXED_CLASSES", "VM_SHARED_CPU", "VM_DRIFT", "VM_GONE",
 		"POWER_DRIFT", "POWER_NOT_RESTORED", "RELEASE_PENDING", "RECORD_ORPHAN", "RECORD_DRIFT",
 		"LEDGER_MISSING",
-		"TASKS_HIDDEN", "CGROUP_UNREADABLE",
+		"TASKS_HIDDEN", "CGROUP_UNREADABLE", "SHARED_NARROW", "TASKS_UNREAD",
 	};
 
 	ck_assert_int_eq(CC_AUDIT_NCODES, (int)(sizeof(names) / sizeof(names[0])));
@@ -1107,6 +1107,60 @@ START_TEST(test_read_captured_tree)
 }
 END_TEST
 
+/* Issue #31: the threads read per cgroup are bounded (a pod without a
+ * PID limit), the rest counted and reported as not looked at; the bound
+ * is the reader's option. */
+START_TEST(test_read_tasks_bounded)
+{
+	char dir[] = "/tmp/cc-audit-bound-XXXXXX";
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_audit_read_opts o = { .skip_irqs = true, .max_tasks = 2 };
+	_cleanup_root_ struct cc_root *root = NULL;
+	struct cc_ledger *l = ledger_new();
+	struct cc_audit_report rep = { 0 };
+	struct cc_audit_snap s;
+	struct cc_audit_in in = { l, NULL, NULL, &s };
+	char p[128], cmd[128];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	capture(dir, 4242);
+	put_file(dir, "/sys/fs/cgroup/kubepods/pod1/c1/cgroup.threads", "4242\n4243\n4244\n4245\n");
+	for (int tid = 4243; tid <= 4245; tid++) {
+		snprintf(p, sizeof(p), "/proc/%d/status", tid);
+		put_file(dir, p, "Name:\tsleep\nCpus_allowed_list:\t2,4\n");
+	}
+	carve_add(l, "c1", "/kubepods/pod1/c1", "cpuset-only", "latency", "2,4", "3,5", "0");
+	root = cc_root_open(dir, &err);
+	ck_assert_ptr_nonnull(root);
+	ck_assert_msg(cc_audit_snap_read(root, l, &o, &s, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(s.ntasks, 2);
+	ck_assert_int_eq(s.listed_tasks, 4);
+	ck_assert_int_eq(s.unread_tasks, 2);
+	ck_assert_int_eq(s.unread_cgroups, 1);
+	ck_assert_int_eq(s.unread_at, cc_audit_snap_find(&s, "/kubepods/pod1/c1"));
+	ck_assert_int_eq(cc_audit_check_tasks(&in, &rep, &err), 0);
+	ck_assert_int_eq(cc_audit_count(&rep, CC_AUDIT_TASKS_UNREAD), 1);
+	for (int i = 0; i < rep.n; i++)
+		if (rep.f[i].code == CC_AUDIT_TASKS_UNREAD)
+			ck_assert_str_eq(rep.f[i].actual, "2 of 4 threads past the first 2 of their cgroup: not looked at");
+	cc_audit_report_fini(&rep);
+	cc_audit_snap_fini(&s);
+	/* The default bound reads them all, and says nothing. */
+	o.max_tasks = 0;
+	ck_assert_msg(cc_audit_snap_read(root, l, &o, &s, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(s.ntasks, 4);
+	ck_assert_int_eq(s.unread_tasks, 0);
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(cc_audit_check_tasks(&in, &rep, &err), 0);
+	ck_assert_int_eq(cc_audit_count(&rep, CC_AUDIT_TASKS_UNREAD), 0);
+	cc_audit_report_fini(&rep);
+	cc_audit_snap_fini(&s);
+	cc_ledger_close(l);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* The reader's snapshot of `dir` and the findings of the checks that say
  * what it could not look at, as "rc|ncgroups|ntasks|carve-found|CODE object|actual"
  * (or "rc|error"). */
@@ -1528,6 +1582,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_prom);
 	tcase_add_test(tc, test_vm_findings);
 	tcase_add_test(tc, test_read_captured_tree);
+	tcase_add_test(tc, test_read_tasks_bounded);
 	tcase_add_test(tc, test_read_unreadable);
 	tcase_add_test(tc, test_text_cut);
 	tcase_add_test(tc, test_read_too_deep);

@@ -1227,6 +1227,136 @@ START_TEST(test_held_audited)
 }
 END_TEST
 
+/* ---- shared-pool containers ---------------------------------------------- */
+
+/* The policy with a shared class on the same cores as the carves. */
+static void shared_policy(struct env *e)
+{
+	char text[sizeof(policy_yaml) + 256];
+
+	snprintf(text, sizeof(text), "%s  background:\n    coreType: performance\n    exclusive: false\n"
+		 "    smt: full\n    memory: any\n    irq: leave\n    quota: keep\n", policy_yaml);
+	cc_test_write_file(e->dir, "policy.yaml", text);
+}
+
+/* What a shared container at `cgroup` must read: the pool (every
+ * unreserved CPU) without the live carves' CPUs and parked siblings. */
+static void check_shared(struct env *e, const char *cgroup)
+{
+	_cleanup_ledger_ struct cc_ledger *l = ledger(e);
+	_cleanup_bitmap_ hwloc_bitmap_t want = hwloc_bitmap_alloc(), got = hwloc_bitmap_alloc();
+	_cleanup_free_ char *w = NULL;
+
+	set_of("2-7,10-15", want);
+	for (int i = 0; i < cc_ledger_ncarves(l); i++) {
+		hwloc_bitmap_andnot(want, want, cc_ledger_carve_at(l, i)->cpus);
+		hwloc_bitmap_andnot(want, want, cc_ledger_carve_at(l, i)->parked);
+	}
+	w = cc_cpulist_format(want);
+	set_of(fakecg_get(e->f, cgroup, "cpuset.cpus"), got);
+	ck_assert_msg(hwloc_bitmap_isequal(got, want), "%s: shared %s reads \"%s\", not \"%s\"\n%s", e->where, cgroup,
+		      fakecg_get(e->f, cgroup, "cpuset.cpus"), w, env_log(e));
+}
+
+/* Take the owners out of a shared container's record, as a hand editing
+ * the ledger would: its file, still as corecarve wrote it, is narrower
+ * than the record's value now. */
+static void drop_owners(struct env *e, const char *key)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_ledger_ struct cc_ledger *l = cc_ledger_open(e->state, &err);
+	json_t *v = NULL, *copy;
+
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	ck_assert_int_eq(cc_ledger_rec_get(l, "cgroup", key, &v, &err), 1);
+	copy = json_deep_copy(v);
+	json_object_set_new(copy, "owners", json_object());
+	ck_assert_msg(cc_ledger_rec_put(l, "cgroup", key, copy, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cc_ledger_commit(l, &err) == 0, "%s", err.msg);
+}
+
+/* Issue #31: a shared-pool container runs on its class's pool without the
+ * live carves, whenever they come and go — one in another pod, one beside
+ * the carves (on 6.12 its explicit list must not invalidate the next
+ * carve's partition).  CPUs a released carve gives back reach both; an
+ * owner lost from the record is found (SHARED_NARROW) and --fix widens
+ * the container again; its record goes with its cgroup. */
+START_TEST(test_shared_regains)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_audit_report r;
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
+	json_t *v = NULL;
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
+	shared_policy(&e);
+	mk_pod_ab(&e, "max 100000");
+	mk(&e, "/kubepods/pod2", false);
+	mk(&e, "/kubepods/pod2/s", true);
+	mk(&e, POD "/s2", true);
+	OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+	OK(carve(&e, "s", "/kubepods/pod2/s", "background", 0, &err));
+	check_shared(&e, "/kubepods/pod2/s");
+	OK(carve(&e, "s2", POD "/s2", "background", 0, &err));
+	check_shared(&e, POD "/s2");
+	/* A carve beside s2 after it: s2 gives up b's CPUs first. */
+	snprintf(e.where, sizeof(e.where), "kernel %s, b beside s2", kernel_names[_i]);
+	OK(carve(&e, "b", POD "/b", "latency", 1, &err));
+	check_invariant(&e, NULL, NULL);
+	check_shared(&e, "/kubepods/pod2/s");
+	check_shared(&e, POD "/s2");
+	audit(&e, false, &r);
+	ck_assert_msg(r.n == 0, "%s: %d findings, the first %s: %s %s\n%s", e.where, r.n,
+		      r.n ? cc_audit_code_name(r.f[0].code) : "", r.n ? r.f[0].object : "", r.n ? r.f[0].actual : "",
+		      fakecg_dump(e.f));
+	cc_audit_report_fini(&r);
+	/* a goes: both regain its CPUs. */
+	snprintf(e.where, sizeof(e.where), "kernel %s, a released", kernel_names[_i]);
+	OK(release(&e, "a", POD "/a", &err));
+	check_shared(&e, "/kubepods/pod2/s");
+	check_shared(&e, POD "/s2");
+	/* s's record loses its owner b by hand: found, and once b is gone
+	 * without giving s its CPUs back, s is found narrower than its pool
+	 * and widened. */
+	snprintf(e.where, sizeof(e.where), "kernel %s, owner dropped", kernel_names[_i]);
+	drop_owners(&e, "/kubepods/pod2/s/cpuset.cpus");
+	audit(&e, false, &r);
+	ck_assert_int_eq(cc_audit_count(&r, CC_AUDIT_RECORD_DRIFT), 1);
+	ck_assert_int_eq(r.n, 1);
+	cc_audit_report_fini(&r);
+	snprintf(e.where, sizeof(e.where), "kernel %s, b released", kernel_names[_i]);
+	OK(release(&e, "b", POD "/b", &err));
+	check_shared(&e, POD "/s2");
+	ck_assert_str_ne(fakecg_get(e.f, "/kubepods/pod2/s", "cpuset.cpus"), "2-7,10-15");
+	audit(&e, true, &r);
+	ck_assert_int_eq(cc_audit_count(&r, CC_AUDIT_SHARED_NARROW), 1);
+	cc_audit_report_fini(&r);
+	check_shared(&e, "/kubepods/pod2/s");
+	audit(&e, false, &r);
+	ck_assert_msg(r.n == 0, "%s: %d findings left, the first %s", e.where, r.n,
+		      r.n ? cc_audit_code_name(r.f[0].code) : "");
+	cc_audit_report_fini(&r);
+	/* Both records stay the containers'. */
+	l = ledger(&e);
+	ck_assert_int_eq(cc_ledger_rec_get(l, "cgroup", POD "/s2/cpuset.cpus", &v, &err), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(v, "kind")), "shared");
+	cc_ledger_close(l);
+	l = NULL;
+	/* The shared containers go; the next carve drops their records. */
+	fakecg_exit(e.f, POD "/s2");
+	ck_assert_int_eq(fakecg_rmdir(e.f, POD "/s2"), 0);
+	fakecg_exit(e.f, "/kubepods/pod2/s");
+	ck_assert_int_eq(fakecg_rmdir(e.f, "/kubepods/pod2/s"), 0);
+	mk(&e, POD "/a", true);
+	OK(carve(&e, "c", POD "/a", "latency", 1, &err));
+	OK(release(&e, "c", POD "/a", &err));
+	check_restored(&e, "max 100000");
+	env_fini(&e);
+}
+END_TEST
+
 /* ---- injected write failures --------------------------------------------- */
 
 /* The standard sequence (3 carves in one pod, released FIFO) with the
@@ -1454,6 +1584,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_small_stack, 0, 3);
 	tcase_add_loop_test(t, test_commit_fails, 0, 3);
 	tcase_add_loop_test(t, test_irq_write_fails, 0, 3);
+	tcase_add_loop_test(t, test_shared_regains, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }

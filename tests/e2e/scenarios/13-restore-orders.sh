@@ -25,7 +25,9 @@
 # Cases: fifo, lifo (two 2-CPU carves under a 0.5-CPU pod quota); mixed
 # (2+1+2 CPUs under a 3-CPU quota, released middle, first, last); early (a
 # cgroup made before the first carve, carved after it: a live carve is
-# never a peer); up and down (the pod's quota resized while carved).
+# never a peer); up and down (the pod's quota resized while carved);
+# shared (background containers beside and away from the carves regain
+# every CPU a carve gives back).
 set -eu
 # shellcheck source-path=SCRIPTDIR/.. source=lib.sh
 . /e2e/lib.sh
@@ -240,6 +242,52 @@ audit=$("$CC_BIN" audit --json --sample-ms 0 2>$S/audit.err) || :
 check_match "$CASE-audit-quota-on-carve" '*"code": "QUOTA_ON_CARVE"*' "$audit"
 down r1
 said_once r1
+finish
+
+# ---- shared-pool containers: narrowed by every carve, every CPU given back -------
+# Issue #31: a `background` container runs on its pool (every unreserved
+# CPU) without the live carves' CPUs and parked siblings, wherever the
+# carves are: one in a pod of its own, one beside the carves (on 6.12 its
+# list must not make the next carve's partition invalid); a released carve
+# gives its CPUs back to both.
+SHARED_POOL=2-7,10-15
+# shared_check TAG CGROUP: the shared container's cpuset.cpus and
+# effective set are the pool without every live carve.
+shared_check() {
+	if ! carves $S/all; then
+		fail "$1-ledger-valid" "$(cat $S/all.err)"
+		return 0
+	fi
+	_w=$(norm "$(minus "$SHARED_POOL" "$(union $S/all both)")")
+	check_eq "$1-cpus" "$_w" "$(norm "$(cg_read "$2" cpuset.cpus)")"
+	check_eq "$1-effective" "$_w" "$(norm "$(cg_read "$2" cpuset.cpus.effective)")"
+}
+shared_up() {
+	mk_bundle "$B/$1" "$1" '{class: background, cpus: 1}' "$2"
+	if ctr_run_detached "$1" "$B/$1"; then pass "$1-started"; else fail "$1-started" "$CRUN_ERR"; fi
+}
+begin shared "" x
+cg_mkchain kubepods/pod-shared-bg || fail shared-bg-pod "cannot make /kubepods/pod-shared-bg"
+PODS="$PODS kubepods/pod-shared-bg"
+shared_up shared-bg /kubepods/pod-shared-bg/bg
+up a 2
+shared_check shared-bg-a-up /kubepods/pod-shared-bg/bg
+shared_up shared-s2 "$POD/s2"
+shared_check shared-s2-a-up "$POD/s2"
+up b 1
+shared_check shared-bg-b-up /kubepods/pod-shared-bg/bg
+shared_check shared-s2-b-up "$POD/s2"
+down a
+shared_check shared-bg-a-down /kubepods/pod-shared-bg/bg
+shared_check shared-s2-a-down "$POD/s2"
+codes=$("$CC_BIN" audit --sample-ms 0 2>&1 | awk 'NR > 1 && /^[A-Z_]+ / { print $1 }' | sort -u | tr '\n' ' ')
+check_eq shared-audit-not-narrow "" "$(echo "$codes" | tr ' ' '\n' | grep -x 'SHARED_NARROW\|RECORD_DRIFT\|RECORD_ORPHAN' || :)"
+down b
+shared_check shared-bg-b-down /kubepods/pod-shared-bg/bg
+shared_check shared-s2-b-down "$POD/s2"
+check_eq shared-bg-whole-pool "$SHARED_POOL" "$(norm "$(cg_read /kubepods/pod-shared-bg/bg cpuset.cpus)")"
+check shared-s2-deleted ctr_gone shared-s2
+check shared-bg-deleted ctr_gone shared-bg
 finish
 
 if carves $S/all; then check_eq ledger-empty "" "$(tr '\n' ' ' <$S/all)"; else fail ledger-valid-at-end "$(cat $S/all.err)"; fi
