@@ -174,7 +174,7 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 		return 0;
 	}
 	if (k == K_QUOTA) {
-		long long quota, period, need = 0;
+		long long quota, period;
 		char buf[64];
 
 		if (cc_cg_parse_cpu_max(r->orig, &quota, &period) < 0)
@@ -187,20 +187,15 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 			if (*end || n < 1 || n > 100000)
 				return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s.owners.%s: \"%.32s\" is not a CPU count",
 						  r->path, r->owners[i].id, r->owners[i].share);
-			need += n;
 		}
-		/* The carves run on exclusive CPUs: a quota smaller than all of
-		 * them together would throttle them (the double constraint). */
-		long long demand;
-
-		/* An overflow is a demand beyond any quota. */
-		if (quota >= 0 && (__builtin_mul_overflow(need, period, &demand) || demand > quota)) {
-			snprintf(buf, sizeof(buf), "max %lld", period);
-			*value = strdup(buf);
-		} else {
-			*value = strdup(r->orig);
-		}
-		return *value ? 0 : cc_err_sys(err, ENOMEM, "cgroup record");
+		/* A pod holding a carve has no quota at all, as the kubelet
+		 * does since 1.33 (DisableCPUQuotaWithExclusiveCPUs removes the
+		 * pod-level quota of a pod with exclusive CPUs): CFS bandwidth
+		 * throttles per period, so a quota even above the carves'
+		 * average throttles a busy carve beside its pod's other
+		 * containers and the pause process. */
+		snprintf(buf, sizeof(buf), "max %lld", period);
+		return (*value = strdup(buf)) ? 0 : cc_err_sys(err, ENOMEM, "cgroup record");
 	}
 	for (int i = 0; i < r->nowners; i++) {
 		char field[300];
@@ -620,9 +615,8 @@ void cc_cg_shared_forget(struct cc_noderecs *recs, const char *cgroup)
 		cc_noderecs_del(recs, key);
 }
 
-/* A quota above the carve throttles it when it is smaller than the carves
- * below it together; every quota-dropping carve below a limited ancestor
- * is an owner, whether or not its arrival lifts it. */
+/* The pod's quota goes while any carve of it lives: every quota-dropping
+ * carve below it is an owner, and the last one gone restores it. */
 static int plan_quota(struct planner *p, const char *anc, const char *share, struct cc_err *err)
 {
 	_cleanup_free_ char *cur = NULL;
@@ -776,8 +770,8 @@ int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg
 
 		snprintf(n, sizeof(n), "%d", hwloc_bitmap_weight(c->cpus));
 		/* A shared-pool container owns no CPU: it lifts no pod quota.
-		 * The pod (the parent) is lifted while its carves need more
-		 * than its quota; above it, a quota too small refuses. */
+		 * The pod (the parent) has none while a carve of it lives;
+		 * above it, a quota too small for the carves refuses. */
 		for (int i = nanc - 1; c->exclusive && i >= 0; i--) {
 			int r = i == nanc - 1 ? plan_quota(&p, anc[i], n, err)
 					      : check_quota_above(&p, anc[i], hwloc_bitmap_weight(c->cpus), err);
@@ -1165,9 +1159,9 @@ static int write_parked(struct cc_cg *cg, const char *pk, const char *value, str
 	return value ? 0 : cc_cg_rmdir(cg, pk, err);
 }
 
-/* Someone else's quota, met while carves below still own the record:
- * theirs is the original now, and what the carves need is derived from
- * it again (written where it throttles them). */
+/* Someone else's quota (a kubelet resize), met while carves below still
+ * own the record: theirs is the original now, restored by the last owner,
+ * and the pod goes back to no quota meanwhile. */
 static int rebase_quota(struct cc_cg *cg, struct cc_noderec *r, const char *cgroup, const char *file,
 			const char *cur, struct cc_err *err)
 {
@@ -1264,7 +1258,7 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 		}
 		/* A quota others still need lifted is re-based on their value
 		 * (the one restored when the last carve goes), not forgotten:
-		 * the carves below would otherwise run throttled. */
+		 * the carves below would otherwise run under a quota. */
 		if (k == K_QUOTA && cc_noderec_owned(r)) {
 			if (rebase_quota(cg, r, cgroup, file, cur, err) < 0)
 				goto keep;

@@ -135,8 +135,8 @@ int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m);
  *   peer       (orig, or the parent's CPUs when orig is "" = inherit)
  *              minus the owners' CPUs and parked siblings; the owners are
  *              every cpuset-only carve under the same parent
- *   quota      "max <period>" while the owners' CPUs, times the period,
- *              exceed orig's quota; orig otherwise
+ *   quota      a pod's cpu.max: "max <period>" while it has owners (every
+ *              live quota-dropping carve below it), orig after the last
  *   shared     a shared-pool container's cpuset.cpus: orig (its pool as
  *              it would be without any carve) minus the owners' CPUs and
  *              parked siblings; the owners are every live carve whose CPUs

@@ -5,10 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* "0.1", "1.5", "4": a limit as people write it. */
-static void fmt_limit(const struct cc_tenant *t, char *buf, size_t len)
+/* "0.1", "1.5", "4": milliCPU as people write a request or a limit. */
+static void fmt_milli(long long milli, char *buf, size_t len)
 {
-	long long milli = t->cpu_quota * 1000 / t->cpu_period;
 	size_t n;
 
 	if (milli % 1000 == 0) {
@@ -19,6 +18,11 @@ static void fmt_limit(const struct cc_tenant *t, char *buf, size_t len)
 	/* 1.500 -> 1.5; a decimal is not 0, so the point stays. */
 	for (n = strlen(buf); n && buf[n - 1] == '0'; n--)
 		buf[n - 1] = '\0';
+}
+
+static void fmt_limit(const struct cc_tenant *t, char *buf, size_t len)
+{
+	fmt_milli(t->cpu_quota * 1000 / t->cpu_period, buf, len);
 }
 
 static void join_namespaces(const struct cc_pclass *pc, char *buf, size_t len)
@@ -50,7 +54,43 @@ static int admit_namespace(const struct cc_pclass *pc, const struct cc_tenant *t
 			  key, t->namespace_, pc->name, pc->name, list);
 }
 
-/* What pays: the CPU limit, whole CPUs, rounded down. */
+/* What pays in Kubernetes: what the scheduler charged.  It books a pod's
+ * requests, not its limits, and the kubelet's static CPU manager gives
+ * exclusive CPUs only to containers of Guaranteed pods with an integer
+ * CPU request (pkg/kubelet/cm/cpumanager/policy_static.go,
+ * guaranteedCPUs): a container whose request is below its limit would
+ * hold cores the scheduler thinks are free. */
+static int admit_guaranteed(const struct cc_pclass *pc, const struct cc_request *req, const struct cc_tenant *t,
+			    const char *key, struct cc_err *err)
+{
+	long long req_m, lim_m, n = cc_tenant_guaranteed_cpus(t, &req_m, &lim_m);
+	char rq[32], lim[32];
+
+	if (n >= req->cpus)
+		return 0;
+	fmt_milli(lim_m, lim, sizeof(lim));
+	if (n > 0)
+		return cc_err_set(err, EPERM,
+				  "annotation %s: cpus: %d exclusive CPUs exceed the %lld the scheduler charged this "
+				  "container for (requests.cpu = limits.cpu = %lld); set both to %d, or ask for at most %lld",
+				  key, req->cpus, n, n, req->cpus, n);
+	if (req_m < 0)
+		return cc_err_set(err, EPERM,
+				  "annotation %s: cpus: %d exclusive CPUs of class \"%s\" are for Guaranteed containers, and "
+				  "the runtime passed no CPU request (linux.resources.cpu.shares) beside the limit of %s; set "
+				  "requests.cpu = limits.cpu = %d",
+				  key, req->cpus, pc->name, lim, req->cpus);
+	fmt_milli(req_m, rq, sizeof(rq));
+	return cc_err_set(err, EPERM,
+			  "annotation %s: cpus: %d exclusive CPUs of class \"%s\" are for Guaranteed containers with whole "
+			  "CPUs, as the kubelet's CPU manager gives them: this one requests %s CPU (cpu.shares %lld) and is "
+			  "limited to %s (cpu.max %lld %lld), and the scheduler charged it the request; set "
+			  "requests.cpu = limits.cpu = %d",
+			  key, req->cpus, pc->name, rq, t->cpu_shares, lim, t->cpu_quota, t->cpu_period, req->cpus);
+}
+
+/* What pays outside Kubernetes (podman, crun: the node's own users): the
+ * CPU limit, whole CPUs, rounded down. */
 static int admit_paid(const struct cc_policy *p, const struct cc_pclass *pc, const struct cc_request *req,
 		      const struct cc_tenant *t, const char *key, struct cc_err *err)
 {
@@ -69,6 +109,8 @@ static int admit_paid(const struct cc_policy *p, const struct cc_pclass *pc, con
 				  key, req->cpus, pc->name, req->cpus, t->kubernetes ? "Kubernetes" : "non-Kubernetes",
 				  t->kubernetes ? "kubernetes" : "others", req->cpus, req->cpus);
 	}
+	if (t->kubernetes)
+		return admit_guaranteed(pc, req, t, key, err);
 	if (paid >= req->cpus)
 		return 0;
 	fmt_limit(t, lim, sizeof(lim));

@@ -191,6 +191,7 @@ static int parse_config(const char *text, size_t len, struct cc_oci_config *out,
 
 	memset(out, 0, sizeof(*out));
 	out->cpu_quota = -1;
+	out->cpu_shares = -1;
 	if (len > CC_OCI_CONFIG_MAX)
 		return cc_err_set(err, EFBIG, "config.json: larger than %u bytes", CC_OCI_CONFIG_MAX);
 	j = load_json(text, len, "config.json", err);
@@ -229,6 +230,15 @@ static int parse_config(const char *text, size_t len, struct cc_oci_config *out,
 			return cc_err_set(err, ERANGE, "config.json: linux.resources.cpu.period: must not be negative");
 		if (v)
 			out->cpu_period = json_integer_value(v);
+		/* The kubelet's request (shares = milliCPU * 1024 / 1000):
+		 * what the scheduler charged the pod for. */
+		v = json_object_get(cpu, "shares");
+		if (v && !json_is_integer(v))
+			return cc_err_set(err, EINVAL, "config.json: linux.resources.cpu.shares: expected an integer");
+		if (v && json_integer_value(v) < 0)
+			return cc_err_set(err, ERANGE, "config.json: linux.resources.cpu.shares: must not be negative");
+		if (v)
+			out->cpu_shares = json_integer_value(v);
 	}
 	return 0;
 }
@@ -242,6 +252,7 @@ int cc_oci_config_load(const char *bundle, struct cc_oci_config *out,
 
 	memset(out, 0, sizeof(*out));
 	out->cpu_quota = -1;
+	out->cpu_shares = -1;
 	if (!bundle || !*bundle)
 		return cc_err_set(err, EINVAL, "OCI state: bundle: missing");
 	dfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);

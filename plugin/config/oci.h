@@ -30,6 +30,7 @@ struct cc_oci_config {
 	char cgroups_path[PATH_MAX]; /* linux.cgroupsPath, "" if absent */
 	long long cpu_quota;     /* linux.resources.cpu.quota, -1 if absent */
 	long long cpu_period;    /* linux.resources.cpu.period, 0 if absent */
+	long long cpu_shares;    /* linux.resources.cpu.shares, -1 if absent */
 };
 
 /* Parse the OCI state JSON (strict: id required, in the runtimes' alphabet

@@ -67,6 +67,7 @@ int cc_container_create(const struct cc_ctx *ctx, const struct cc_oci_state *st,
 	struct cc_request req;
 	struct cc_carve_spec spec;
 	struct cc_tenant tenant;
+	struct cc_tenant_cpu cpu;
 	struct cc_grant_ref grant = { 0 };
 	const json_t *ann = NULL;
 	bool found;
@@ -94,7 +95,10 @@ int cc_container_create(const struct cc_ctx *ctx, const struct cc_oci_state *st,
 	/* Who the container is and what pays for it: the runtime's keys
 	 * among the annotations the request came from, and the limit of its
 	 * config.json (no bundle: no limit). */
-	if (cc_tenant_read(ann, cfg.annotations ? cfg.cpu_quota : -1, cfg.cpu_period, &tenant, err) < 0) {
+	cpu = (struct cc_tenant_cpu){ .quota = cfg.annotations ? cfg.cpu_quota : -1,
+				      .period = cfg.cpu_period,
+				      .shares = cfg.annotations ? cfg.cpu_shares : -1 };
+	if (cc_tenant_read(ann, &cpu, &tenant, err) < 0) {
 		cc_err_prefix(err, "container %s", st->id);
 		goto out;
 	}

@@ -952,26 +952,25 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 
 		if (i < 0 || keeps_quota(in, c))
 			continue;
-		/* The carve itself: no quota at all.  A parent (the pod level):
-		 * one below the CPUs of all the carves under it throttles them;
-		 * the hook lifts exactly those. */
+		/* The carve and its pod (the parent): no quota at all, as the
+		 * kubelet since 1.33.  Above the pod, one below the CPUs of all
+		 * the carves under it throttles them; nothing there is
+		 * corecarve's to lift (the hook refuses such a carve): the
+		 * admin raises it. */
 		for (int p = i; p > 0; p = s->cgroups[p].parent) {
 			const struct cc_audit_cgroup *g = &s->cgroups[p];
-
+			bool above = p != i && p != s->cgroups[i].parent;
 			long long demand;
 
-			if (g->quota < 0 || (p != i && !__builtin_mul_overflow(cpus_below(in, g->path), g->period, &demand) &&
+			if (g->quota < 0 || (above && !__builtin_mul_overflow(cpus_below(in, g->path), g->period, &demand) &&
 					     g->quota >= demand))
 				continue;
-			/* Above the pod nothing is corecarve's to lift (the
-			 * hook refuses such a carve): the admin raises it. */
-			bool above = p != i && p != s->cgroups[i].parent;
 
 			f = ADD(CC_AUDIT_QUOTA_ON_CARVE, c->id);
 			f->repair = above ? CC_REPAIR_NONE : CC_REPAIR_REAPPLY;
 			CC_AUDIT_TARGET(f->target, c->cgroup);
 			CC_AUDIT_SET(f->object, "cgroup %s%s", g->path, p == i ? "" : above ? " (above the pod)" : " (parent)");
-			if (p == i)
+			if (!above)
 				CC_AUDIT_SET(f->expected, "cpu.max max");
 			else
 				CC_AUDIT_SET(f->expected, "no quota below the %lld CPUs carved under it",

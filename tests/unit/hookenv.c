@@ -52,7 +52,16 @@ void hookenv_fini(struct hookenv *e)
 int hookenv_create(struct hookenv *e, const char *id, int pid, const char *cgroup, const char *annotations,
 		   long long quota, struct cc_err *err)
 {
-	char proc[64], text[PATH_MAX + 8], bundle[2 * PATH_MAX], state[3 * PATH_MAX], res_cpu[96] = "";
+	/* The kubelet: request = limit, shares = milliCPU * 1024 / 1000. */
+	return hookenv_create_res(e, id, pid, cgroup, annotations, quota, quota > 0 ? quota / 100 * 1024 / 1000 : -1,
+				  err);
+}
+
+int hookenv_create_res(struct hookenv *e, const char *id, int pid, const char *cgroup, const char *annotations,
+		       long long quota, long long shares, struct cc_err *err)
+{
+	char proc[64], text[PATH_MAX + 8], bundle[2 * PATH_MAX], state[3 * PATH_MAX], res_cpu[128] = "",
+									   shares_s[40] = "";
 	_cleanup_free_ char *config = NULL;
 	struct cc_oci_state st;
 	struct cc_create_result res;
@@ -64,8 +73,11 @@ int hookenv_create(struct hookenv *e, const char *id, int pid, const char *cgrou
 	snprintf(bundle, sizeof(bundle), "%s/%s", e->dir, proc);
 	cc_test_write_file(bundle, "cgroup", text);
 	snprintf(bundle, sizeof(bundle), "%s/bundle-%s", e->dir, id);
+	if (shares >= 0)
+		snprintf(shares_s, sizeof(shares_s), ", \"shares\": %lld", shares);
 	if (quota > 0)
-		snprintf(res_cpu, sizeof(res_cpu), ", \"resources\": {\"cpu\": {\"quota\": %lld, \"period\": 100000}}", quota);
+		snprintf(res_cpu, sizeof(res_cpu), ", \"resources\": {\"cpu\": {\"quota\": %lld, \"period\": 100000%s}}",
+			 quota, shares_s);
 	ck_assert_int_gt(asprintf(&config,
 				  "{\"ociVersion\": \"1.0.2\", \"annotations\": {%s}, "
 				  "\"linux\": {\"cgroupsPath\": \"%s\"%s}}",

@@ -33,10 +33,15 @@ void hookenv_fini(struct hookenv *e);
 /* createRuntime for container `id` in `cgroup`: its init's
  * /proc/<pid>/cgroup (under the root), the bundle's config.json with
  * `annotations` (a JSON object's members, e.g. "\"k\": \"v\"") and, for
- * quota > 0, linux.resources.cpu (period 100000).  cc_container_create's
+ * quota > 0, linux.resources.cpu (period 100000, and the shares the kubelet
+ * writes for a request equal to the limit).  cc_container_create's
  * answer. */
 int hookenv_create(struct hookenv *e, const char *id, int pid, const char *cgroup, const char *annotations,
 		   long long quota, struct cc_err *err);
+
+/* The same with linux.resources.cpu.shares `shares` (< 0: none written). */
+int hookenv_create_res(struct hookenv *e, const char *id, int pid, const char *cgroup, const char *annotations,
+		       long long quota, long long shares, struct cc_err *err);
 
 /* poststop for container `id`. */
 int hookenv_release(struct hookenv *e, const char *id, struct cc_err *err);

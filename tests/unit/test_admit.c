@@ -49,19 +49,35 @@ static struct cc_request req_of(const char *cls, int cpus)
 	return r;
 }
 
-static struct cc_tenant tenant_of(const char *json_annotations, long long quota, long long period)
+/* A container with request `shares` (< 0: none) and limit quota/period. */
+static struct cc_tenant tenant_res(const char *json_annotations, long long quota, long long period, long long shares)
 {
 	struct cc_err err = CC_ERR_INIT;
 	struct cc_tenant t;
+	struct cc_tenant_cpu cpu = { quota, period, shares };
 	json_error_t je;
 	_cleanup_json_ json_t *a = json_loads(json_annotations, 0, &je);
 
 	ck_assert_ptr_nonnull(a);
-	ck_assert_msg(cc_tenant_read(a, quota, period, &t, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cc_tenant_read(a, &cpu, &t, &err) == 0, "%s", err.msg);
 	return t;
 }
 
+/* The kubelet's shares for a request of `milli` (MilliCPUToShares). */
+static long long shares_of(long long milli)
+{
+	return milli * 1024 / 1000 < 2 ? 2 : milli * 1024 / 1000;
+}
+
+/* A Guaranteed container: its request is its limit. */
+static struct cc_tenant tenant_of(const char *json_annotations, long long quota, long long period)
+{
+	return tenant_res(json_annotations, quota, period,
+			  quota > 0 ? shares_of(quota * 1000 / (period > 0 ? period : 100000)) : -1);
+}
+
 #define K8S(ns) "{\"" CC_K8S_CONTAINERD_TYPE "\": \"container\", \"" CC_K8S_CONTAINERD_NAMESPACE "\": \"" ns "\"}"
+#define PODMAN "{}"
 
 static int admit(const struct cc_policy *p, const char *cls, int cpus, const struct cc_tenant *t, struct cc_err *err)
 {
@@ -71,32 +87,89 @@ static int admit(const struct cc_policy *p, const char *cls, int cpus, const str
 	return cc_admit_tenant(p, cc_policy_class(p, cls), &r, t, r.annotation, err);
 }
 
-/* The limit pays for whole CPUs, rounded down; the refusal names the
- * limit and both fixes. */
+/* Outside Kubernetes (podman, crun) the limit pays for whole CPUs,
+ * rounded down; the refusal names the limit and both fixes. */
 START_TEST(test_limit_pays)
 {
 	_cleanup_policy_ struct cc_policy *p = parse(base_policy);
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_tenant t = tenant_of(K8S("prod"), 10000, 100000);
+	struct cc_tenant t = tenant_of(PODMAN, 10000, 100000);
 
 	ck_assert_int_eq(admit(p, "latency", 5, &t, &err), -1);
 	ck_assert_int_eq(err.code, EPERM);
 	ck_assert_str_eq(err.msg, "annotation corecarve.io/placement: cpus: 5 exclusive CPUs exceed the container's CPU "
 				  "limit of 0.1 (cpu.max 10000 100000 pays for no whole CPU); raise the limit to 5 "
 				  "(resources.limits.cpu: \"5\")");
-	t = tenant_of(K8S("prod"), 350000, 100000);
+	t = tenant_of(PODMAN, 350000, 100000);
 	ck_assert_int_eq(admit(p, "latency", 4, &t, &err), -1);
 	ck_assert_msg(strstr(err.msg, "CPU limit of 3.5 (cpu.max 350000 100000 pays for 3 whole CPUs); raise the limit to "
 				      "4 (resources.limits.cpu: \"4\") or ask for at most 3"),
 		      "%s", err.msg);
 	ck_assert_int_eq(admit(p, "latency", 3, &t, &err), 0);
 	/* A period other than the default. */
-	t = tenant_of(K8S("prod"), 100000, 50000);
+	t = tenant_of(PODMAN, 100000, 50000);
 	ck_assert_int_eq(admit(p, "latency", 2, &t, &err), 0);
 	ck_assert_int_eq(admit(p, "latency", 3, &t, &err), -1);
+	/* A request below the limit does not matter here: no scheduler
+	 * booked it. */
+	t = tenant_res(PODMAN, 200000, 100000, 102);
+	ck_assert_int_eq(admit(p, "latency", 2, &t, &err), 0);
 	/* A shared class carves nothing: its pool is everyone's. */
 	t = tenant_of(K8S("prod"), 10000, 100000);
 	ck_assert_int_eq(admit(p, "background", 4, &t, &err), 0);
+}
+END_TEST
+
+/* Kubernetes: what the scheduler charged pays, and it charges the
+ * request; exclusive CPUs only for Guaranteed containers with whole CPUs,
+ * as the kubelet's static CPU manager gives them (issue #38, item 1). */
+START_TEST(test_guaranteed)
+{
+	_cleanup_policy_ struct cc_policy *p = parse(base_policy);
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_tenant t;
+
+	/* The finding: requests.cpu 100m, limits.cpu 2, asking for 2. */
+	t = tenant_res(K8S("prod"), 200000, 100000, shares_of(100));
+	ck_assert_int_eq(admit(p, "latency", 2, &t, &err), -1);
+	ck_assert_int_eq(err.code, EPERM);
+	ck_assert_str_eq(err.msg, "annotation corecarve.io/placement: cpus: 2 exclusive CPUs of class \"latency\" are for "
+				  "Guaranteed containers with whole CPUs, as the kubelet's CPU manager gives them: this one "
+				  "requests 0.1 CPU (cpu.shares 102) and is limited to 2 (cpu.max 200000 100000), and the "
+				  "scheduler charged it the request; set requests.cpu = limits.cpu = 2");
+	/* requests 10m, limits 3: 3 cores for 10m. */
+	t = tenant_res(K8S("prod"), 300000, 100000, shares_of(10));
+	ck_assert_int_eq(admit(p, "latency", 3, &t, &err), -1);
+	ck_assert_msg(strstr(err.msg, "requests 0.01 CPU (cpu.shares 10) and is limited to 3"), "%s", err.msg);
+	/* One millicore below the limit is Burstable too. */
+	t = tenant_res(K8S("prod"), 200000, 100000, shares_of(1999));
+	ck_assert_int_eq(admit(p, "latency", 1, &t, &err), -1);
+	/* Guaranteed, 2 whole CPUs: up to 2. */
+	t = tenant_of(K8S("prod"), 200000, 100000);
+	ck_assert_int_eq(t.cpu_shares, 2048);
+	ck_assert_msg(admit(p, "latency", 2, &t, &err) == 0, "%s", err.msg);
+	ck_assert_msg(admit(p, "latency", 1, &t, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(admit(p, "latency", 3, &t, &err), -1);
+	ck_assert_str_eq(err.msg, "annotation corecarve.io/placement: cpus: 3 exclusive CPUs exceed the 2 the scheduler "
+				  "charged this container for (requests.cpu = limits.cpu = 2); set both to 3, or ask for at "
+				  "most 2");
+	/* Another CFS period (the kubelet's cpuCFSQuotaPeriod). */
+	t = tenant_of(K8S("prod"), 100000, 50000);
+	ck_assert_msg(admit(p, "latency", 2, &t, &err) == 0, "%s", err.msg);
+	/* Guaranteed but not whole: 1.5 = 1.5 gets no exclusive CPU. */
+	t = tenant_of(K8S("prod"), 150000, 100000);
+	ck_assert_int_eq(admit(p, "latency", 1, &t, &err), -1);
+	ck_assert_msg(strstr(err.msg, "requests 1.5 CPU (cpu.shares 1536) and is limited to 1.5"), "%s", err.msg);
+	/* A limit and no request said at all. */
+	t = tenant_res(K8S("prod"), 200000, 100000, -1);
+	ck_assert_int_eq(admit(p, "latency", 2, &t, &err), -1);
+	ck_assert_msg(strstr(err.msg, "the runtime passed no CPU request (linux.resources.cpu.shares) beside the limit of "
+				      "2; set requests.cpu = limits.cpu = 2"),
+		      "%s", err.msg);
+	ck_assert_int_eq(cc_tenant_guaranteed_cpus(&t, NULL, NULL), 0);
+	/* A shared class carves nothing, whatever the QoS. */
+	t = tenant_res(K8S("prod"), 200000, 100000, shares_of(100));
+	ck_assert_int_eq(admit(p, "background", 2, &t, &err), 0);
 }
 END_TEST
 
@@ -147,8 +220,8 @@ START_TEST(test_namespaces)
 	ck_assert_str_eq(err.msg, "annotation corecarve.io/placement: class: namespace \"dev\" may not use class "
 				  "\"latency\" (policy classes.latency.namespaces: trading, rt-*); ask for another class, or "
 				  "have the node's admin add the namespace there");
-	/* CRI-O's keys. */
-	t = tenant_of("{\"" CC_K8S_CRIO_TYPE "\": \"container\", \"" CC_K8S_CRIO_NAMESPACE "\": \"rt-x\"}", 400000,
+	/* CRI-O's keys: the kubelet's namespace label. */
+	t = tenant_of("{\"" CC_K8S_CRIO_TYPE "\": \"container\", \"" CC_K8S_LABEL_NAMESPACE "\": \"rt-x\"}", 400000,
 		      100000);
 	ck_assert(t.kubernetes);
 	ck_assert_str_eq(t.namespace_, "rt-x");
@@ -165,30 +238,124 @@ START_TEST(test_namespaces)
 }
 END_TEST
 
-/* The runtimes' keys cannot be made to disagree, and a namespace is a
- * DNS label. */
+/* A container's annotations as CRI-O builds them
+ * (internal/factory/container/container.go, SpecAddAnnotations): the
+ * sandbox's (the pod's) annotations first, CRI-O's own keys, the
+ * kubelet's container annotations, then the kubelet's labels, among them
+ * the pod's namespace, last.  A later key overwrites an earlier one, as
+ * in the Go map. */
+static json_t *crio_spec(const char *pod_key, const char *pod_val, const char *ns)
+{
+	json_t *a = json_object();
+
+	if (pod_key)
+		json_object_set_new(a, pod_key, json_string(pod_val));
+	json_object_set_new(a, CC_K8S_CRIO_TYPE, json_string("container"));
+	json_object_set_new(a, "io.kubernetes.cri-o.SandboxID", json_string("0123abcd"));
+	json_object_set_new(a, "io.kubernetes.container.hash", json_string("5a1b"));
+	json_object_set_new(a, CC_K8S_LABEL_NAMESPACE, json_string(ns));
+	json_object_set_new(a, "io.kubernetes.pod.name", json_string("p"));
+	return a;
+}
+
+/* As containerd's CRI builds them (containerSpec: the pod's annotations
+ * that pod_annotations lets through, then its own keys). */
+static json_t *containerd_spec(const char *pod_key, const char *pod_val, const char *ns)
+{
+	json_t *a = json_object();
+
+	if (pod_key)
+		json_object_set_new(a, pod_key, json_string(pod_val));
+	json_object_set_new(a, CC_K8S_CONTAINERD_TYPE, json_string("container"));
+	json_object_set_new(a, "io.kubernetes.cri.sandbox-id", json_string("0123abcd"));
+	json_object_set_new(a, CC_K8S_CONTAINERD_NAMESPACE, json_string(ns));
+	return a;
+}
+
+static int read_tenant(const json_t *a, struct cc_tenant *t, struct cc_err *err)
+{
+	struct cc_tenant_cpu cpu = { 200000, 100000, 2048 };
+
+	cc_err_clear(err);
+	return cc_tenant_read(a, &cpu, t, err);
+}
+
+/* Only the key the runtime writes after the pod's counts (issue #38,
+ * item 3): a pod in "dev" cannot name "trading" through either runtime's
+ * keys; a spec with both runtimes' type keys is refused. */
 START_TEST(test_tenant_forged)
 {
 	struct cc_err err = CC_ERR_INIT;
 	struct cc_tenant t;
-	_cleanup_json_ json_t *both =
-		json_pack("{ssssss}", CC_K8S_CONTAINERD_TYPE, "container", CC_K8S_CONTAINERD_NAMESPACE, "dev",
-			  CC_K8S_CRIO_NAMESPACE, "trading");
-	_cleanup_json_ json_t *bad = json_pack("{ssss}", CC_K8S_CONTAINERD_TYPE, "container", CC_K8S_CONTAINERD_NAMESPACE,
-					       "Trading\u202e");
+	json_t *a;
 
-	ck_assert_int_eq(cc_tenant_read(both, -1, 0, &t, &err), -1);
-	ck_assert_msg(strstr(err.msg, "disagree: one of them was not written by the runtime"), "%s", err.msg);
-	cc_err_clear(&err);
-	ck_assert_int_eq(cc_tenant_read(bad, -1, 0, &t, &err), -1);
+	/* CRI-O, honest: the label. */
+	a = crio_spec(NULL, NULL, "dev");
+	ck_assert_msg(read_tenant(a, &t, &err) == 0, "%s", err.msg);
+	ck_assert(t.kubernetes);
+	ck_assert_str_eq(t.namespace_, "dev");
+	json_decref(a);
+	/* CRI-O, the pod wrote CRI-O's sandbox key: the finding carved a
+	 * class limited to "trading" for a pod of "dev". */
+	a = crio_spec(CC_K8S_CRIO_NAMESPACE, "trading", "dev");
+	ck_assert_int_eq(read_tenant(a, &t, &err), -1);
+	ck_assert_str_eq(err.msg, "annotation io.kubernetes.cri-o.Namespace: CRI-O writes it on a pod's sandbox only, so "
+				  "on this container the pod wrote it; remove it from the pod's annotations");
+	json_decref(a);
+	/* CRI-O, the pod wrote containerd's namespace key: not read. */
+	a = crio_spec(CC_K8S_CONTAINERD_NAMESPACE, "trading", "dev");
+	ck_assert_msg(read_tenant(a, &t, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(t.namespace_, "dev");
+	json_decref(a);
+	/* CRI-O, the pod wrote the label's key as an annotation: the
+	 * kubelet's label comes last and wins. */
+	a = crio_spec(CC_K8S_LABEL_NAMESPACE, "trading", "dev");
+	ck_assert_msg(read_tenant(a, &t, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(t.namespace_, "dev");
+	json_decref(a);
+	/* CRI-O, the pod wrote containerd's type key: both runtimes. */
+	a = crio_spec(CC_K8S_CONTAINERD_TYPE, "container", "dev");
+	ck_assert_int_eq(read_tenant(a, &t, &err), -1);
+	ck_assert_msg(strstr(err.msg, "both runtimes' container-type keys are in the spec"), "%s", err.msg);
+	json_decref(a);
+	/* containerd: its own key, written after the pod's. */
+	a = containerd_spec(CC_K8S_CONTAINERD_NAMESPACE, "trading", "dev");
+	ck_assert_msg(read_tenant(a, &t, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(t.namespace_, "dev");
+	json_decref(a);
+	/* containerd, the pod wrote CRI-O's namespace or the label: not
+	 * read. */
+	a = containerd_spec(CC_K8S_CRIO_NAMESPACE, "trading", "dev");
+	ck_assert_msg(read_tenant(a, &t, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(t.namespace_, "dev");
+	json_decref(a);
+	a = containerd_spec(CC_K8S_LABEL_NAMESPACE, "trading", "dev");
+	ck_assert_msg(read_tenant(a, &t, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(t.namespace_, "dev");
+	json_decref(a);
+	a = containerd_spec(CC_K8S_CRIO_TYPE, "container", "dev");
+	ck_assert_int_eq(read_tenant(a, &t, &err), -1);
+	json_decref(a);
+	/* A namespace is a DNS label. */
+	a = containerd_spec(NULL, NULL, "Trading\u202e");
+	ck_assert_int_eq(read_tenant(a, &t, &err), -1);
 	ck_assert_msg(strstr(err.msg, "is not a Kubernetes namespace name"), "%s", err.msg);
-	/* A quota of 0 or less is none; no period is the kernel's default. */
+	json_decref(a);
+	/* A quota of 0 or less is none; no period is the kernel's default;
+	 * values the kernel never takes are refused. */
+	struct cc_tenant_cpu none = { 0, 0, -1 }, q = { 250000, 0, -1 }, huge = { 1LL << 62, 100000, 2 };
+
 	cc_err_clear(&err);
-	ck_assert_int_eq(cc_tenant_read(NULL, 0, 0, &t, &err), 0);
+	ck_assert_int_eq(cc_tenant_read(NULL, &none, &t, &err), 0);
 	ck_assert_int_eq(cc_tenant_paid_cpus(&t), -1);
-	ck_assert_int_eq(cc_tenant_read(NULL, 250000, 0, &t, &err), 0);
+	ck_assert_int_eq(t.cpu_shares, -1);
+	ck_assert_int_eq(cc_tenant_read(NULL, &q, &t, &err), 0);
 	ck_assert_int_eq(t.cpu_period, 100000);
 	ck_assert_int_eq(cc_tenant_paid_cpus(&t), 2);
+	ck_assert_int_eq(cc_tenant_read(NULL, &huge, &t, &err), -1);
+	ck_assert_int_eq(err.code, ERANGE);
+	ck_assert_int_eq(cc_tenant_read(NULL, NULL, &t, &err), 0);
+	ck_assert_int_eq(t.cpu_quota, -1);
 }
 END_TEST
 
@@ -332,6 +499,49 @@ START_TEST(test_hook_refuses_unpaid)
 }
 END_TEST
 
+/* The finding: a Burstable pod (requests.cpu 100m, limits.cpu 2) under
+ * containerd was carved 2 CPUs the scheduler had booked 0.1 for.  Refused
+ * now with both numbers and nothing written; the Guaranteed one carves. */
+START_TEST(test_hook_refuses_burstable)
+{
+	struct hookenv e;
+	struct cc_err err = CC_ERR_INIT;
+	char ann[512];
+	int writes;
+
+	hookenv_init(&e, kernels[_i], env_policy, SYNTH);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods", false), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/burstable", false), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/burstable/pod1", false), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/burstable/pod1/a", true), 0);
+	ck_assert_int_eq(fakecg_write(e.f, "/kubepods/burstable/pod1/a", "cpu.max", "200000 100000"), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod2", false), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod2/b", true), 0);
+	ck_assert_int_eq(fakecg_write(e.f, "/kubepods/pod2/b", "cpu.max", "200000 100000"), 0);
+	snprintf(ann, sizeof(ann),
+		 "\"%s\": \"{class: latency, cpus: 2}\", \"" CC_K8S_CONTAINERD_TYPE "\": \"container\", "
+		 "\"" CC_K8S_CONTAINERD_NAMESPACE "\": \"trading\"",
+		 CC_ANNOTATION_KEY);
+	writes = fakecg_writes(e.f);
+	ck_assert_int_eq(hookenv_create_res(&e, "a", 4242, "/kubepods/burstable/pod1/a", ann, 200000, 102, &err), -1);
+	ck_assert_msg(strstr(err.msg, "container a: annotation corecarve.io/placement: cpus: 2 exclusive CPUs of class "
+				      "\"latency\" are for Guaranteed containers with whole CPUs, as the kubelet's CPU "
+				      "manager gives them: this one requests 0.1 CPU (cpu.shares 102) and is limited to 2 "
+				      "(cpu.max 200000 100000), and the scheduler charged it the request; set requests.cpu "
+				      "= limits.cpu = 2"),
+		      "%s", err.msg);
+	ck_assert_int_eq(fakecg_writes(e.f), writes);
+	ck_assert_int_eq(hookenv_ncarves(&e), 0);
+	ck_assert_str_eq(fakecg_get(e.f, "/kubepods/burstable/pod1/a", "cpu.max"), "200000 100000");
+	/* Guaranteed, 2 whole CPUs: carved. */
+	ck_assert_msg(hookenv_create_res(&e, "b", 4243, "/kubepods/pod2/b", ann, 200000, 2048, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(hookenv_ncarves(&e), 1);
+	ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod2/b", "cpu.max"), "max 100000");
+	hookenv_fini(&e);
+}
+END_TEST
+
 /* An admin's cap on /kubepods stays as it is while carves live below;
  * one that the carves below would exceed refuses the carve, naming it. */
 START_TEST(test_quota_above_pod_kept)
@@ -350,8 +560,8 @@ START_TEST(test_quota_above_pod_kept)
 	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod2/c", true), 0);
 	ck_assert_msg(create(&e, "a", 4242, "/kubepods/pod1/a", "{class: latency, cpus: 2}", 200000, &err) == 0, "%s",
 		      err.msg);
-	/* The pod's own quota is lifted (its carve needs 2 > 1), the cap
-	 * above it is not. */
+	/* The pod's own quota is lifted (a pod holding a carve has none),
+	 * the cap above it is not. */
 	ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod1", "cpu.max"), "max 100000");
 	ck_assert_str_eq(fakecg_get(e.f, "/kubepods", "cpu.max"), "300000 100000");
 	/* 2 carved below /kubepods already: one more fits its 3, two do not. */
@@ -376,6 +586,7 @@ static Suite *suite(void)
 	TCase *t = tcase_create("core");
 
 	tcase_add_test(t, test_limit_pays);
+	tcase_add_test(t, test_guaranteed);
 	tcase_add_test(t, test_without_limit);
 	tcase_add_test(t, test_namespaces);
 	tcase_add_test(t, test_tenant_forged);
@@ -386,6 +597,7 @@ static Suite *suite(void)
 	t = tcase_create("hook");
 	tcase_set_timeout(t, 120);
 	tcase_add_loop_test(t, test_hook_refuses_unpaid, 0, 3);
+	tcase_add_loop_test(t, test_hook_refuses_burstable, 0, 3);
 	tcase_add_loop_test(t, test_quota_above_pod_kept, 0, 3);
 	suite_add_tcase(s, t);
 	return s;

@@ -609,8 +609,9 @@ START_TEST(test_quota_on_carve)
 	world_soft(&w);
 	at(&w, "/kubepods/pod1/c1")->quota = 50000;
 	at(&w, "/kubepods/pod1/c1")->period = 100000;
-	/* One CPU of quota on a pod with a 2-CPU carve throttles it; a
-	 * larger one does not; a quota in a nested leaf does. */
+	/* A quota on a pod holding a carve is a finding (the kubelet since
+	 * 1.33 removes it); above the pod one larger than the carves is
+	 * not; a quota in a nested leaf is. */
 	at(&w, "/kubepods/pod1")->quota = 100000;
 	at(&w, "/kubepods/pod1")->period = 100000;
 	at(&w, "/kubepods")->quota = 400000;
@@ -624,6 +625,20 @@ START_TEST(test_quota_on_carve)
 	ck_assert_str_eq(w.rep.f[0].actual, "cpu.max 50000 100000");
 	ck_assert_int_eq(w.rep.f[1].repair, CC_REPAIR_REAPPLY);
 	ck_assert_int_eq(w.rep.f[2].repair, CC_REPAIR_DROP_QUOTA);
+	world_fini(&w);
+	/* Issue #38 item 2: a pod quota that covers the carve (3 CPUs for 2)
+	 * is one too; above the pod only one below the carves is, and it is
+	 * the admin's to raise. */
+	world_soft(&w);
+	at(&w, "/kubepods/pod1")->quota = 300000;
+	at(&w, "/kubepods/pod1")->period = 100000;
+	at(&w, "/kubepods")->quota = 100000;
+	at(&w, "/kubepods")->period = 100000;
+	ck_assert_str_eq(run_check(&w, cc_audit_check_quota),
+			 "QUOTA_ON_CARVE cgroup /kubepods/pod1 (parent)\nQUOTA_ON_CARVE cgroup /kubepods (above the pod)");
+	ck_assert_str_eq(w.rep.f[0].expected, "cpu.max max");
+	ck_assert_int_eq(w.rep.f[0].repair, CC_REPAIR_REAPPLY);
+	ck_assert_int_eq(w.rep.f[1].repair, CC_REPAIR_NONE);
 	world_fini(&w);
 	/* quota: keep classes keep it. */
 	world_soft(&w);

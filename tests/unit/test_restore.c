@@ -278,14 +278,14 @@ static void check_restored(struct env *e, const char *quota)
 		      fakecg_get(e->f, "/", "cpuset.cpus.effective"));
 }
 
-/* The pod's quota for `cpus` carved CPUs below it: lifted while they
- * exceed it. */
+/* The pod's quota with `cpus` carved CPUs below it: none while any carve
+ * of the pod lives (the kubelet's DisableCPUQuotaWithExclusiveCPUs). */
 static const char *quota_for(const char *orig, int cpus)
 {
 	long long q, p;
 
 	ck_assert_int_eq(cc_cg_parse_cpu_max(orig, &q, &p), 0);
-	return q >= 0 && (long long)cpus * p > q ? "max 100000" : orig;
+	return q >= 0 && cpus > 0 ? "max 100000" : orig;
 }
 
 static void check_quota(struct env *e, const char *orig, int cpus)
@@ -389,33 +389,38 @@ START_TEST(test_every_release_order_4)
 }
 END_TEST
 
-/* A pod limit that covers one carve but not two: lifted only while both
- * live, restored as soon as either goes. */
-START_TEST(test_quota_is_the_sum)
+/* Issue #38 item 2: a pod limit that covers its carves (request = limit
+ * = 3, carves of 2 and 1) stayed on them, a CFS quota on top of pinning.
+ * Now none while either lives, in both release orders, and the pod's
+ * comes back after the last. */
+START_TEST(test_pod_quota_none_while_carved)
 {
 	struct env e;
 	struct cc_err err = CC_ERR_INIT;
 
-	env_init(&e, kernels[_i]);
-	mk_pod_ab(&e, "300000 100000");
-	snprintf(e.where, sizeof(e.where), "kernel %s", kernel_names[_i]);
-	OK(carve(&e, "a", POD "/a", "latency", 2, &err));
-	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "300000 100000");
-	OK(carve(&e, "b", POD "/b", "latency", 2, &err));
-	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
-	OK(release(&e, "a", POD "/a", &err));
-	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "300000 100000");
-	OK(release(&e, "b", POD "/b", &err));
-	check_restored(&e, "300000 100000");
-	env_fini(&e);
+	for (int order = 0; order < 2; order++) {
+		env_init(&e, kernels[_i]);
+		mk_pod_ab(&e, "300000 100000");
+		snprintf(e.where, sizeof(e.where), "kernel %s, %s first", kernel_names[_i], order ? "b" : "a");
+		OK(carve(&e, "a", POD "/a", "latency", 2, &err));
+		ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
+		ck_assert_str_eq(fakecg_get(e.f, POD "/a", "cpu.max"), "max 100000");
+		OK(carve(&e, "b", POD "/b", "latency", 1, &err));
+		ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
+		OK(release(&e, order ? "b" : "a", order ? POD "/b" : POD "/a", &err));
+		ck_assert_msg(!strcmp(fakecg_get(e.f, POD, "cpu.max"), "max 100000"), "%s: pod %s with one carve left",
+			      e.where, fakecg_get(e.f, POD, "cpu.max"));
+		OK(release(&e, order ? "a" : "b", order ? POD "/a" : POD "/b", &err));
+		check_restored(&e, "300000 100000");
+		env_fini(&e);
+	}
 }
 END_TEST
 
 /* The kubelet resizes the pod in place while it is carved: its value is
  * the one restored at the end, and the hook says so once.  While carves
- * live it is the record's original (re-based, issue #31 item 3): a value
- * that covers the carve left is kept as written, one that would throttle
- * it is lifted until the last carve goes. */
+ * live it is the record's original (re-based, issue #31 item 3), and the
+ * pod has no quota again until the last carve goes, whatever the size. */
 START_TEST(test_outside_write_wins)
 {
 	static const char *const resize[] = { "300000 100000", "50000 100000" };
@@ -431,7 +436,7 @@ START_TEST(test_outside_write_wins)
 		ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
 		ck_assert_int_eq(fakecg_write(e.f, POD, "cpu.max", resize[r]), 0);
 		OK(release(&e, "a", POD "/a", &err));
-		ck_assert_msg(!strcmp(fakecg_get(e.f, POD, "cpu.max"), r == 0 ? resize[r] : "max 100000"), "%s: %s",
+		ck_assert_msg(!strcmp(fakecg_get(e.f, POD, "cpu.max"), "max 100000"), "%s: %s",
 			      e.where, fakecg_get(e.f, POD, "cpu.max"));
 		ck_assert_msg(strstr(env_log(&e), POD "/cpu.max was changed by someone else"), "%s: log:\n%s", e.where,
 			      env_log(&e));
@@ -463,7 +468,7 @@ START_TEST(test_quota_record_seeded)
 	ck_assert_msg(!strcmp(fakecg_get(e.f, POD, "cpu.max"), "max 100000"), "%s: pod %s with 3 CPUs carved\n%s",
 		      e.where, fakecg_get(e.f, POD, "cpu.max"), env_log(&e));
 	OK(release(&e, "b", POD "/b", &err));
-	/* a's 2 CPUs alone still need more than 1.5. */
+	/* a still lives. */
 	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "max 100000");
 	OK(release(&e, "a", POD "/a", &err));
 	ck_assert_str_eq(fakecg_get(e.f, POD, "cpu.max"), "150000 100000");
@@ -1563,7 +1568,7 @@ static Suite *suite(void)
 	tcase_set_timeout(t, 600);
 	tcase_add_loop_test(t, test_every_order_3, 0, 3);
 	tcase_add_loop_test(t, test_every_release_order_4, 0, 3);
-	tcase_add_loop_test(t, test_quota_is_the_sum, 0, 3);
+	tcase_add_loop_test(t, test_pod_quota_none_while_carved, 0, 3);
 	tcase_add_loop_test(t, test_outside_write_wins, 0, 3);
 	tcase_add_loop_test(t, test_outside_write_before_arrival, 0, 3);
 	tcase_add_loop_test(t, test_quota_record_seeded, 0, 3);

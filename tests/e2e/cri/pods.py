@@ -81,7 +81,8 @@ class Run:
     def holds(self, step, pod, want, shared=()):
         """`want`: {container name: class or None}.  The ledger's carves of
         this pod are exactly those containers (never the sandbox), each
-        container runs on exactly its carve, with no CFS quota of its own.
+        container runs on exactly its carve, with no CFS quota of its own
+        nor on its pod.
         A container named in `shared` asked for a class with `exclusive:
         false` (the policy's background): nothing is recorded for it (it
         owns no CPU), its own cpuset is narrowed to the class's shared pool,
@@ -119,6 +120,9 @@ class Run:
             e2e.check_eq(self.t("%s-%s-runs-on-carve" % (step, n)), carve.get("cpus"), N.affinity(pid) if pid else "")
             e2e.check_eq(self.t("%s-%s-effective" % (step, n)), carve.get("cpus"), K.cg_read(cg, "cpuset.cpus.effective"))
             e2e.check_eq(self.t("%s-%s-no-quota" % (step, n)), "max %d" % K.PERIOD, K.cg_read(cg, "cpu.max"))
+        # Nor its pod, while it holds a carve (the kubelet since 1.33).
+        if ids:
+            e2e.check_eq(self.t("%s-pod-no-quota" % step), "max %d" % K.PERIOD, N.cpu_max(pod.cgroup))
         return mine
 
     def audit_clean(self, step):
@@ -248,6 +252,22 @@ class Run:
         e2e.check_eq(self.t("unpaid-ledger-unchanged"), before, sorted(N.carves()))
         self.kl.delete_pod(pod)
         self.pods.remove(pod)
+        # Issue #38 item 1: a Burstable pod (requests.cpu 100m, limits.cpu
+        # 2) was carved 2 CPUs the scheduler had booked 0.1 for.  The
+        # kubelet's shares say the request; refused, nothing carved, the
+        # pod's quota as the kubelet wrote it.
+        pod = K.Pod("burstable", [K.Ctr("eng", request="100m", limit="2", memory="32Mi")],
+                    annotations={"corecarve.io/placement": "{class: latency, cpus: 2}"})
+        errs = self.kl.run_pod(pod)
+        self.pods.append(pod)
+        e2e.check_in(self.t("burstable-refused"), "are for Guaranteed containers with whole CPUs", errs.get("eng") or "")
+        e2e.check_in(self.t("burstable-refusal-names-request"), "requests 0.1 CPU (cpu.shares 102) and is limited to 2",
+                     errs.get("eng") or "")
+        e2e.check_eq(self.t("burstable-ledger-unchanged"), before, sorted(N.carves()))
+        e2e.check_eq(self.t("burstable-pod-quota-kept"), "%d %d" % (K.quota_of(pod.quota()), K.PERIOD),
+                     N.cpu_max(pod.cgroup))
+        self.kl.delete_pod(pod)
+        self.pods.remove(pod)
 
     def resize(self):
         # The limit pays for the carve (issue #26): 2 CPUs.
@@ -265,10 +285,11 @@ class Run:
         self.pods.append(pod)
         eng = pod.containers["engine"]
         self.holds("resize", pod, want)
-        # The limits pay for the carves, so the pod's quota (their sum)
-        # covers them: left as the kubelet wrote it.
-        e2e.check_eq(self.t("resize-pod-quota-kept"), "%d %d" % (K.quota_of(pod.quota()), K.PERIOD),
-                     N.cpu_max(pod.cgroup))
+        # Issue #38 item 2: the pod's quota covered its carves and stayed
+        # on them.  A pod holding a carve has none (the kubelet since 1.33,
+        # DisableCPUQuotaWithExclusiveCPUs); the kubelet's comes back at
+        # release (below).
+        e2e.check_eq(self.t("resize-pod-no-quota"), "max %d" % K.PERIOD, N.cpu_max(pod.cgroup))
         cg = N.cgroup_of(self.kl.pid_of(eng))
         if DRIVER == "systemd":
             for n in want:
@@ -293,10 +314,9 @@ class Run:
                 e2e.check_in(self.t("resize-daemon-reload-quota-on-carve"), "QUOTA_ON_CARVE", " ".join(N.codes(a)))
             else:
                 e2e.check_eq(self.t("resize-daemon-reload-scope-kept"), "max %d" % K.PERIOD, K.cg_read(cg, "cpu.max"))
-                # The limits pay for the carves: the slice keeps the
-                # kubelet's quota, and the reload leaves it so.
-                e2e.check_eq(self.t("resize-daemon-reload-slice-kept"), "%d %d" % (K.quota_of(pod.quota()), K.PERIOD),
-                             N.cpu_max(pod.cgroup))
+                # The slice has no quota while it holds a carve, and the
+                # reload leaves it so.
+                e2e.check_eq(self.t("resize-daemon-reload-slice-kept"), "max %d" % K.PERIOD, N.cpu_max(pod.cgroup))
                 e2e.check_eq(self.t("resize-daemon-reload-audit-clean"), [], N.codes(a))
             self.scheduled_fix("resize-daemon-reload")
             self.holds("resize-daemon-reload-fixed", pod, want)
