@@ -169,6 +169,22 @@ void cc_oci_state_fini(struct cc_oci_state *s)
 	s->annotations = NULL;
 }
 
+/* linux.resources.cpu.KEY into *out when present: an integer, and not
+ * negative where `nonneg`. */
+static int cpu_field(const json_t *cpu, const char *key, bool nonneg, long long *out, struct cc_err *err)
+{
+	const json_t *v = json_object_get(cpu, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v))
+		return cc_err_set(err, EINVAL, "config.json: linux.resources.cpu.%s: expected an integer", key);
+	if (nonneg && json_integer_value(v) < 0)
+		return cc_err_set(err, ERANGE, "config.json: linux.resources.cpu.%s: must not be negative", key);
+	*out = json_integer_value(v);
+	return 0;
+}
+
 static int parse_config(const char *text, size_t len, struct cc_oci_config *out,
 			struct cc_err *err);
 
@@ -218,27 +234,13 @@ static int parse_config(const char *text, size_t len, struct cc_oci_config *out,
 	if (cpu && !json_is_object(cpu))
 		return cc_err_set(err, EINVAL, "config.json: linux.resources.cpu: expected an object");
 	if (cpu) {
-		v = json_object_get(cpu, "quota");
-		if (v && !json_is_integer(v))
-			return cc_err_set(err, EINVAL, "config.json: linux.resources.cpu.quota: expected an integer");
-		if (v)
-			out->cpu_quota = json_integer_value(v);
-		v = json_object_get(cpu, "period");
-		if (v && !json_is_integer(v))
-			return cc_err_set(err, EINVAL, "config.json: linux.resources.cpu.period: expected an integer");
-		if (v && json_integer_value(v) < 0)
-			return cc_err_set(err, ERANGE, "config.json: linux.resources.cpu.period: must not be negative");
-		if (v)
-			out->cpu_period = json_integer_value(v);
-		/* The kubelet's request (shares = milliCPU * 1024 / 1000):
-		 * what the scheduler charged the pod for. */
-		v = json_object_get(cpu, "shares");
-		if (v && !json_is_integer(v))
-			return cc_err_set(err, EINVAL, "config.json: linux.resources.cpu.shares: expected an integer");
-		if (v && json_integer_value(v) < 0)
-			return cc_err_set(err, ERANGE, "config.json: linux.resources.cpu.shares: must not be negative");
-		if (v)
-			out->cpu_shares = json_integer_value(v);
+		/* quota may be negative (none, as runc writes -1); shares is
+		 * the kubelet's request (milliCPU * 1024 / 1000): what the
+		 * scheduler charged the pod for. */
+		if (cpu_field(cpu, "quota", false, &out->cpu_quota, err) < 0 ||
+		    cpu_field(cpu, "period", true, &out->cpu_period, err) < 0 ||
+		    cpu_field(cpu, "shares", true, &out->cpu_shares, err) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -147,7 +147,7 @@ START_TEST(test_config)
 {
 	static const char c[] = "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"a\":\"b\"},"
 				"\"linux\":{\"cgroupsPath\":\"/kubepods/pod1/c1\","
-				"\"resources\":{\"cpu\":{\"quota\":50000,\"period\":100000}}}}";
+				"\"resources\":{\"cpu\":{\"quota\":50000,\"period\":100000,\"shares\":512}}}}";
 	struct cc_err err = CC_ERR_INIT;
 	struct cc_oci_config cfg;
 
@@ -155,6 +155,7 @@ START_TEST(test_config)
 	ck_assert_str_eq(cfg.cgroups_path, "/kubepods/pod1/c1");
 	ck_assert_int_eq(cfg.cpu_quota, 50000);
 	ck_assert_int_eq(cfg.cpu_period, 100000);
+	ck_assert_int_eq(cfg.cpu_shares, 512);
 	ck_assert_str_eq(json_string_value(json_object_get(cfg.annotations, "a")), "b");
 	cc_oci_config_fini(&cfg);
 }
@@ -168,6 +169,8 @@ static const struct {
 	{ "{\"linux\":{\"cgroupsPath\":1}}", "linux.cgroupsPath: expected a string" },
 	{ "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":\"x\"}}}}", "cpu.quota: expected an integer" },
 	{ "{\"linux\":{\"resources\":{\"cpu\":{\"period\":-5}}}}", "cpu.period: must not be negative" },
+	{ "{\"linux\":{\"resources\":{\"cpu\":{\"shares\":1.5}}}}", "cpu.shares: expected an integer" },
+	{ "{\"linux\":{\"resources\":{\"cpu\":{\"shares\":-2}}}}", "cpu.shares: must not be negative" },
 	{ "{\"annotations\":{\"x\":{}}}", "annotations.x: expected a string" },
 	{ "{\"annotations\":", "invalid JSON" },
 	{ "{\"linux\":{\"cgroupsPath\":\"/a\\u0000/b\"}}", "linux.cgroupsPath: holds a NUL byte" },
