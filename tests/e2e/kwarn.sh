@@ -29,8 +29,8 @@ kwarn_taint_names() {
 
 # kwarn_scan SINCE TAINT_BEFORE TAINT_AFTER < LOG: the kernel log (dmesg's
 # "[ seconds] text" lines) read for what came after SINCE: prints one
-# line naming the first WARNING, BUG, Oops or panic and up to 8 lines of
-# its trace, and one naming the taint flags newly set; status 1 when there
+# line naming the first WARNING, BUG, Oops or panic and up to 8 frames of
+# its call trace, and one naming the taint flags newly set; status 1 when there
 # is either, 0 when the kernel stayed quiet.
 kwarn_scan() {
 	_kw_new=$(($3 & ~$2))
@@ -43,7 +43,10 @@ kwarn_scan() {
 			if (!found && t ~ /^(WARNING:|BUG:|kernel BUG at|Oops|general protection fault|Kernel panic|UBSAN:|KASAN:|list_(add|del) corruption)/) {
 				found = 1; left = 8; printf "kernel: %s\n", t; next
 			}
-			if (found && left-- > 0) printf "  %s\n", t
+			# The call trace, not the registers: where the write came from.
+			if (found && left > 0 && t ~ /^ *[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+\/0x[0-9a-f]+/) {
+				left--; printf "  %s\n", t
+			}
 		}
 		END { exit found ? 1 : 0 }'
 	_kw_rc=$?
