@@ -153,7 +153,7 @@ echo 'root:x:0:0:root:/root:/bin/sh' >"$stage/etc/passwd"
 echo 'root:x:0:' >"$stage/etc/group"
 
 # Scenarios, lib, init.
-cp "$here/lib.sh" "$here/hooklib.sh" "$here/faultlib.sh" "$here/podmanlib.sh" "$stage/e2e/"
+cp "$here/lib.sh" "$here/hooklib.sh" "$here/faultlib.sh" "$here/podmanlib.sh" "$here/kwarn.sh" "$stage/e2e/"
 n=0
 held=
 for s in "$here"/scenarios/*.sh ${E2E_EXTRA_SCENARIOS:+"$E2E_EXTRA_SCENARIOS"/*.sh}; do

@@ -110,7 +110,7 @@ if [ "$n" -eq 0 ]; then
 	[ -z "$held" ] || die "'$pattern' matches only$held, which runs only with CC_BENCH=1"
 	die "no k8s-guest scenario matches '$pattern'"
 fi
-cp "$e2e/lib.sh" "$e2e/hooklib.sh" "$e2e/podmanlib.sh" "$stage/e2e/"
+cp "$e2e/lib.sh" "$e2e/hooklib.sh" "$e2e/podmanlib.sh" "$e2e/kwarn.sh" "$stage/e2e/"
 cp "$e2e"/cri/*.py "$stage/e2e/cri/"
 cp "$here/guest-run.sh" "$here/e2e.service" "$stage/e2e/k8s/"
 cp -a "$repo/manifests" "$stage/e2e/manifests"

@@ -20,7 +20,8 @@
 # (the sidecar's cpuset.cpus may read the pod's CPUs on 6.1: an empty write
 # is refused there on a populated cgroup), or the value someone else wrote
 # meanwhile: a kubelet-style resize of the pod's cpu.max while carved is
-# never overwritten, and the poststop says so once.
+# the value restored after the last carve (until then the pod has no quota,
+# as the kubelet since 1.33), and the poststop says so once.
 #
 # Cases: fifo, lifo (two 2-CPU carves under a 0.5-CPU pod quota); mixed
 # (2+1+2 CPUs under a 3-CPU quota, released middle, first, last); early (a
@@ -89,14 +90,12 @@ premake() {
 
 # want_max: the pod's cpu.max as it must read now.
 want_max() {
-	if [ -n "$OUTSIDE" ]; then
-		echo "$OUTSIDE"
-		return 0
-	fi
 	_sum=$(awk '{ s += $2 } END { print s + 0 }' $S/live)
+	# A pod holding a carve has no quota (issue #38 item 2, as the
+	# kubelet since 1.33); after the last, its own or someone else's.
 	# shellcheck disable=SC2086 # "QUOTA PERIOD"
-	set -- $ORIG_MAX
-	if [ "$1" != max ] && [ $((_sum * $2)) -gt "$1" ]; then echo "max $2"; else echo "$ORIG_MAX"; fi
+	set -- ${OUTSIDE:-$ORIG_MAX}
+	if [ "$1" != max ] && [ "$_sum" -gt 0 ]; then echo "max $2"; else echo "$*"; fi
 }
 
 # settle STEP: the checks of the header, against one status --json.
@@ -224,7 +223,7 @@ down c
 down d
 finish
 
-# ---- a kubelet resize up while carved: theirs is kept at every release ----------
+# ---- a kubelet resize up while carved: theirs is restored after the last --------
 begin up "50000 100000"
 up r1 2
 up r2 2
@@ -234,7 +233,7 @@ down r1
 said_once r1 r2
 finish
 
-# ---- a resize down while carved: theirs is kept, and the audit reports it -------
+# ---- a resize down while carved: the audit reports it, theirs comes back ------
 begin down "150000 100000"
 up r1 2
 resize "50000 100000"
