@@ -171,6 +171,20 @@ out:
 	return rc;
 }
 
+/* Room for a share per live carve, the carves loaded: the owners a
+ * record made now is given.  NULL with err. */
+static struct cc_cg_share *shares_of_all(struct others *o, struct cc_err *err)
+{
+	struct cc_cg_share *sh;
+
+	if (cc_ledger_load_all(o->l, err) < 0)
+		return NULL;
+	sh = calloc((size_t)cc_ledger_ncarves(o->l) + 1, sizeof(*sh));
+	if (!sh)
+		cc_err_sys(err, ENOMEM, "carves");
+	return sh;
+}
+
 /* Quota-dropping: a class the policy no longer has counts, as the
  * audit's cpus_below counts it.  Asked only where a quota is met (a
  * record made now, a cap above the pod): then the carves are loaded. */
@@ -185,11 +199,8 @@ static int quota_carves_below(void *arg, const char *ancestor, struct cc_cg_shar
 
 	*out = NULL;
 	*nout = 0;
-	if (cc_ledger_load_all(o->l, err) < 0)
+	if (!(sh = shares_of_all(o, err)))
 		return -1;
-	sh = calloc((size_t)cc_ledger_ncarves(o->l) + 1, sizeof(*sh));
-	if (!sh)
-		return cc_err_sys(err, ENOMEM, "carves");
 	cc_ledger_foreach_carve(o->l, i, c) {
 		const struct cc_pclass *pc = o->policy ? cc_policy_class(o->policy, c->class_name) : NULL;
 
@@ -221,11 +232,8 @@ static int carves_in(void *arg, hwloc_const_bitmap_t set, struct cc_cg_share **o
 	*nout = 0;
 	if (!both)
 		return cc_err_sys(err, ENOMEM, "carves");
-	if (cc_ledger_load_all(o->l, err) < 0)
+	if (!(sh = shares_of_all(o, err)))
 		return -1;
-	sh = calloc((size_t)cc_ledger_ncarves(o->l) + 1, sizeof(*sh));
-	if (!sh)
-		return cc_err_sys(err, ENOMEM, "carves");
 	cc_ledger_foreach_carve(o->l, i, c) {
 		_cleanup_free_ char *s = NULL;
 
