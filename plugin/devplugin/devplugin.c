@@ -63,7 +63,7 @@ static void health(struct cc_dp_device *d, const struct cc_topo *t, const struct
 		if (hwloc_bitmap_intersects(c->cpus, t->cores[d->core].pus) ||
 		    hwloc_bitmap_intersects(c->parked, t->cores[d->core].pus)) {
 			d->healthy = false;
-			snprintf(d->holder, sizeof(d->holder), "%.15s %.200s", c->kind, c->id);
+			snprintf(d->holder, sizeof(d->holder), "held by %.15s %.200s", c->kind, c->id);
 			return;
 		}
 	}

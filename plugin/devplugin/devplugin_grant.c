@@ -13,7 +13,9 @@
 #include "cpulist.h"
 
 /* The cores the IDs name, each a device of `r`: -1 (EINVAL) for an ID
- * that is not one, or named twice. */
+ * that is not one, or named twice; EBUSY for one `dev` says is Unhealthy
+ * (the kubelet asks from the list it was last sent: a core taken or kept
+ * shared since is refused, not granted). */
 static int grant_cpus(const struct cc_devplugin *dp, const struct cc_dp_resource *r, const struct cc_dp_device *dev,
 		      int ndev, char *const *ids, int n, hwloc_bitmap_t cpus, hwloc_const_bitmap_t reserved,
 		      struct cc_err *err)
@@ -34,6 +36,9 @@ static int grant_cpus(const struct cc_devplugin *dp, const struct cc_dp_resource
 					  r->core_class);
 		if (hwloc_bitmap_intersects(cpus, dp->t->cores[core].pus))
 			return cc_err_set(err, EINVAL, "device %s: named twice", ids[i]);
+		if (!dev[j].healthy)
+			return cc_err_set(err, EBUSY, "device %s: Unhealthy, %s (the kubelet asked from an older list; "
+					  "it grants again from the next)", ids[i], dev[j].holder);
 		hwloc_bitmap_or(cpus, cpus, dp->t->cores[core].pus);
 	}
 	return 0;
@@ -129,6 +134,13 @@ int cc_dp_allocate(const struct cc_devplugin *dp, const struct cc_dp_resource *r
 	}
 	l = cc_ledger_open_as(dp->state, CC_LEDGER_WRITE, dp->lock, err);
 	if (!l)
+		return -1;
+	/* Under the lock, the devices as ListAndWatch would send them now:
+	 * every requested one must be Healthy there.  Nothing is committed
+	 * before the last container's grant is added. */
+	free(dev);
+	dev = NULL;
+	if (cc_dp_devices(dp->t, dp->p, r, l, &dev, &ndev, err) < 0)
 		return -1;
 	for (int i = 0; i < nreq; i++) {
 		_cleanup_bitmap_ hwloc_bitmap_t cpus = hwloc_bitmap_alloc();

@@ -293,8 +293,17 @@ static int settle_earlier(const struct carve_job *j, struct cc_err *err)
 	return 0;
 }
 
+/* The key a refusal of admission names: the placement annotation, or
+ * the grant's when the grant alone asked. */
+static const char *admit_key(const struct cc_carve_spec *spec)
+{
+	return spec->placed || !spec->grant ? spec->req->annotation : CC_GRANT_KEY;
+}
+
 /* The class's caps against what its live carves hold (the ledger's
- * carves read only for a class that has caps). */
+ * carves read only for a class that has caps).  A grant not yet carved
+ * counts what its carve will: its cores under the class's smt (one CPU a
+ * core under isolate), not every thread it books. */
 static int admit_caps(const struct carve_job *j, struct cc_err *err)
 {
 	const struct cc_pclass *pc = cc_policy_class(j->policy, j->spec->req->class_name);
@@ -310,12 +319,15 @@ static int admit_caps(const struct carve_job *j, struct cc_err *err)
 	cc_ledger_foreach_carve(j->ledger, i, c) {
 		if (strcmp(c->class_name, pc->name) || !strcmp(c->id, j->spec->id))
 			continue;
-		u.class_cpus += hwloc_bitmap_weight(c->cpus);
+		int n = strcmp(c->kind, "grant") ? hwloc_bitmap_weight(c->cpus)
+						 : grant_counted(j->topo, c->cpus, pc->smt);
+
+		u.class_cpus += n;
 		cc_cg_parent(c->cgroup, p, sizeof(p));
 		if (c->cgroup[0] && !strcmp(p, pod))
-			u.pod_cpus += hwloc_bitmap_weight(c->cpus);
+			u.pod_cpus += n;
 	}
-	if (cc_admit_caps(pc, j->spec->req, &u, pod, j->spec->req->annotation, err) < 0)
+	if (cc_admit_caps(pc, j->spec->req, &u, pod, admit_key(j->spec), err) < 0)
 		return cc_err_prefix(err, "container %s", j->spec->id);
 	return 0;
 }
@@ -513,8 +525,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	}
 	/* Who may and what pays, before anything is locked. */
 	if (spec->tenant && cc_admit_tenant(policy, cc_policy_class(policy, spec->req->class_name), spec->req,
-					    spec->tenant, spec->placed || !spec->grant ? spec->req->annotation : CC_GRANT_KEY,
-					    err) < 0)
+					    spec->tenant, admit_key(spec), err) < 0)
 		return cc_err_prefix(err, "container %s", spec->id);
 	ledger = lock_and_gc(ctx, &cg, err);
 	if (!ledger)

@@ -32,13 +32,26 @@ int grant_request(const struct cc_grant_ref *g, struct cc_request *req, bool pla
 	return 0;
 }
 
+int grant_counted(const struct cc_topo *t, hwloc_const_bitmap_t cpus, enum cc_smt smt)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->ncores; i++) {
+		const struct cc_core *c = &t->cores[i];
+
+		if (c->pus && hwloc_bitmap_isincluded(c->pus, cpus))
+			n += smt == CC_SMT_FULL ? hwloc_bitmap_weight(c->pus) : 1;
+	}
+	return n;
+}
+
 int grant_shape(const struct cc_topo *t, const struct cc_policy *p, const struct cc_grant_ref *g,
 		struct cc_request *req, bool placed, struct cc_err *err)
 {
 	const struct cc_pclass *pc = cc_policy_class(p, req->class_name);
 	_cleanup_bitmap_ hwloc_bitmap_t whole = hwloc_bitmap_alloc();
 	enum cc_smt smt;
-	int cpus = 0;
+	int cpus;
 
 	if (!whole)
 		return cc_err_sys(err, ENOMEM, "grant");
@@ -56,8 +69,8 @@ int grant_shape(const struct cc_topo *t, const struct cc_policy *p, const struct
 		if (!hwloc_bitmap_isincluded(c->pus, g->cpus))
 			break;
 		hwloc_bitmap_or(whole, whole, c->pus);
-		cpus += smt == CC_SMT_FULL ? hwloc_bitmap_weight(c->pus) : 1;
 	}
+	cpus = grant_counted(t, g->cpus, smt);
 	if (!hwloc_bitmap_isequal(whole, g->cpus)) {
 		_cleanup_free_ char *w = cc_cpulist_format(whole);
 

@@ -23,6 +23,11 @@ int container_gc_dry(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledge
 /* The request a grant makes: its class (a placement annotation beside it,
  * `placed`, must name the same), the allocator held to its cores. */
 int grant_request(const struct cc_grant_ref *g, struct cc_request *req, bool placed, struct cc_err *err);
+/* The CPUs a carve of whole cores `cpus` counts under `smt` (one per
+ * core under isolate, every thread under full): what a grant's request
+ * asks (grant_shape) and what a grant not yet carved counts toward its
+ * class's caps (admit_caps), so both count as the carve will. */
+int grant_counted(const struct cc_topo *t, hwloc_const_bitmap_t cpus, enum cc_smt smt);
 /* Before the lock: the grant's CPUs are whole online cores of `t` in an
  * exclusive class, and req->cpus what carving them all takes (a placement
  * annotation's cpus must say the same). */

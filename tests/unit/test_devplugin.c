@@ -152,6 +152,35 @@ START_TEST(test_health_f03)
 		ck_assert_int_eq(d[n - 1].cpu, 15);
 		ck_assert_msg(strstr(d[n - 1].holder, "minShared"), "%s", d[n - 1].holder);
 	}
+	/* Allocate refuses what its own list says is Unhealthy (the kubelet
+	 * asked from an older list), the whole request, nothing recorded:
+	 * the core minShared keeps, the core another carve holds. */
+	{
+		static const struct {
+			const char *cls, *id, *msg;
+		} sick[] = {
+			{ "throughput", "cpu15", "container request 1: device cpu15: Unhealthy, minShared (policy p.yaml): kept "
+						 "shared (the kubelet asked from an older list; it grants again from the next)" },
+			{ "fast", "cpu2", "container request 1: device cpu2: Unhealthy, held by container c1" },
+			{ "fast", "cpu4", "container request 1: device cpu4: Unhealthy, held by grant grant:latency:4-5" },
+		};
+
+		for (size_t i = 0; i < sizeof(sick) / sizeof(sick[0]); i++) {
+			char *ok[] = { strcmp(sick[i].cls, "throughput") ? "cpu6" : "cpu13" };
+			char *bad[] = { (char *)sick[i].id };
+			char *const *two[] = { ok, bad };
+			int n2[] = { 1, 1 };
+			char g2[2][CC_DP_ID_MAX];
+			struct cc_err e = CC_ERR_INIT;
+			_cleanup_ledger_ struct cc_ledger *l = NULL;
+
+			ck_assert_int_eq(cc_dp_allocate(&fx.dp, res(sick[i].cls), two, n2, 2, g2, &e), -1);
+			ck_assert_int_eq(e.code, EBUSY);
+			ck_assert_msg(!strncmp(e.msg, sick[i].msg, strlen(sick[i].msg)), "%zu: %s", i, e.msg);
+			l = cc_ledger_read(fx.dir, &err);
+			ck_assert_int_eq(cc_ledger_ncarves(l), 3);
+		}
+	}
 }
 END_TEST
 

@@ -49,16 +49,22 @@ struct plugin {
 	struct cc_devplugin dp;
 };
 
-static void plugin_open(struct plugin *pl, struct hookenv *e)
+/* The plugin with policy `text` (the hook's, as hookenv_init got it). */
+static void plugin_open_with(struct plugin *pl, struct hookenv *e, const char *text)
 {
 	struct cc_err err = CC_ERR_INIT;
 
 	pl->t = cc_topo_load(&e->src, &err);
 	ck_assert_msg(pl->t != NULL, "%s", err.msg);
-	pl->p = cc_policy_parse(policy_text, strlen(policy_text), "p.yaml", &err);
+	pl->p = cc_policy_parse(text, strlen(text), "p.yaml", &err);
 	ck_assert_msg(pl->p != NULL, "%s", err.msg);
 	ck_assert_int_eq(cc_dp_resources(pl->t, pl->p, &pl->res, &pl->nres, &err), 0);
 	pl->dp = (struct cc_devplugin){ .t = pl->t, .p = pl->p, .state = e->state, .res = pl->res, .nres = pl->nres };
+}
+
+static void plugin_open(struct plugin *pl, struct hookenv *e)
+{
+	plugin_open_with(pl, e, policy_text);
 }
 
 static void plugin_close(struct plugin *pl)
@@ -285,6 +291,46 @@ START_TEST(test_grant_refused)
 }
 END_TEST
 
+/* maxCpus counts a grant not yet carved as its carve will count: one CPU
+ * a core under smt: isolate, not every thread it books.  Two grants of
+ * one core each fit a cap of 2; a third core does not. */
+static const char policy_caps[] = "reserved: \"0-1,8-9\"\n"
+				  "minShared: 0\n"
+				  "classes:\n"
+				  "  latency: {coreType: performance, smt: isolate, irq: leave, maxCpus: 2}\n";
+
+START_TEST(test_grant_caps_count)
+{
+	struct hookenv e;
+	struct plugin pl;
+	struct cc_err err = CC_ERR_INIT;
+	char a[512], b[512], c[512];
+
+	hookenv_init(&e, kernels[_i], policy_caps, SYNTH);
+	plugin_open_with(&pl, &e, policy_caps);
+	allocate(&pl, "latency", "cpu2", NULL, a, sizeof(a));
+	allocate(&pl, "latency", "cpu4", NULL, b, sizeof(b));
+	pod(&e, "a");
+	ck_assert_msg(hookenv_create(&e, "a", 4242, "/kubepods/pod1/a", a, 100000, &err) == 0, "%s", err.msg);
+	check_carve(&e, "a", "2", "3", "grant:latency:2-3");
+	allocate(&pl, "latency", "cpu6", NULL, c, sizeof(c));
+	pod(&e, "c");
+	ck_assert_int_eq(hookenv_create(&e, "c", 4243, "/kubepods/pod1/c", c, 100000, &err), -1);
+	ck_assert_msg(err.code == EPERM && strstr(err.msg, "container c: annotation corecarve.io/grant: cpus: 1 more CPUs "
+							   "of class \"latency\" would make 3 on this node, "
+							   "more than its 2 (policy classes.latency.maxCpus)"),
+		      "%s", err.msg);
+	check_carve(&e, "grant:latency:6-7", "6-7", "", "");
+	/* b's own grant counts once, as its carve: 1 (a) + 1 (c's grant) + 1. */
+	pod(&e, "b");
+	ck_assert_int_eq(hookenv_create(&e, "b", 4244, "/kubepods/pod1/b", b, 100000, &err), -1);
+	ck_assert_msg(strstr(err.msg, "would make 3 on this node"), "%s", err.msg);
+	ck_assert_int_eq(hookenv_ncarves(&e), 3);
+	plugin_close(&pl);
+	hookenv_fini(&e);
+}
+END_TEST
+
 /* A placement annotation beside a grant may refine what its class lets
  * it, never change the class or the count. */
 START_TEST(test_grant_with_placement)
@@ -390,6 +436,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_grant_smt_full, 0, 3);
 	tcase_add_loop_test(t, test_grant_refused, 0, 3);
 	tcase_add_loop_test(t, test_grant_with_placement, 0, 3);
+	tcase_add_loop_test(t, test_grant_caps_count, 0, 3);
 	tcase_add_loop_test(t, test_grant_release_orders, 0, 3 * NHOW * NHOW * 2);
 	suite_add_tcase(s, t);
 	return s;
