@@ -106,6 +106,7 @@ int cc_cmd_vm(int argc, char **argv);
 int cc_cmd_doctor(int argc, char **argv);
 int cc_cmd_capture(int argc, char **argv);
 int cc_cmd_calibrate(int argc, char **argv);
+int cc_cmd_policy(int argc, char **argv);
 /* plan --explain (cli/cmd_calibrate.c): what the carve avoids, in the
  * node's baseline numbers, printed after the plan. */
 int cc_cli_plan_explain(const struct cc_cli_common *c, const struct cc_root *root, const struct cc_topo *t,

@@ -27,6 +27,7 @@ static const struct cc_command commands[] = {
 	{ "doctor", cc_cmd_doctor, "is this node ready? cgroups, partitions, capacity, governors, THP, irqbalance, hooks (exit 0/1/2)" },
 	{ "capture", cc_cmd_capture, "copy what corecarve reads of this node into a --root tree, for bug reports" },
 	{ "device-plugin", cc_cmd_device_plugin, "publish each exclusive class's whole cores to the kubelet (device plugin API) and grant them" },
+	{ "policy", cc_cmd_policy, "what the policy means to the cluster: quotas (ResourceQuotas for the classes' namespaces)" },
 	{ "calibrate", cc_cmd_calibrate, "measure this node's placement table (SMT, L2, L3, NUMA, package, class pairs) as its baseline" },
 };
 

@@ -24,7 +24,7 @@ _corecarve()
 	local cur prev cmd i
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="topology plan status audit exec hook irq vm init-parent doctor capture calibrate device-plugin"
+	local commands="topology plan status audit exec hook irq vm init-parent doctor capture calibrate device-plugin policy"
 	local topo_src="--root --hwloc-xml --synthetic --policy"
 	local table="--output --no-headers --raw --width"
 
@@ -113,6 +113,13 @@ _corecarve()
 		;;
 	device-plugin)
 		COMPREPLY=($(compgen -W "--dir --state --root --policy --pod-resources --grace --help" -- "$cur"))
+		;;
+	policy)
+		if ((COMP_CWORD == 2)); then
+			COMPREPLY=($(compgen -W "quotas --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "--policy --root --help -" -- "$cur"))
+		fi
 		;;
 	calibrate)
 		COMPREPLY=($(compgen -W "--rounds --ms --output --json --dry-run --root --hwloc-xml --synthetic --policy --help" -- "$cur"))

@@ -7,6 +7,7 @@
 #include <hwloc.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "paths.h"
@@ -96,6 +97,23 @@ struct cc_policy {
  * min_shared_pct of them rounded up. */
 int cc_policy_min_shared(const struct cc_policy *p, int unreserved);
 const char *cc_unlimited_name(enum cc_unlimited v);
+/* The extended resource an exclusive class is published as to Kubernetes
+ * (corecarve device-plugin, corecarve policy quotas):
+ * "corecarve.io/<class>-cores".  Its name part is a Kubernetes qualified
+ * name (at most 63 characters, starting with a letter or digit), which
+ * the policy's parser holds an exclusive class's name to. */
+#define CC_RESOURCE_DOMAIN "corecarve.io/"
+#define CC_RESOURCE_SUFFIX "-cores"
+#define CC_RESOURCE_NAME_MAX 63
+void cc_policy_resource_name(const struct cc_pclass *c, char *buf, size_t len);
+/* The ResourceQuota objects (YAML, on `out`) that keep each namespace of
+ * `ns` (n names; a repeated one once) at requests.<resource>: "0" of
+ * every exclusive class whose `namespaces` leave it out, so that the API
+ * server refuses the pods the hook would refuse (corecarve policy
+ * quotas).  A namespace every class admits gets none.  -1 (EINVAL) with
+ * nothing written for a name that is not a namespace name. */
+#define CC_QUOTA_NAME "corecarve-classes"
+int cc_policy_quotas(const struct cc_policy *p, char *const *ns, int n, FILE *out, struct cc_err *err);
 /* Whether class `c` lets a Kubernetes pod of namespace `ns` use it ("" = not
  * known: only a class without namespaces). */
 bool cc_policy_namespace_allowed(const struct cc_pclass *c, const char *ns);

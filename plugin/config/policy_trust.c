@@ -131,10 +131,25 @@ static int parse_namespaces(const struct cc_ynode *n, struct cc_pclass *c, struc
 	return 0;
 }
 
+void cc_policy_resource_name(const struct cc_pclass *c, char *buf, size_t len)
+{
+	snprintf(buf, len, CC_RESOURCE_DOMAIN "%s" CC_RESOURCE_SUFFIX, c->name);
+}
+
 int policy_parse_class_trust(const struct cc_ynode *cls, struct cc_pclass *c, struct cc_err *err)
 {
 	const struct cc_ynode *n = cc_ynode_get(cls, "namespaces");
+	size_t room = CC_RESOURCE_NAME_MAX - strlen(CC_RESOURCE_SUFFIX);
 	long long v;
+
+	/* The kubelet refuses to register a resource whose name is not a
+	 * qualified name: an exclusive class must make one. */
+	if (c->exclusive && (strlen(c->name) > room || c->name[0] == '-'))
+		return cc_ynode_err(cls, err, EINVAL,
+				    "an exclusive class is published to Kubernetes as " CC_RESOURCE_DOMAIN "<name>"
+				    CC_RESOURCE_SUFFIX ", so its name starts with a-z or 0-9 and has at most %zu "
+				    "characters; rename the class",
+				    room);
 
 	if (n && parse_namespaces(n, c, err) < 0)
 		return -1;

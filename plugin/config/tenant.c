@@ -12,8 +12,7 @@ static const char *ann_str(const json_t *a, const char *key)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/* RFC 1123 label: what the API server admits as a namespace name. */
-static bool dns_label(const char *s)
+bool cc_tenant_namespace_ok(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -72,7 +71,7 @@ int cc_tenant_read(const json_t *annotations, const struct cc_tenant_cpu *cpu, s
 	}
 	ns = ns_key ? ann_str(annotations, ns_key) : NULL;
 	if (ns) {
-		if (!dns_label(ns))
+		if (!cc_tenant_namespace_ok(ns))
 			return cc_err_set(err, EINVAL,
 					  "annotation %s: \"%.63s\" is not a Kubernetes namespace name (a DNS label of "
 					  "a-z, 0-9 and '-')",

@@ -27,6 +27,8 @@
 #define CC_K8S_LABEL_NAMESPACE "io.kubernetes.pod.namespace"
 
 #define CC_NAMESPACE_MAX 64 /* a Kubernetes namespace: a DNS label, 63 bytes */
+/* An RFC 1123 label: what the API server admits as a namespace name. */
+bool cc_tenant_namespace_ok(const char *s);
 
 struct cc_tenant {
 	/* Started by the kubelet through a CRI runtime (containerd's or

@@ -32,7 +32,7 @@ int cc_dp_resources(const struct cc_topo *t, const struct cc_policy *p, struct c
 			continue; /* the host has no core of its type: nothing to offer */
 		r[k].cls = cls;
 		snprintf(r[k].class_name, sizeof(r[k].class_name), "%s", pc->name);
-		snprintf(r[k].name, sizeof(r[k].name), "corecarve.io/%s-cores", pc->name);
+		cc_policy_resource_name(pc, r[k].name, sizeof(r[k].name));
 		snprintf(r[k].endpoint, sizeof(r[k].endpoint), "corecarve-%s.sock", pc->name);
 		k++;
 	}

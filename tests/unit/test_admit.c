@@ -580,6 +580,179 @@ START_TEST(test_quota_above_pod_kept)
 }
 END_TEST
 
+/* corecarve policy quotas (#38): the ResourceQuotas that keep the
+ * namespaces a class leaves out at 0 of its resource, for the default
+ * policy (none: no class names namespaces) and the 2-socket example
+ * (latency: trading and rt-*, isolated: trading); a repeated namespace
+ * once; every object read back by a real YAML parser (PyYAML) as a
+ * ResourceQuota of string "0"s; a bad name refused with nothing
+ * written. */
+static char *quotas_text(const struct cc_policy *p, char *const *ns, int n, int *rc, struct cc_err *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	*rc = cc_policy_quotas(p, ns, n, f, err);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_quotas)
+{
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_policy_ struct cc_policy *def = cc_policy_default(&err);
+	_cleanup_policy_ struct cc_policy *ex = NULL;
+	char *some[] = { "dev", "trading", "rt-feed", "dev", "default" };
+	char path[4096], file[] = "/tmp/cc-quotas-XXXXXX";
+	_cleanup_free_ char *a = NULL, *b = NULL, *out = NULL;
+	int rc, fd;
+
+	ck_assert_ptr_nonnull(def);
+	a = quotas_text(def, some, 5, &rc, &err);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(a, "# ResourceQuotas from corecarve policy embedded default (corecarve policy quotas).\n"
+			    "# No exclusive class names namespaces: every namespace may use every class, and\n"
+			    "# there is nothing to apply.\n");
+	snprintf(path, sizeof(path), "%s/examples/policy-2socket-smt.yaml", CC_SOURCE_DIR);
+	ex = cc_policy_load(path, &err);
+	ck_assert_msg(ex != NULL, "%s", err.msg);
+	b = quotas_text(ex, some, 5, &rc, &err);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(strstr(b, "# corecarve.io/latency-cores: only namespaces trading, rt-* (classes.latency.namespaces)\n"
+				"# corecarve.io/isolated-cores: only namespaces trading (classes.isolated.namespaces)\n"),
+		      "%s", b);
+	ck_assert_msg(strstr(b, "---\n"
+				"apiVersion: v1\n"
+				"kind: ResourceQuota\n"
+				"metadata:\n"
+				"  name: corecarve-classes\n"
+				"  namespace: dev\n"
+				"  labels:\n"
+				"    app.kubernetes.io/managed-by: corecarve\n"
+				"spec:\n"
+				"  hard:\n"
+				"    requests.corecarve.io/latency-cores: \"0\"\n"
+				"    requests.corecarve.io/isolated-cores: \"0\"\n"
+				"---\n"),
+		      "%s", b);
+	ck_assert_msg(strstr(b, "  namespace: rt-feed\n  labels:\n    app.kubernetes.io/managed-by: corecarve\nspec:\n"
+				"  hard:\n    requests.corecarve.io/isolated-cores: \"0\"\n---\n"),
+		      "%s", b);
+	/* trading is admitted everywhere: no quota; dev once. */
+	ck_assert_ptr_null(strstr(b, "namespace: trading"));
+	ck_assert_ptr_null(strstr(strstr(b, "namespace: dev") + 1, "namespace: dev"));
+	/* A YAML parser reads what kubectl will: three ResourceQuotas. */
+	fd = mkstemp(file);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, b, strlen(b)), (ssize_t)strlen(b));
+	close(fd);
+	rc = cc_test_sh(&out,
+			"/usr/bin/python3 -c 'import sys, yaml\n"
+			"for d in yaml.safe_load_all(open(sys.argv[1])):\n"
+			"  assert d[\"apiVersion\"] == \"v1\" and d[\"kind\"] == \"ResourceQuota\", d\n"
+			"  assert all(k.startswith(\"requests.corecarve.io/\") and v == \"0\" for k, v in d[\"spec\"][\"hard\"].items()), d\n"
+			"  print(d[\"metadata\"][\"namespace\"], sorted(d[\"spec\"][\"hard\"]))' %s 2>&1",
+			file);
+	unlink(file);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_str_eq(out, "dev ['requests.corecarve.io/isolated-cores', 'requests.corecarve.io/latency-cores']\n"
+			      "rt-feed ['requests.corecarve.io/isolated-cores']\n"
+			      "default ['requests.corecarve.io/isolated-cores', 'requests.corecarve.io/latency-cores']\n");
+	/* Not a namespace name: refused, nothing written. */
+	{
+		char *bad[][2] = { { "dev", "Dev" }, { "dev", "-x" }, { "dev", "x/y" }, { "dev", "" },
+				   { "dev", "a123456789b123456789c123456789d123456789e123456789f123456789g123" } };
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			_cleanup_free_ char *c = NULL;
+
+			cc_err_clear(&err);
+			c = quotas_text(ex, bad[i], 2, &rc, &err);
+			ck_assert_int_eq(rc, -1);
+			ck_assert_int_eq(err.code, EINVAL);
+			ck_assert_str_eq(c, "");
+			ck_assert_msg(strstr(err.msg, "not a Kubernetes namespace name"), "%s", err.msg);
+		}
+	}
+}
+END_TEST
+
+/* An exclusive class's resource must be a name the kubelet registers:
+ * corecarve.io/<name>-cores, a qualified name of at most 63 characters
+ * after the domain, starting with a letter or digit. */
+START_TEST(test_resource_names)
+{
+	char yaml[512], name[80];
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_policy *p;
+
+	memset(name, 'a', 57);
+	name[57] = 0;
+	snprintf(yaml, sizeof(yaml), "classes:\n  %s: {coreType: performance}\n", name);
+	p = cc_policy_parse(yaml, strlen(yaml), "p.yaml", &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	cc_policy_free(p);
+	snprintf(yaml, sizeof(yaml), "classes:\n  %sa: {coreType: performance}\n", name);
+	ck_assert_ptr_null(cc_policy_parse(yaml, strlen(yaml), "p.yaml", &err));
+	ck_assert_msg(strstr(err.msg, "p.yaml:2:3: classes.") &&
+			      strstr(err.msg, ": an exclusive class is published to Kubernetes as "
+					      "corecarve.io/<name>-cores, so its name starts with a-z or 0-9 and has at "
+					      "most 57 characters; rename the class"),
+		      "%s", err.msg);
+	/* A shared class is never published: its name may be longer. */
+	snprintf(yaml, sizeof(yaml), "classes:\n  %sa: {coreType: performance, exclusive: false}\n", name);
+	cc_err_clear(&err);
+	p = cc_policy_parse(yaml, strlen(yaml), "p.yaml", &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	cc_policy_free(p);
+	cc_err_clear(&err);
+	ck_assert_ptr_null(cc_policy_parse("classes:\n  -x: {coreType: performance}\n", 39, "p.yaml", &err));
+	ck_assert_msg(strstr(err.msg, "starts with a-z or 0-9"), "%s", err.msg);
+}
+END_TEST
+
+/* The command: names from standard input as kubectl prints them, and
+ * each misuse a one-line error, exit 2, nothing on stdout. */
+START_TEST(test_quotas_cli)
+{
+	const char *bin = cc_test_bin("policy quotas");
+	_cleanup_free_ char *out = NULL;
+	static const struct {
+		const char *args, *in, *msg;
+	} bad[] = {
+		{ "quotas", "", "corecarve: policy quotas: name the namespaces" },
+		{ "quotas -", "# none\n\n", "corecarve: policy quotas: name the namespaces" },
+		{ "quotas dev Dev", "", "corecarve: policy quotas: namespace \"Dev\": not a Kubernetes namespace name" },
+		{ "quotas -", "namespace/dev\nnamespace/x_y\n", "corecarve: policy quotas: namespace \"x_y\"" },
+		{ "quotas --json dev", "", "corecarve: policy quotas: unexpected argument \"--json\"" },
+		{ "quotas dev --policy /nonexistent/p.yaml", "", "corecarve: policy /nonexistent/p.yaml: No such file" },
+		{ "quotes dev", "", "corecarve: policy: unknown subcommand \"quotes\" (expected quotas)" },
+	};
+	char cmd[512];
+	int rc;
+
+	if (!bin)
+		return;
+	rc = cc_test_sh(&out, "printf 'namespace/dev\\n\\n# a comment\\n  trading \\r\\nnamespaces/rt-a\\n' | '%s' policy quotas "
+			      "--policy '%s/examples/policy-2socket-smt.yaml' - 2>&1", bin, CC_SOURCE_DIR);
+	ck_assert_msg(rc == 0 && strstr(out, "  namespace: dev\n") && strstr(out, "  namespace: rt-a\n") &&
+			      !strstr(out, "namespace: trading"),
+		      "%d %s", rc, out);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		_cleanup_free_ char *o = NULL, *e = NULL;
+
+		snprintf(cmd, sizeof(cmd), "printf '%s' | '%s' policy %s", bad[i].in, bin, bad[i].args);
+		rc = cc_test_sh(&o, "%s 2>/dev/null", cmd);
+		ck_assert_msg(rc == 2 && !*o, "%zu: %d stdout %s", i, rc, o);
+		rc = cc_test_sh(&e, "%s 2>&1 >/dev/null", cmd);
+		ck_assert_msg(!strncmp(e, bad[i].msg, strlen(bad[i].msg)) && strchr(e, '\n') == e + strlen(e) - 1,
+			      "%zu: %s", i, e);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("admit");
@@ -593,6 +766,9 @@ static Suite *suite(void)
 	tcase_add_test(t, test_caps);
 	tcase_add_loop_test(t, test_bad_keys, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
 	tcase_add_test(t, test_min_shared_share);
+	tcase_add_test(t, test_quotas);
+	tcase_add_test(t, test_resource_names);
+	tcase_add_test(t, test_quotas_cli);
 	suite_add_tcase(s, t);
 	t = tcase_create("hook");
 	tcase_set_timeout(t, 120);
