@@ -228,6 +228,9 @@ struct cc_audit_snap {
 	int ngrowth;
 	struct cc_audit_irq_growth *growth;
 	char kubelet_policy[64];         /* policyName of kubelet's cpu_manager_state, "" when absent */
+	/* /proc/sys/kernel/panic_on_warn is set: a write that makes the
+	 * kernel warn would panic the node (false where it is absent). */
+	bool panic_on_warn;
 	struct cc_noderecs power;        /* the ledger's power records */
 	struct cc_power_now power_now;   /* what each recorded file holds now */
 	/* Private: path -> index (a jansson object used as a hash table), capacities. */

@@ -595,29 +595,67 @@ static int claimant(const struct cc_audit_snap *s, hwloc_const_bitmap_t cpus)
 	return -1;
 }
 
-static void partition_fix(const struct cc_audit_snap *s, hwloc_const_bitmap_t cpus, struct cc_finding *f)
+/* An invalid remote partition whose CPUs the kernel still keeps out of
+ * the root's effective set: the kernel did not release it.  Linux 6.7 to
+ * 6.x (6.12.95 seen; not 7.3): update_cpumask() invalidates a sibling
+ * partition that a cpuset.cpus write overlaps with partcmd_invalidate,
+ * which leaves a remote partition on remote_children with its CPUs in
+ * subpartitions_cpus; every write that takes it off again
+ * (remote_partition_disable) reaches partition_xcpus_del()'s
+ * WARN_ON_ONCE(old_prs < 0), and no write makes it valid first (its own
+ * CPUs are "allocated to other partitions").  docs/audit.md. */
+static bool kernel_kept(const struct cc_audit_snap *s, bool remote, bool invalid, hwloc_const_bitmap_t cpus)
+{
+	return remote && invalid && !hwloc_bitmap_iszero(cpus) && !hwloc_bitmap_intersects(s->cgroups[0].effective, cpus);
+}
+
+#define KEPT_WARNS "through member, which on this kernel makes it warn once (partition_xcpus_del, docs/audit.md)"
+
+/* What --fix does about the partition: waits for the cgroup that claims
+ * its CPUs, else writes it again.  One the kernel kept is re-armed only
+ * through a write that warns once: not tried while a claim lasts (the
+ * re-arm would fail after the warning), nor where a warning panics the
+ * node. */
+static void partition_fix(const struct cc_audit_snap *s, hwloc_const_bitmap_t cpus, bool kept, struct cc_finding *f)
 {
 	int who = claimant(s, cpus);
 	_cleanup_bitmap_ hwloc_bitmap_t x = NULL;
 	char a[BUF];
 
+	if (kept && s->panic_on_warn) {
+		f->repair = CC_REPAIR_NONE;
+		CC_AUDIT_SET(f->fix,
+			     "not re-armed: kernel.panic_on_warn is 1, and on this kernel taking an invalid remote "
+			     "partition back makes the kernel warn (partition_xcpus_del, docs/audit.md), which would "
+			     "panic the node; CPUs %s stay the container's meanwhile; restart the container in a "
+			     "maintenance window (its release takes the partition back the same way), or set "
+			     "kernel.panic_on_warn=0 first",
+			     fmt(a, sizeof(a), cpus));
+		return;
+	}
 	if (who < 0 || !(x = hwloc_bitmap_alloc())) {
-		CC_AUDIT_SET(f->fix, "--fix writes the partition again");
+		CC_AUDIT_SET(f->fix, "%s",
+			     kept ? "--fix re-arms it " KEPT_WARNS "; no other write takes the partition back"
+				  : "--fix writes the partition again");
 		return;
 	}
 	hwloc_bitmap_and(x, s->cgroups[who].cpus, cpus);
-	CC_AUDIT_SET(f->fix, "cgroup %s claims %s in its cpuset.cpus: its owner must drop them, then --fix re-arms it",
-		     s->cgroups[who].path, fmt(a, sizeof(a), x));
+	if (kept)
+		f->repair = CC_REPAIR_NONE;
+	CC_AUDIT_SET(f->fix, "cgroup %s claims %s in its cpuset.cpus: its owner must drop them, then --fix re-arms it%s",
+		     s->cgroups[who].path, fmt(a, sizeof(a), x), kept ? " " KEPT_WARNS : "");
 }
 
-/* One finding about the partition state `got` of `path`, if it is not `want`. */
+/* One finding about the partition state `got` of `path`, if it is not
+ * `want`; `remote`: a remote partition's (its parent is none). */
 static int partition_state(const struct cc_audit_in *in, const char *carve, const char *path, const char *got,
-			   const char *want, hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t effective,
+			   const char *want, bool remote, hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t effective,
 			   struct cc_audit_report *out, struct cc_err *err)
 {
-	char a[BUF];
+	char a[BUF], b[BUF];
 	size_t n = strcspn(got, " ");
 	bool invalid = strstr(got, "invalid") != NULL;
+	bool kept = kernel_kept(in->snap, remote, invalid, cpus);
 	struct cc_finding *f;
 
 	if (!invalid && partition_word(got) && (!want || (strlen(want) == n && !strncmp(got, want, n))))
@@ -626,13 +664,14 @@ static int partition_state(const struct cc_audit_in *in, const char *carve, cons
 	f->repair = CC_REPAIR_REAPPLY;
 	CC_AUDIT_SET(f->object, "cgroup %s", path);
 	CC_AUDIT_SET(f->expected, "cpuset.cpus.partition %s", want ? want : "root or isolated");
-	/* Where its tasks run instead, when that moved too. */
-	if (!hwloc_bitmap_isincluded(effective, cpus))
-		CC_AUDIT_SET(f->actual, "cpuset.cpus.partition %s; effective %s", *got ? got : "absent",
-			     fmt(a, sizeof(a), effective));
-	else
-		CC_AUDIT_SET(f->actual, "cpuset.cpus.partition %s", *got ? got : "absent");
-	partition_fix(in->snap, cpus, f);
+	/* Where its tasks run instead, when that moved too; whether the
+	 * kernel still holds its CPUs for it. */
+	CC_AUDIT_SET(f->actual, "cpuset.cpus.partition %s%s%s%s%s%s", *got ? got : "absent",
+		     hwloc_bitmap_isincluded(effective, cpus) ? "" : "; effective ",
+		     hwloc_bitmap_isincluded(effective, cpus) ? "" : fmt(a, sizeof(a), effective),
+		     kept ? "; the kernel still keeps CPUs " : "", kept ? fmt(b, sizeof(b), cpus) : "",
+		     kept ? " for it alone (it left the invalid remote partition on its list)" : "");
+	partition_fix(in->snap, cpus, kept, f);
 	return 0;
 }
 
@@ -656,7 +695,8 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 
 		if (i < 0 || carve_mode(c, &mode) < 0 || mode == CC_MODE_CPUSET_ONLY)
 			continue;
-		if (partition_state(in, c->id, c->cgroup, s->cgroups[i].partition, want, c->cpus, s->cgroups[i].effective,
+		if (partition_state(in, c->id, c->cgroup, s->cgroups[i].partition, want, mode == CC_MODE_REMOTE, c->cpus,
+				    s->cgroups[i].effective,
 				    out, err) < 0)
 			return -1;
 		if (hwloc_bitmap_iszero(c->parked))
@@ -689,7 +729,7 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 			CC_AUDIT_SET(f->fix, "--fix parks the siblings again");
 			continue;
 		}
-		if (partition_state(in, c->id, pk, s->cgroups[j].partition, "isolated", held, s->cgroups[j].effective,
+		if (partition_state(in, c->id, pk, s->cgroups[j].partition, "isolated", false, held, s->cgroups[j].effective,
 				    out, err) < 0)
 			return -1;
 		if (!hwloc_bitmap_isincluded(held, s->cgroups[j].effective)) {

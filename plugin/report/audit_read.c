@@ -329,6 +329,23 @@ static int read_kubelet(const struct cc_root *root, struct cc_audit_snap *s, str
 	return 0;
 }
 
+/* kernel.panic_on_warn: whether a kernel warning takes the node down
+ * (the re-arm of an invalid remote partition warns on some kernels). */
+static int read_panic_on_warn(const struct cc_root *root, struct cc_audit_snap *s, struct cc_err *err)
+{
+	_cleanup_free_ char *text = cc_root_read(root, "/proc/sys/kernel/panic_on_warn", 0, err);
+
+	if (!text) {
+		if (err->code == ENOENT) {
+			cc_err_clear(err);
+			return 0;
+		}
+		return -1;
+	}
+	s->panic_on_warn = atoi(text) != 0;
+	return 0;
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -416,7 +433,7 @@ int cc_audit_snap_read(const struct cc_root *root, const struct cc_ledger *l,
 	for (int i = 0; i < s->ncgroups; i++)
 		if ((s->cgroups[i].within >= 0 || s->cgroups[i].quota_at >= 0) && read_tasks(&w, i, root, err) < 0)
 			goto out;
-	if (read_kubelet(root, s, err) < 0)
+	if (read_kubelet(root, s, err) < 0 || read_panic_on_warn(root, s, err) < 0)
 		goto out;
 	if (cc_power_recs_load(l, &s->power, err) < 0 || cc_power_read_now(root, &s->power, &s->power_now, err) < 0)
 		goto out;

@@ -567,7 +567,8 @@ int cc_capture(const struct cc_root *src, const char *dest, const struct cc_capt
 	static const char *const files[] = {
 		"/proc/cpuinfo", "/proc/meminfo", "/proc/mounts", "/proc/self/mountinfo", "/proc/self/cgroup",
 		"/proc/cmdline", "/proc/interrupts", "/proc/stat", "/proc/sys/kernel/osrelease",
-		"/proc/sys/kernel/numa_balancing", "/sys/kernel/mm/transparent_hugepage/enabled", NULL,
+		"/proc/sys/kernel/numa_balancing", "/proc/sys/kernel/panic_on_warn",
+		"/sys/kernel/mm/transparent_hugepage/enabled", NULL,
 	};
 	struct cap c = { .src = src, .st = st, .err = err };
 	struct cc_err e = CC_ERR_INIT;

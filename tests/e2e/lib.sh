@@ -70,6 +70,18 @@ skip() {
 
 info() { printf 'INFO %s: %s\n' "$CC_SCENARIO" "$*"; }
 
+# kwarn_expect FUNCTION WHY: this scenario provokes a kernel WARNING in
+# FUNCTION on this kernel, for the reason WHY (a known kernel bug, with
+# where it is documented).  The runner then accepts that warning and only
+# it (kwarn.sh: kwarn_report); any other warning, or a taint beyond W,
+# still fails the scenario.  Declare it only on the kernels a probe shows
+# the bug on.
+kwarn_expect() {
+	[ -n "${CC_KWARN_EXPECT:-}" ] || return 0
+	printf '%s %s\n' "$1" "$2" >>"$CC_KWARN_EXPECT"
+	info "declared: this scenario makes the kernel warn in $1 ($2)"
+}
+
 # demo TEXT: only printed with run.sh --demo.
 demo() { [ "$CC_DEMO" != 1 ] || printf 'DEMO %s: %s\n' "$CC_SCENARIO" "$*"; }
 

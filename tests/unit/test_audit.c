@@ -493,9 +493,52 @@ START_TEST(test_partition_invalid_names_claimant)
 	snprintf(at(&w, "/kubepods/pod1/c1")->partition, 128, "root invalid");
 	set(at(&w, "/kubepods/pod1/p1")->cpus, "2-3");
 	ck_assert_str_eq(run_check(&w, cc_audit_check_partitions), "PARTITION_INVALID cgroup /kubepods/pod1/c1");
-	ck_assert_str_eq(w.rep.f[0].actual, "cpuset.cpus.partition root invalid");
+	/* As 6.12 leaves it (issue #45): the root's effective set still
+	 * lacks 2,4. */
+	ck_assert_str_eq(w.rep.f[0].actual, "cpuset.cpus.partition root invalid; the kernel still keeps CPUs 2,4 for it "
+					    "alone (it left the invalid remote partition on its list)");
+	/* Not tried while the claim lasts: the write through member warns
+	 * there and the re-arm fails anyway. */
+	ck_assert_str_eq(w.rep.f[0].fix,
+			 "cgroup /kubepods/pod1/p1 claims 2 in its cpuset.cpus: its owner must drop them, then --fix re-arms it "
+			 "through member, which on this kernel makes it warn once (partition_xcpus_del, docs/audit.md)");
+	ck_assert_int_eq(w.rep.f[0].repair, CC_REPAIR_NONE);
+	/* Where the kernel gave the CPUs back (7.x), the re-arm is tried. */
+	set(at(&w, "/")->effective, "0-1,2,4,6-15");
+	ck_assert_str_eq(run_check(&w, cc_audit_check_partitions), "PARTITION_INVALID cgroup /kubepods/pod1/c1");
 	ck_assert_str_eq(w.rep.f[0].fix,
 			 "cgroup /kubepods/pod1/p1 claims 2 in its cpuset.cpus: its owner must drop them, then --fix re-arms it");
+	ck_assert_int_eq(w.rep.f[0].repair, CC_REPAIR_REAPPLY);
+	world_fini(&w);
+}
+END_TEST
+
+/* The claim dropped, the 6.12 partition the kernel kept: the re-arm
+ * (through member) makes that kernel warn once, which the fix says, and
+ * on a node with panic_on_warn it is not made.  Where the kernel gave
+ * the CPUs back (7.x) it is an ordinary invalid partition. */
+START_TEST(test_partition_kernel_kept)
+{
+	struct world w;
+
+	world_remote(&w);
+	snprintf(at(&w, "/kubepods/pod1/c1")->partition, 128, "root invalid");
+	ck_assert_str_eq(run_check(&w, cc_audit_check_partitions), "PARTITION_INVALID cgroup /kubepods/pod1/c1");
+	ck_assert_int_eq(w.rep.f[0].repair, CC_REPAIR_REAPPLY);
+	ck_assert_str_eq(w.rep.f[0].fix, "--fix re-arms it through member, which on this kernel makes it warn once "
+					 "(partition_xcpus_del, docs/audit.md); no other write takes the partition back");
+	w.snap.panic_on_warn = true;
+	ck_assert_str_eq(run_check(&w, cc_audit_check_partitions), "PARTITION_INVALID cgroup /kubepods/pod1/c1");
+	ck_assert_int_eq(w.rep.f[0].repair, CC_REPAIR_NONE);
+	ck_assert_msg(strstr(w.rep.f[0].fix, "not re-armed: kernel.panic_on_warn is 1, and on this kernel taking an "
+					     "invalid remote partition back makes the kernel warn") &&
+			      strstr(w.rep.f[0].fix, "CPUs 2,4 stay the container's meanwhile"),
+		      "%s", w.rep.f[0].fix);
+	w.snap.panic_on_warn = false;
+	set(at(&w, "/")->effective, "0-1,2,4,6-15");
+	ck_assert_str_eq(run_check(&w, cc_audit_check_partitions), "PARTITION_INVALID cgroup /kubepods/pod1/c1");
+	ck_assert_str_eq(w.rep.f[0].actual, "cpuset.cpus.partition root invalid");
+	ck_assert_str_eq(w.rep.f[0].fix, "--fix writes the partition again");
 	world_fini(&w);
 }
 END_TEST
@@ -1576,6 +1619,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_drift_latent_and_exclusive);
 	tcase_add_test(tc, test_mems);
 	tcase_add_test(tc, test_partition_invalid_names_claimant);
+	tcase_add_test(tc, test_partition_kernel_kept);
 	tcase_add_test(tc, test_partition_missing);
 	tcase_add_test(tc, test_parked_partition);
 	tcase_add_test(tc, test_partition_not_for_cpuset_only);

@@ -130,6 +130,106 @@ START_TEST(test_quiet)
 }
 END_TEST
 
+/* kwarn_judge and kwarn_report: a warning passes only where the scenario
+ * declared its function (kwarn_expect), and then only that one with the
+ * W taint; anything else fails the scenario. */
+static int judge(char **out, const char *scan_out, const char *expect)
+{
+	char *s = cc_test_write_tmp(scan_out);
+	char *e = expect ? cc_test_write_tmp(expect) : NULL;
+	int rc = cc_test_sh(out, ". %s && kwarn_judge %s <%s", KWARN, e ? e : "", s);
+
+	unlink(s);
+	free(s);
+	if (e) {
+		unlink(e);
+		free(e);
+	}
+	return rc;
+}
+
+START_TEST(test_judge)
+{
+	static const char expect[] = "partition_xcpus_del Linux 6.12 keeps an invalid remote partition (docs/audit.md)\n";
+	char *out = NULL, *scanned = NULL;
+
+	ck_assert_int_eq(scan(&scanned, warn_612, "100.0", 0, 512), 1);
+	/* Declared: its reason printed. */
+	ck_assert_int_eq(judge(&out, scanned, expect), 0);
+	ck_assert_str_eq(out, "partition_xcpus_del: Linux 6.12 keeps an invalid remote partition (docs/audit.md)\n");
+	free(out);
+	/* Not declared, or another function declared: fails. */
+	ck_assert_int_eq(judge(&out, scanned, NULL), 1);
+	free(out);
+	ck_assert_int_eq(judge(&out, scanned, "remote_partition_disable a frame, not the warning's function\n"), 1);
+	free(out);
+	ck_assert_int_eq(judge(&out, scanned, "partition_xcpus_de prefix only\n"), 1);
+	free(out);
+	free(scanned);
+	/* A second, undeclared warning after the declared one fails. */
+	{
+		char two[sizeof(warn_612) + 256];
+
+		snprintf(two, sizeof(two), "%s[  130.1] WARNING: CPU: 1 PID: 9 at kernel/sched/core.c:99 other_fn+0x1/0x2\n",
+			 warn_612);
+		ck_assert_int_eq(scan(&scanned, two, "100.0", 0, 512), 1);
+		ck_assert_msg(strstr(scanned, "kernel: WARNING: CPU: 1 PID: 9"), "%s", scanned);
+		ck_assert_int_eq(judge(&out, scanned, expect), 1);
+		free(out);
+		free(scanned);
+	}
+	/* A taint beyond W (D: the kernel died in a task) fails. */
+	ck_assert_int_eq(scan(&scanned, warn_612, "100.0", 0, 512 | 128), 1);
+	ck_assert_int_eq(judge(&out, scanned, expect), 1);
+	free(out);
+	free(scanned);
+	/* A BUG is never declared away. */
+	ck_assert_int_eq(judge(&out, "kernel: BUG: unable to handle page fault\n", "BUG: whatever\n"), 1);
+	free(out);
+}
+END_TEST
+
+/* kwarn_report's lines, as the runners print them, from a log the guest
+ * would have: a quiet scenario passes, a declared warning is INFO, an
+ * undeclared one is a FAIL counted by run.sh. */
+START_TEST(test_report)
+{
+	char *log = cc_test_write_tmp(warn_612);
+	char *exp = cc_test_write_tmp("partition_xcpus_del known kernel bug\n");
+	char *out = NULL;
+
+	/* kwarn_since reads dmesg and /proc: give it the recorded log. */
+	ck_assert_int_eq(cc_test_sh(&out, ". %s && kwarn_since() { kwarn_scan \"${1%% *}\" 0 512 <%s; } && "
+				    "kwarn_report 30-audit '100.0 0' %s",
+				    KWARN, log, exp),
+			 0);
+	ck_assert_msg(strstr(out, "INFO 30-audit: the kernel warned as the scenario declared it would "
+				  "(partition_xcpus_del: known kernel bug):\n") &&
+			      strstr(out, "INFO 30-audit: kernel warned: kernel: WARNING: CPU: 15") && !strstr(out, "FAIL"),
+		      "%s", out);
+	free(out);
+	ck_assert_int_eq(cc_test_sh(&out, ". %s && kwarn_since() { kwarn_scan \"${1%% *}\" 0 512 <%s; } && "
+				    "kwarn_report 30-audit '100.0 0' /nonexistent",
+				    KWARN, log),
+			 0);
+	ck_assert_msg(out == strstr(out, "FAIL 30-audit/kernel-quiet: WARNING: CPU: 15 PID: 2211 at "
+					 "kernel/cgroup/cpuset.c:1313 partition_xcpus_del+0xa3/0xb0\n") &&
+			      strstr(out, "remote_partition_disable+0x99/0x120\n"),
+		      "%s", out);
+	free(out);
+	ck_assert_int_eq(cc_test_sh(&out, ". %s && kwarn_since() { kwarn_scan \"${1%% *}\" 0 0 <%s; } && "
+				    "kwarn_report 10-hook '200.0 0' /nonexistent",
+				    KWARN, log),
+			 0);
+	ck_assert_str_eq(out, "PASS 10-hook/kernel-quiet\n");
+	free(out);
+	unlink(log);
+	unlink(exp);
+	free(log);
+	free(exp);
+}
+END_TEST
+
 static Suite *kwarn_suite(void)
 {
 	Suite *s = suite_create("kwarn");
@@ -141,6 +241,8 @@ static Suite *kwarn_suite(void)
 	tcase_add_test(t, test_taint_alone_fails);
 	tcase_add_test(t, test_bug_and_oops);
 	tcase_add_test(t, test_quiet);
+	tcase_add_test(t, test_judge);
+	tcase_add_test(t, test_report);
 	suite_add_tcase(s, t);
 	return s;
 }

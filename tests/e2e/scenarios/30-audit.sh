@@ -131,18 +131,38 @@ elif [ "$mode" = remote-partition ] && [ "$conflict" = strips ]; then
 	expect sibling-reverted 0 ""
 	check_eq sibling-partition root "$(cg_read audit/pod1/c1 cpuset.cpus.partition)"
 elif [ "$mode" = remote-partition ]; then
+	# This kernel (6.12) leaves the invalidated remote partition on its
+	# remote list with its CPUs held; the only write that takes it back
+	# (member, at the re-arm below or at the release) warns once in
+	# partition_xcpus_del (issue #45, docs/audit.md).
+	kwarn_expect partition_xcpus_del "Linux $(uname -r) keeps a remote partition that a sibling's cpuset.cpus invalidated on its list; taking it back warns once (docs/audit.md, the 6.x kernel note)"
 	cg_write audit/pod1/p1 cpuset.cpus "$first" || fail sibling-write "$CG_ERR"
-	info "sibling claims $first: c1 partition '$(cg_read audit/pod1/c1 cpuset.cpus.partition)'"
+	info "sibling claims $first: c1 partition '$(cg_read audit/pod1/c1 cpuset.cpus.partition)', c1 effective $(cg_read audit/pod1/c1 cpuset.cpus.effective), root effective $(cg_read / cpuset.cpus.effective)"
 	expect sibling 1 "PARTITION_INVALID cgroup /audit/pod1/c1"
 	check_match sibling-names-claimant "*/audit/pod1/p1 claims $first*" "$AUDIT_JSON"
-	# The sibling still claims the CPU: the partition cannot be re-armed.
+	# The kernel still keeps the carve's CPUs for it alone: the audit says
+	# so, and the container still runs on them.
+	check_match sibling-kernel-kept "*the kernel still keeps CPUs $cpus for it alone*" "$AUDIT_JSON"
+	check_eq sibling-carve-still-held "$cpus" "$(cg_read audit/pod1/c1 cpuset.cpus.effective)"
+	# The sibling still claims the CPU: the partition cannot be re-armed,
+	# and --fix does not try (the write through member would warn).
 	out=$("$CC_BIN" audit --fix --sample-ms 0 2>&1) && rc=0 || rc=$?
 	check_eq sibling-fix-refused 1 "$rc"
-	check_match sibling-fix-says "*not repaired*" "$out"
+	check_match sibling-fix-says "*0 repaired, 0 failed, 1 left to a person*" "$out"
+	check_eq sibling-fix-wrote-nothing "" "$(printf '%s\n' "$out" | grep 'cpuset.cpus.partition <-' || true)"
 	# Its owner gives it back (a populated cgroup cannot go back to an
 	# empty cpuset.cpus: ENOSPC); the partition stays invalid until re-armed.
 	cg_write audit/pod1/p1 cpuset.cpus "$p1eff" || fail sibling-revert "$CG_ERR"
 	expect sibling-reverted 1 "PARTITION_INVALID cgroup /audit/pod1/c1"
+	check_match sibling-fix-names-warning "*re-arms it through member, which on this kernel makes it warn once*" "$AUDIT_JSON"
+	# Where a kernel warning panics the node, --fix leaves it (a write
+	# that warned here would take the guest down: the run would fail).
+	echo 1 >/proc/sys/kernel/panic_on_warn
+	out=$("$CC_BIN" audit --fix --json --sample-ms 0 2>&1) && rc=0 || rc=$?
+	echo 0 >/proc/sys/kernel/panic_on_warn
+	check_eq sibling-fix-panic-on-warn-refused 1 "$rc"
+	check_match sibling-fix-panic-on-warn-says "*not re-armed: kernel.panic_on_warn is 1*" "$out"
+	check_match sibling-panic-on-warn-untouched "root invalid*" "$(cg_read audit/pod1/c1 cpuset.cpus.partition)"
 	repair sibling
 	check_eq sibling-partition root "$(cg_read audit/pod1/c1 cpuset.cpus.partition)"
 else
