@@ -130,16 +130,42 @@ static int unused(const struct cc_devplugin *dp, struct cc_ledger *l, const stru
 	return 0;
 }
 
+static void free_ids(char **ids, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+}
+
 int cc_dp_release_unused(const struct cc_devplugin *dp, const struct cc_dp_inuse *u, int n, long long now,
 			 long long grace, int *freed, struct cc_err *err)
 {
-	_cleanup_ledger_ struct cc_ledger *l = cc_ledger_open_as(dp->state, CC_LEDGER_WRITE, dp->lock, err);
+	_cleanup_ledger_ struct cc_ledger *l = NULL;
 	char **ids = NULL;
 	int nids = 0, rc = 0;
 
 	*freed = 0;
-	if (!l || unused(dp, l, u, n, now, grace, &ids, &nids, err) < 0)
+	/* A look first, as a reader (the shared lock only while the file is
+	 * read): most rounds find nothing to free and never make a hook wait. */
+	l = cc_ledger_read(dp->state, err);
+	if (!l || unused(dp, l, u, n, now, grace, &ids, &nids, err) < 0) {
+		free_ids(ids, nids);
 		return -1;
+	}
+	free_ids(ids, nids);
+	cc_ledger_close(l);
+	l = NULL;
+	if (!nids)
+		return 0;
+	/* Something to free: under the hooks' lock, found again there (a
+	 * hook may have carved the grant meanwhile). */
+	ids = NULL;
+	nids = 0;
+	l = cc_ledger_open_as(dp->state, CC_LEDGER_WRITE, dp->lock, err);
+	if (!l || unused(dp, l, u, n, now, grace, &ids, &nids, err) < 0) {
+		free_ids(ids, nids);
+		return -1;
+	}
 	for (int i = 0; i < nids; i++) {
 		if (!ids[i]) {
 			rc = cc_err_sys(err, ENOMEM, "grants");
@@ -147,9 +173,7 @@ int cc_dp_release_unused(const struct cc_devplugin *dp, const struct cc_dp_inuse
 		}
 		*freed += cc_ledger_remove(l, ids[i]);
 	}
-	for (int i = 0; i < nids; i++)
-		free(ids[i]);
-	free(ids);
+	free_ids(ids, nids);
 	if (rc < 0)
 		return -1;
 	return *freed ? cc_ledger_commit(l, err) : 0;

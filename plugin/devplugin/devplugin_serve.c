@@ -2,11 +2,23 @@
  * socket per resource in the plugin directory, registered with the
  * kubelet, and again whenever the kubelet's socket is made anew (a
  * restarted kubelet also empties the directory: the sockets are made again
- * first). */
+ * first).
+ *
+ * Two threads, each owning its part.  The serving thread owns the gRPC
+ * server (its listeners, connections and streams) and never waits on a
+ * call of its own.  The outbound thread makes the calls the plugin
+ * sends: Registration.Register, which the kubelet answers only after it
+ * has called the plugin back (GetDevicePluginOptions, inside its Register
+ * handler: pkg/kubelet/cm/devicemanager/plugin/v1beta1/handler.go
+ * connectClient -> client.go Connect -> manager.go PluginConnected), and
+ * PodResources List with the grant gc.  They share only the read-only
+ * plugin description, the stop flags and the log (stdio locks it). */
 #define _GNU_SOURCE
 #include "devplugin_int.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,19 +91,46 @@ static long long now_s(void)
 	return ts.tv_sec;
 }
 
-/* Make missing sockets again and register every resource with the kubelet
- * socket `ino` names.  0 when all are registered. */
-static int reregister(struct cc_grpc_server *s, struct cc_devplugin *dp, const char *kubelet, FILE *log,
-		      struct cc_err *err)
+/* What the outbound thread works with. */
+struct outbound {
+	struct cc_devplugin *dp;
+	const char *dir;
+	const char *kubelet;
+	volatile sig_atomic_t *stop; /* the daemon's: a signal */
+	atomic_bool quit;            /* the serving thread ended */
+	FILE *log;
+};
+
+static bool stopping(struct outbound *o)
 {
-	for (int i = 0; i < dp->nres; i++)
-		if (!cc_grpc_server_listening(s, i) && cc_grpc_server_relisten(s, i, err) < 0)
+	return *o->stop || atomic_load(&o->quit);
+}
+
+/* Whether every resource's socket is there to be called back on (the
+ * serving thread makes missing ones again within a tick). */
+static bool endpoints_ready(const struct outbound *o)
+{
+	for (int i = 0; i < o->dp->nres; i++) {
+		char path[4096];
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "%s/%s", o->dir, o->dp->res[i].endpoint);
+		if (stat(path, &sb) < 0 || !S_ISSOCK(sb.st_mode))
+			return false;
+	}
+	return true;
+}
+
+/* Register every resource with the kubelet.  0 when all are registered. */
+static int register_all(struct outbound *o, struct cc_err *err)
+{
+	if (!endpoints_ready(o))
+		return cc_err_set(err, EAGAIN, "the plugin's sockets are being made again");
+	for (int i = 0; i < o->dp->nres && !stopping(o); i++) {
+		if (register_one(o->kubelet, &o->dp->res[i], err) < 0)
 			return -1;
-	for (int i = 0; i < dp->nres; i++) {
-		if (register_one(kubelet, &dp->res[i], err) < 0)
-			return -1;
-		if (log)
-			fprintf(log, "corecarve device-plugin: registered %s on %s\n", dp->res[i].name, kubelet);
+		if (o->log)
+			fprintf(o->log, "corecarve device-plugin: registered %s on %s\n", o->dp->res[i].name, o->kubelet);
 	}
 	return 0;
 }
@@ -118,34 +157,59 @@ static void free_gone(struct cc_devplugin *dp, FILE *log, char *last, size_t len
 			dp->podres);
 }
 
-static int serve_loop(struct cc_grpc_server *s, struct cc_devplugin *dp, const char *kubelet,
-		      volatile sig_atomic_t *stop, FILE *log, struct cc_err *err)
+static void nap_ms(int ms)
 {
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* The outbound thread: register when the kubelet's socket is new (a
+ * failed try again each second), free the grants of deleted pods every
+ * DP_GC_S.  Its calls block, each under its deadline, and never the
+ * serving thread. */
+static void *outbound_main(void *arg)
+{
+	struct outbound *o = arg;
 	struct sock_id registered = { 0 };
 	long long last_try = -10, last_gc = -10;
-	char gc_err[CC_ERR_MSG_MAX] = "";
+	char gc_err[CC_ERR_MSG_MAX] = "", reg_err[CC_ERR_MSG_MAX] = "";
 
-	while (!*stop) {
-		struct sock_id ino = kubelet_id(kubelet);
+	while (!stopping(o)) {
+		struct sock_id ino = kubelet_id(o->kubelet);
 
-		/* A kubelet (re)started: its socket is new.  A failed try is
-		 * tried again each second, not at every tick. */
 		if (ino.ino && !same_id(ino, registered) && now_s() - last_try >= 1) {
 			struct cc_err e = CC_ERR_INIT;
 
 			last_try = now_s();
-			if (reregister(s, dp, kubelet, log, &e) == 0)
+			if (register_all(o, &e) == 0) {
 				registered = ino;
-			else if (log)
-				fprintf(log, "corecarve device-plugin: %s (trying again)\n", e.msg);
+				reg_err[0] = 0;
+			} else if (o->log && !stopping(o) && strcmp(reg_err, e.msg)) {
+				/* Said once until it changes: a kubelet that is
+				 * down is tried each second. */
+				fprintf(o->log, "corecarve device-plugin: %s (trying again each second)\n", e.msg);
+				snprintf(reg_err, sizeof(reg_err), "%s", e.msg);
+			}
 		}
+		if (now_s() - last_gc >= DP_GC_S) {
+			last_gc = now_s();
+			free_gone(o->dp, o->log, gc_err, sizeof(gc_err));
+		}
+		nap_ms(DP_TICK_MS);
+	}
+	return NULL;
+}
+
+/* The serving thread: the sockets made again when removed, and served. */
+static int serve_loop(struct cc_grpc_server *s, struct cc_devplugin *dp, volatile sig_atomic_t *stop,
+		      struct cc_err *err)
+{
+	while (!*stop) {
 		for (int i = 0; i < dp->nres; i++)
 			if (!cc_grpc_server_listening(s, i) && cc_grpc_server_relisten(s, i, err) < 0)
 				return -1;
-		if (now_s() - last_gc >= DP_GC_S) {
-			last_gc = now_s();
-			free_gone(dp, log, gc_err, sizeof(gc_err));
-		}
 		if (cc_grpc_server_run(s, DP_TICK_MS, err) < 0)
 			return -1;
 	}
@@ -178,7 +242,19 @@ int cc_dp_serve(struct cc_devplugin *dp, const char *dir, volatile sig_atomic_t 
 		if (cc_grpc_server_listen(s, path, dp_methods, DP_NMETHODS, &ep[i], err) < 0)
 			goto out;
 	}
-	rc = serve_loop(s, dp, kubelet, stop, log, err);
+	{
+		struct outbound o = { .dp = dp, .dir = dir, .kubelet = kubelet, .stop = stop, .log = log };
+		pthread_t th;
+		int e = pthread_create(&th, NULL, outbound_main, &o);
+
+		if (e) {
+			cc_err_sys(err, e, "device plugin: its outbound thread");
+			goto out;
+		}
+		rc = serve_loop(s, dp, stop, err);
+		atomic_store(&o.quit, true);
+		pthread_join(th, NULL);
+	}
 out:
 	cc_grpc_server_free(s);
 	for (int i = 0; i < dp->nres; i++)

@@ -147,6 +147,9 @@ def main():
         check({r.resource_name for r in regs} == RESOURCES, "registrations: %s" % regs)
         for r in regs:
             check(r.version == "v1beta1" and r.options.get_preferred_allocation_available, "register: %s" % r)
+            # What the plugin answered inside its own Register call.
+            got = kubelet.options[r.resource_name]
+            check(got.get_preferred_allocation_available and not got.pre_start_required, "options: %s" % got)
             check(r.endpoint == "corecarve-%s.sock" % r.resource_name.split("/")[1][:-len("-cores")], r.endpoint)
         phase_first(work, podres)
         kubelet = phase_restart(work, kubelet)

@@ -4,6 +4,9 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,9 +310,28 @@ START_TEST(test_release_unused_f03)
 		ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
 		now = cc_ledger_find(l, "grant:latency:2-3")->created;
 	}
-	/* Within the grace: nothing freed. */
-	ck_assert_int_eq(cc_dp_release_unused(&fx.dp, inuse, 2, now, 60, &freed, &err), 0);
-	ck_assert_int_eq(freed, 0);
+	/* Within the grace: nothing freed, and the look took no exclusive
+	 * lock: a reader holding the shared lock (as a hook's look or the
+	 * audit does) does not stop it, where the lock is tried once. */
+	{
+		char lockf[128];
+		int fd;
+		struct cc_ledger_lock once = { .wait_ms = 0 };
+		struct cc_devplugin dp = fx.dp;
+
+		snprintf(lockf, sizeof(lockf), "%s/lock", fx.dir);
+		fd = open(lockf, O_RDONLY | O_CLOEXEC);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(flock(fd, LOCK_SH), 0);
+		dp.lock = &once;
+		ck_assert_msg(cc_dp_release_unused(&dp, inuse, 2, now, 60, &freed, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(freed, 0);
+		/* Something to free needs the hooks' lock, which is not free. */
+		ck_assert_int_eq(cc_dp_release_unused(&dp, inuse, 2, now + 61, 60, &freed, &err), -1);
+		ck_assert_int_eq(freed, 0);
+		cc_err_clear(&err);
+		close(fd);
+	}
 	/* Past it: cpu2's grant is freed (a fast-cores pod on cpu2 is not a
 	 * latency pod), cpu6's kept (listed), cpu12's freed, c1 kept. */
 	ck_assert_int_eq(cc_dp_release_unused(&fx.dp, inuse, 2, now + 61, 60, &freed, &err), 0);

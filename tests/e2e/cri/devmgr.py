@@ -97,11 +97,24 @@ def _messages(pool, fname, messages):
 M = _classes()
 
 class Registration:
-    """The kubelet's Registration service on `sock`: records what registers."""
+    """The kubelet's Registration service on `sock`, answering as the kubelet
+    does since its device manager's 2022 refactor (1.26+): `Register`
+    (pkg/kubelet/cm/devicemanager/plugin/v1beta1/server.go, server.Register)
+    checks the version and the resource name, then connectClient
+    (handler.go) dials the plugin's endpoint and client.Connect (client.go)
+    calls ManagerImpl.PluginConnected (manager.go), which calls the
+    plugin's GetDevicePluginOptions, all before Register answers; a failure
+    there fails the Register call.  What registered is recorded with the
+    options the plugin answered (the kubelet keeps those, not the
+    RegisterRequest's)."""
+
+    # client.go, dial(): grpc.DialContext WithBlock under a 10 s timeout.
+    DIAL_TIMEOUT = 10
 
     def __init__(self, sock):
         self.sock = sock
         self.registered = []
+        self.options = {}   # resource -> DevicePluginOptions from GetDevicePluginOptions
         self.lock = threading.Lock()
         handler = grpc.method_handlers_generic_handler("v1beta1.Registration", {
             "Register": grpc.unary_unary_rpc_method_handler(
@@ -114,8 +127,28 @@ class Registration:
         self.server.start()
 
     def register(self, req, ctx):
+        # server.Register: isVersionCompatibleWithPlugin, IsExtendedResourceName.
+        if req.version != "v1beta1":
+            ctx.abort(grpc.StatusCode.UNKNOWN, "unsupported API version %r" % req.version)
+        if "/" not in req.resource_name or req.resource_name.startswith("kubernetes.io/"):
+            ctx.abort(grpc.StatusCode.UNKNOWN, "invalid resource name %r" % req.resource_name)
+        # connectClient -> client.Connect -> dial -> PluginConnected:
+        # GetDevicePluginOptions on the plugin, inside this call.
+        endpoint = os.path.join(os.path.dirname(self.sock), req.endpoint)
+        ch = grpc.insecure_channel("unix:" + endpoint)
+        try:
+            grpc.channel_ready_future(ch).result(timeout=self.DIAL_TIMEOUT)
+            opts = ch.unary_unary("/v1beta1.DevicePlugin/GetDevicePluginOptions",
+                                  request_serializer=lambda m: m.SerializeToString(),
+                                  response_deserializer=M["DevicePluginOptions"].FromString)(
+                                      M["Empty"](), timeout=self.DIAL_TIMEOUT)
+        except (grpc.RpcError, grpc.FutureTimeoutError) as e:
+            ctx.abort(grpc.StatusCode.UNKNOWN, "failed to get device plugin options: %s" % e)
+        finally:
+            ch.close()
         with self.lock:
             self.registered.append(req)
+            self.options[req.resource_name] = opts
         return M["Empty"]()
 
     def wait(self, n, timeout=10):
@@ -234,8 +267,8 @@ class DeviceManager:
             with self.reg.lock:
                 regs = list(self.reg.registered)
             for r in regs:
-                with self.lock:
-                    self.options[r.resource_name] = r.options
+                with self.lock, self.reg.lock:
+                    self.options[r.resource_name] = self.reg.options[r.resource_name]
                     new = self.endpoint.get(r.resource_name) != r.endpoint or r.resource_name not in self.watched
                     self.endpoint[r.resource_name] = r.endpoint
                 if new:
