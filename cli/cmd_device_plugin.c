@@ -3,16 +3,21 @@
  * topology and the state directory, and serves until SIGTERM or SIGINT. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "commands.h"
 #include "devplugin.h"
+#include "landlock.h"
+#include "sandbox.h"
 
 static void usage(FILE *out)
 {
@@ -55,6 +60,40 @@ static int parse_grace(const char *s, long long *out, struct cc_err *err)
 	if (!*s || *end || errno || *out < 0)
 		return cc_err_set(err, EINVAL, "--grace: expected a number of seconds >= 0, got \"%s\"", s);
 	return 0;
+}
+
+/* --dir as the hook takes its state directory: a directory itself (not a
+ * link), this process's user's (or root's), written by nobody else; its
+ * sockets are the kubelet's only way to the plugin.  The descriptor. */
+static int plugin_dir_open(const char *dir, struct cc_err *err)
+{
+	struct stat sb;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0) {
+		int e = errno;
+		/* O_DIRECTORY says ENOTDIR before O_NOFOLLOW says ELOOP. */
+		bool link = lstat(dir, &sb) == 0 && S_ISLNK(sb.st_mode);
+
+		if (e == ELOOP || e == ENOTDIR || e == ENOENT)
+			return cc_err_set(err, e, "--dir %s: %s: name the kubelet's device plugin directory itself "
+					  "(default " CC_DP_DIR ")",
+					  dir, link ? "a symbolic link" : e == ENOENT ? "does not exist" : "not a directory");
+		return cc_err_sys(err, e, "--dir %s: name the kubelet's device plugin directory (default " CC_DP_DIR ")",
+				  dir);
+	}
+	if (fstat(fd, &sb) < 0 || (sb.st_uid != geteuid() && sb.st_uid != 0) || (sb.st_mode & 022)) {
+		int e = errno;
+
+		close(fd);
+		if (e && !sb.st_mode)
+			return cc_err_sys(err, e, "--dir %s", dir);
+		return cc_err_set(err, EPERM,
+				  "--dir %s: owned by uid %u with mode %04o: whoever else may write there can stand in "
+				  "for the kubelet or the plugin; the kubelet makes it root's, mode 0750",
+				  dir, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777));
+	}
+	return fd;
 }
 
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
@@ -103,17 +142,15 @@ int cc_cmd_device_plugin(int argc, char **argv)
 	struct cc_devplugin dp = { 0 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct cc_cli_lock lock;
-	struct stat sb;
+	_cleanup_close_ int dir_fd = -1, state_fd = -1;
 	char buf[PATH_MAX];
 	int rc = parse(argc, argv, &o, &err);
 
 	if (rc)
 		return rc > 0 ? CC_EXIT_OK : cc_cli_fail(&err);
-	if (stat(o.dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
-		cc_err_set(&err, ENOTDIR, "--dir %s: not a directory: name the kubelet's device plugin directory (default "
-			   CC_DP_DIR ")", o.dir);
+	dir_fd = plugin_dir_open(o.dir, &err);
+	if (dir_fd < 0)
 		return cc_cli_fail(&err);
-	}
 	if (cc_cli_state_dir(o.state, o.common.root, buf, sizeof(buf), &dp.state, &err) < 0 ||
 	    cc_cli_lock(&lock, argc, argv, &err) < 0 || cc_cli_load(&o.common, &root, &policy, &topo, &err) < 0 ||
 	    cc_dp_resources(topo, policy, &res, &dp.nres, &err) < 0)
@@ -124,6 +161,16 @@ int cc_cmd_device_plugin(int argc, char **argv)
 	dp.res = res;
 	dp.podres = o.podres;
 	dp.grace = o.grace;
+	/* The state directory checked (and made) as the hook's is, before
+	 * anything is served: a wrong one would fail every Allocate later. */
+	state_fd = cc_state_dir_open(dp.state ? dp.state : CC_LEDGER_DIR, true, NULL, &err);
+	if (state_fd < 0)
+		return cc_cli_fail(&err);
+	/* Confined before the first byte from a socket is parsed: writes
+	 * beneath its two directories only (Landlock, where the kernel has
+	 * it), and the tools' syscall filter with unix sockets. */
+	if (cc_landlock_device_plugin(dir_fd, state_fd, &err) < 0 || cc_sandbox_device_plugin(&err) < 0)
+		return cc_cli_fail(&err);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

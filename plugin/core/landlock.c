@@ -183,3 +183,24 @@ fail:
 	cc_landlock_abandon(&ll);
 	return -1;
 }
+
+int cc_landlock_device_plugin(int dir_fd, int state_dirfd, struct cc_err *err)
+{
+	struct cc_landlock ll;
+	int r = cc_landlock_begin(&ll, err);
+
+	if (r <= 0)
+		return r;
+	/* bind(2) makes the socket file: MAKE_SOCK there, and only there. */
+	ll.handled |= LANDLOCK_ACCESS_FS_MAKE_SOCK;
+	ll.allowed |= LANDLOCK_ACCESS_FS_MAKE_SOCK;
+	if (cc_landlock_allow_fd(&ll, dir_fd, "the plugin directory", err) < 0)
+		goto fail;
+	ll.allowed &= ~(uint64_t)LANDLOCK_ACCESS_FS_MAKE_SOCK;
+	if (cc_landlock_allow_fd(&ll, state_dirfd, "the state directory", err) < 0)
+		goto fail;
+	return cc_landlock_apply(&ll, err) < 0 ? -1 : 1;
+fail:
+	cc_landlock_abandon(&ll);
+	return -1;
+}

@@ -62,4 +62,10 @@ void cc_landlock_abandon(struct cc_landlock *ll);
  * 1 applied, 0 without Landlock (nothing applied), -1 with err set. */
 int cc_landlock_hook(const struct cc_root *root, int state_dirfd, struct cc_err *err);
 
+/* The device plugin's ruleset: its sockets made and removed beneath the
+ * plugin directory open at DIR_FD, the ledger written in the state
+ * directory open at STATE_DIRFD; nothing else written, nothing executed.
+ * 1 applied, 0 without Landlock, -1 with err set. */
+int cc_landlock_device_plugin(int dir_fd, int state_dirfd, struct cc_err *err);
+
 #endif

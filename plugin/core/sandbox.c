@@ -368,6 +368,13 @@ int cc_sandbox_irq_reconcile(struct cc_err *err)
 	return load_tool(true, err);
 }
 
+/* device-plugin serves and calls on unix sockets, and starts its
+ * outbound thread (devplugin_serve.c) after the filter. */
+int cc_sandbox_device_plugin(struct cc_err *err)
+{
+	return load_tool(true, err);
+}
+
 /* capture reads a tree and writes files beneath its destination: no
  * socket of any kind. */
 int cc_sandbox_capture(struct cc_err *err)

@@ -82,6 +82,10 @@ int cc_sandbox_audit(struct cc_err *err);
 int cc_sandbox_vm_reconcile(struct cc_err *err);
 int cc_sandbox_irq_reconcile(struct cc_err *err);
 int cc_sandbox_capture(struct cc_err *err);
+/* device-plugin: parses HTTP/2 and protobuf from its sockets for as long
+ * as it runs; unix sockets only (its own, the kubelet's), and threads
+ * (clone without CLONE_NEW*). */
+int cc_sandbox_device_plugin(struct cc_err *err);
 
 /* The number of syscalls the tools' deny-list names, and the i-th. */
 int cc_sandbox_tool_denied_count(void);

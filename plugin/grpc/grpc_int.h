@@ -9,7 +9,12 @@
 #define GRPC_NV(n, v) \
 	{ (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE }
 
-/* Bytes nghttp2 produced that the socket did not take yet. */
+/* Bytes nghttp2 produced that the socket did not take yet: at most about
+ * GRPC_OUT_MAX.  Past it, frames stay in nghttp2's own queue, where its
+ * flood limit applies (a peer that sends PINGs and never reads their
+ * acknowledgements is cut off: NGHTTP2_ERR_FLOODED), instead of in an
+ * unbounded buffer of ours. */
+#define GRPC_OUT_MAX (64u << 10)
 struct grpc_out {
 	uint8_t *buf;
 	size_t len;
@@ -20,7 +25,8 @@ struct grpc_out {
 int grpc_flush(nghttp2_session *s, int fd, struct grpc_out *o, struct cc_err *err);
 
 /* Read what is there and hand it to `s`: 1 read, 0 the peer closed, -1
- * (err) a socket error or bytes that break HTTP/2 (EPROTO). */
+ * (err) a socket error, bytes that break HTTP/2 (EPROTO), or a peer
+ * nghttp2 found flooding it (ENOBUFS: close it, it does not read). */
 int grpc_pull(nghttp2_session *s, int fd, struct cc_err *err);
 
 /* "application/grpc" or "application/grpc+<codec>" / ";<params>". */

@@ -10,7 +10,7 @@
 
 int grpc_flush(nghttp2_session *s, int fd, struct grpc_out *o, struct cc_err *err)
 {
-	for (;;) {
+	while (o->len < GRPC_OUT_MAX) {
 		const uint8_t *data;
 		ssize_t n = nghttp2_session_mem_send(s, &data);
 		uint8_t *b;
@@ -56,6 +56,8 @@ int grpc_pull(nghttp2_session *s, int fd, struct cc_err *err)
 	if (!n)
 		return 0;
 	used = nghttp2_session_mem_recv(s, buf, (size_t)n);
+	if (used == NGHTTP2_ERR_FLOODED)
+		return cc_err_set(err, ENOBUFS, "http2: the peer floods (%s)", nghttp2_strerror((int)used));
 	if (used < 0)
 		return cc_err_set(err, EPROTO, "http2: %s", nghttp2_strerror((int)used));
 	return 1;

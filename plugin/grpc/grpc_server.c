@@ -1,6 +1,16 @@
 /* corecarve: the gRPC server (grpc.h) — nghttp2 server sessions on unix
  * sockets, one poll loop, no thread: the plugin answers the kubelet one
- * call at a time, and its calls take milliseconds. */
+ * call at a time, and its calls take milliseconds.
+ *
+ * Every peer is bounded, so that none can take the memory or the
+ * connections the kubelet needs (docs/device-plugin.md states the
+ * figures): MAX_CONNS connections, MAX_STREAMS calls open on each, request
+ * bytes held per connection (CONN_IN_MAX) and in all (SERVER_IN_MAX),
+ * GRPC_OUT_MAX bytes waiting for a socket (then nghttp2's own flood limit
+ * applies); a connection is closed when it has no call open and sent
+ * nothing for IDLE_MS, when it begins no request within PREFACE_MS of
+ * being accepted, or when it takes none of our bytes for IDLE_MS; and
+ * when all are taken, the longest idle one makes room for a newcomer. */
 #define _GNU_SOURCE
 #include "grpc_int.h"
 
@@ -20,6 +30,13 @@
 
 #define MAX_LISTENERS 16
 #define MAX_CONNS 64
+/* A kubelet keeps one ListAndWatch open per plugin and makes a unary call
+ * at a time beside it. */
+#define MAX_STREAMS 8
+#define CONN_IN_MAX (CC_GRPC_MSG_MAX + (64u << 10))
+#define SERVER_IN_MAX (4 * CONN_IN_MAX)
+#define IDLE_MS 30000
+#define PREFACE_MS 5000
 
 struct listener {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -61,7 +78,19 @@ struct conn {
 	struct grpc_out o;
 	struct gstream *streams;
 	struct cc_grpc_server *srv;
+	long long born;    /* accepted (monotonic ms) */
+	long long last_rx; /* bytes last received */
+	long long last_tx; /* bytes last taken by the socket, or nothing waited */
+	bool requested;    /* a request begun */
 };
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 struct cc_grpc_server {
 	struct listener l[MAX_LISTENERS];
@@ -255,6 +284,7 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *us
 
 	if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
 		return 0;
+	c->requested = true;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -283,17 +313,47 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
 	return 0;
 }
 
+/* Request bytes held by connection `c`'s calls, and by all of the
+ * server's (what the readers allocated). */
+static size_t held_by(const struct conn *c)
+{
+	size_t n = 0;
+
+	for (const struct gstream *st = c->streams; st; st = st->next)
+		n += st->in.cap;
+	return n;
+}
+
+static size_t held_all(const struct cc_grpc_server *srv)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < srv->nc; i++)
+		n += held_by(srv->c[i]);
+	return n;
+}
+
 static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data, size_t len, void *user)
 {
 	struct gstream *st = stream_of(s, id);
+	struct conn *c = user;
 	struct cc_err err = CC_ERR_INIT;
 
 	(void)flags;
-	(void)user;
 	if (!st || st->answered)
 		return 0;
-	if (cc_grpc_reader_feed(&st->in, data, len, &err) < 0)
+	/* Partial messages on many calls, or many connections: the
+	 * connection that would hold more than its share, or push the
+	 * server past its whole, is cut off (ENHANCE_YOUR_CALM). */
+	if (held_by(c) + len > CONN_IN_MAX || held_all(c->srv) + len > SERVER_IN_MAX)
+		return nghttp2_session_terminate_session(s, NGHTTP2_ENHANCE_YOUR_CALM) == 0 ? 0
+											   : NGHTTP2_ERR_CALLBACK_FAILURE;
+	if (cc_grpc_reader_feed(&st->in, data, len, &err) < 0) {
 		refuse(st, cc_grpc_code_of(err.code), err.msg);
+		/* What it sent of that call is dropped, not kept. */
+		cc_grpc_reader_fini(&st->in);
+		cc_grpc_reader_init(&st->in, c->srv->limit);
+	}
 	return 0;
 }
 
@@ -346,7 +406,7 @@ static void conn_free(struct conn *c)
 int cc_grpc_server_adopt(struct cc_grpc_server *srv, int fd, int listener, struct cc_err *err)
 {
 	nghttp2_session_callbacks *cb = NULL;
-	nghttp2_settings_entry iv[] = { { NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 32 } };
+	nghttp2_settings_entry iv[] = { { NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, MAX_STREAMS } };
 	struct conn *c;
 	int rc;
 
@@ -363,6 +423,7 @@ int cc_grpc_server_adopt(struct cc_grpc_server *srv, int fd, int listener, struc
 	c->fd = fd;
 	c->listener = listener;
 	c->srv = srv;
+	c->born = c->last_rx = c->last_tx = now_ms();
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
 	nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
@@ -405,12 +466,24 @@ static int make_socket(struct listener *l, struct cc_err *err)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return cc_err_sys(err, errno, "socket");
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(l->path, 0600) < 0 || listen(fd, 16) < 0 ||
-	    stat(l->path, &sb) < 0) {
+	{
+		/* Made 0600 by bind itself: a chmod by path afterwards would
+		 * follow whatever was put there meanwhile. */
+		mode_t old = umask(0177);
+		int r = bind(fd, (struct sockaddr *)&a, sizeof(a));
 		int e = errno;
 
-		close(fd);
-		return cc_err_sys(err, e, "%s", l->path);
+		umask(old);
+		errno = e;
+		if (r < 0 || listen(fd, 16) < 0 || lstat(l->path, &sb) < 0) {
+			e = errno;
+			close(fd);
+			return cc_err_sys(err, e, "%s", l->path);
+		}
+		if (!S_ISSOCK(sb.st_mode)) {
+			close(fd);
+			return cc_err_set(err, EEXIST, "%s: replaced by something that is not our socket", l->path);
+		}
 	}
 	l->fd = fd;
 	l->dev = sb.st_dev;
@@ -464,7 +537,21 @@ int cc_grpc_server_nconns(const struct cc_grpc_server *s)
 	return s->nc;
 }
 
-/* Read and answer what connection i has; false when it is to be closed. */
+/* Send what connection c has for its socket; false when the socket
+ * failed.  Its last_tx moves while the socket takes bytes. */
+static bool flush_conn(struct conn *c)
+{
+	struct cc_err err = CC_ERR_INIT;
+	size_t before = c->o.len;
+
+	if (grpc_flush(c->s, c->fd, &c->o, &err) < 0)
+		return false;
+	if (!c->o.len || c->o.len < before)
+		c->last_tx = now_ms();
+	return true;
+}
+
+/* Read and answer what connection c has; false when it is to be closed. */
 static bool serve_conn(struct conn *c, short revents)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -472,14 +559,36 @@ static bool serve_conn(struct conn *c, short revents)
 	if (revents & (POLLIN | POLLHUP | POLLERR)) {
 		int r = grpc_pull(c->s, c->fd, &err);
 
+		c->last_rx = now_ms();
 		if (r < 0 && err.code == EPROTO)
 			nghttp2_session_terminate_session(c->s, NGHTTP2_PROTOCOL_ERROR);
 		else if (r <= 0)
-			return false;
+			return false; /* closed, failed, or flooding (it reads nothing) */
 	}
-	if (grpc_flush(c->s, c->fd, &c->o, &err) < 0)
+	if (!flush_conn(c))
 		return false;
 	return c->o.len || nghttp2_session_want_read(c->s) || nghttp2_session_want_write(c->s);
+}
+
+/* Whether connection c is to be closed for its silence at `now`: idle
+ * (no call open, nothing received for IDLE_MS), no request begun within
+ * PREFACE_MS, or none of our bytes taken for IDLE_MS. */
+static bool silent(const struct conn *c, long long now)
+{
+	return (!c->streams && now - c->last_rx > IDLE_MS) || (!c->requested && now - c->born > PREFACE_MS) ||
+	       (c->o.len && now - c->last_tx > IDLE_MS);
+}
+
+/* All connections taken: the one without a call open that sent nothing
+ * for the longest makes room (-1: none is idle). */
+static int longest_idle(const struct cc_grpc_server *s)
+{
+	int k = -1;
+
+	for (int i = 0; i < s->nc; i++)
+		if (!s->c[i]->streams && (k < 0 || s->c[i]->last_rx < s->c[k]->last_rx))
+			k = i;
+	return k;
 }
 
 static void tick_streams(struct cc_grpc_server *s)
@@ -495,8 +604,17 @@ static void accept_on(struct cc_grpc_server *s, int li)
 	struct cc_err err = CC_ERR_INIT;
 	int fd = accept4(s->l[li].fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-	if (fd >= 0)
-		cc_grpc_server_adopt(s, fd, li, &err);
+	if (fd < 0)
+		return;
+	if (s->nc == MAX_CONNS) {
+		int k = longest_idle(s);
+
+		if (k >= 0) {
+			conn_free(s->c[k]);
+			s->c[k] = s->c[--s->nc];
+		}
+	}
+	cc_grpc_server_adopt(s, fd, li, &err);
 }
 
 int cc_grpc_server_run(struct cc_grpc_server *s, int ms, struct cc_err *err)
@@ -514,9 +632,10 @@ int cc_grpc_server_run(struct cc_grpc_server *s, int ms, struct cc_err *err)
 	{
 		bool dead[MAX_CONNS] = { false };
 		int nc = s->nc, k = 0;
+		long long now = now_ms();
 
 		for (int i = 0; i < nc; i++)
-			dead[i] = !serve_conn(s->c[i], r > 0 ? p[nl + i].revents : 0);
+			dead[i] = !serve_conn(s->c[i], r > 0 ? p[nl + i].revents : 0) || silent(s->c[i], now);
 		for (int i = 0; i < nc; i++) {
 			if (dead[i])
 				conn_free(s->c[i]);
@@ -530,8 +649,7 @@ int cc_grpc_server_run(struct cc_grpc_server *s, int ms, struct cc_err *err)
 			accept_on(s, i);
 	tick_streams(s);
 	for (int i = 0; i < s->nc; i++)
-		grpc_flush(s->c[i]->s, s->c[i]->fd, &s->c[i]->o, err);
-	cc_err_clear(err);
+		flush_conn(s->c[i]);
 	return 0;
 }
 

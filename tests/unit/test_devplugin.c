@@ -360,19 +360,33 @@ START_TEST(test_cli_bad_input)
 		{ "--synthetic 'pack:1 core:2 pu:1'",
 		  "corecarve: device-plugin: unexpected argument \"--synthetic\" (see corecarve device-plugin --help)\n" },
 		{ "--dir /nonexistent/dp",
-		  "corecarve: --dir /nonexistent/dp: not a directory: name the kubelet's device plugin directory (default "
-		  "/var/lib/kubelet/device-plugins)\n" },
+		  "corecarve: --dir /nonexistent/dp: does not exist: name the kubelet's device plugin directory itself "
+		  "(default /var/lib/kubelet/device-plugins)\n" },
+		{ "--dir /tmp/cc-dp-cli/link",
+		  "corecarve: --dir /tmp/cc-dp-cli/link: a symbolic link: name the kubelet's device plugin directory itself "
+		  "(default /var/lib/kubelet/device-plugins)\n" },
+		{ "--dir /tmp/cc-dp-cli/open",
+		  "corecarve: --dir /tmp/cc-dp-cli/open: owned by uid 0 with mode 0777: whoever else may write there can "
+		  "stand in for the kubelet or the plugin; the kubelet makes it root's, mode 0750\n" },
 	};
 	const char *bin = cc_test_bin("device-plugin CLI tests");
 
 	if (!bin)
 		return;
+	if (geteuid() != 0) {
+		cc_test_skip("device-plugin CLI tests: the cases name uid 0 (run as root)");
+		return;
+	}
+	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf /tmp/cc-dp-cli && mkdir -p /tmp/cc-dp-cli/real /tmp/cc-dp-cli/open && "
+					  "chmod 0777 /tmp/cc-dp-cli/open && ln -s real /tmp/cc-dp-cli/link"),
+			 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		_cleanup_free_ char *out = NULL;
 
 		ck_assert_int_eq(cc_test_sh(&out, "'%s' device-plugin %s 2>&1 >/dev/null", bin, cases[i].args), 2);
 		ck_assert_str_eq(out, cases[i].want);
 	}
+	cc_test_sh(NULL, "rm -rf /tmp/cc-dp-cli");
 }
 END_TEST
 
