@@ -20,7 +20,7 @@ struct call {
 	size_t reqlen, reqoff;
 	struct cc_grpc_reader in;
 	int status;       /* :status, 0 until seen */
-	int code;         /* grpc-status, -1 until seen */
+	int code;         /* grpc-status, -1 until seen, -2 malformed */
 	char message[512];
 	bool closed;
 	struct cc_err err;
@@ -53,11 +53,13 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
 	(void)f;
 	(void)flags;
 	if (nlen == 7 && !memcmp(name, ":status", 7))
-		c->status = atoi((const char *)value);
-	else if (nlen == 11 && !memcmp(name, "grpc-status", 11))
-		c->code = atoi((const char *)value);
-	else if (nlen == 12 && !memcmp(name, "grpc-message", 12))
-		snprintf(c->message, sizeof(c->message), "%.*s", (int)(vlen < 511 ? vlen : 511), value);
+		c->status = vlen == 3 && !memcmp(value, "200", 3) ? 200 : -1;
+	else if (nlen == 11 && !memcmp(name, "grpc-status", 11)) {
+		int v;
+
+		c->code = grpc_status_parse(value, vlen, &v) ? v : -2;
+	} else if (nlen == 12 && !memcmp(name, "grpc-message", 12))
+		grpc_message_decode(c->message, sizeof(c->message), value, vlen);
 	return 0;
 }
 
@@ -159,7 +161,9 @@ static int finish(struct call *c, struct cc_grpc_reply *reply, struct cc_err *er
 	if (c->err.code)
 		return cc_err_set(err, c->err.code, "%s", c->err.msg);
 	if (c->status != 200)
-		return cc_err_set(err, EPROTO, "HTTP status %d, expected 200", c->status);
+		return cc_err_set(err, EPROTO, "HTTP status %s, expected 200", c->status ? "not 200" : "missing");
+	if (c->code == -2)
+		return cc_err_set(err, EPROTO, "grpc-status is not a status code (0 to 16)");
 	if (c->code < 0)
 		return cc_err_set(err, EPROTO, "answer without grpc-status");
 	reply->code = (enum cc_grpc_code)c->code;

@@ -29,6 +29,17 @@ int grpc_flush(nghttp2_session *s, int fd, struct grpc_out *o, struct cc_err *er
  * nghttp2 found flooding it (ENOBUFS: close it, it does not read). */
 int grpc_pull(nghttp2_session *s, int fd, struct cc_err *err);
 
+/* grpc-message's wire form (gRPC's PROTOCOL-HTTP2.md): bytes outside
+ * printable ASCII, and '%', as %XX.  `out` is cut between escapes at
+ * `len`. */
+void grpc_message_encode(char *out, size_t len, const char *msg);
+/* Its reading: %XX back to the byte; a '%' not followed by two hex digits
+ * is kept as it is (the spec asks receivers to be lenient); bytes that
+ * are not printable ASCII become '?', so the text is one safe line. */
+void grpc_message_decode(char *out, size_t len, const uint8_t *v, size_t n);
+/* grpc-status: 1 with *code for "0".."16", 0 for anything else. */
+int grpc_status_parse(const uint8_t *v, size_t n, int *code);
+
 /* "application/grpc" or "application/grpc+<codec>" / ";<params>". */
 int grpc_is_content_type(const uint8_t *v, size_t n);
 

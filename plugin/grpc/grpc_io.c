@@ -3,6 +3,7 @@
 #include "grpc_int.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -69,4 +70,66 @@ int grpc_is_content_type(const uint8_t *v, size_t n)
 	size_t k = sizeof(ct) - 1;
 
 	return n >= k && !memcmp(v, ct, k) && (n == k || v[k] == '+' || v[k] == ';');
+}
+
+void grpc_message_encode(char *out, size_t len, const char *msg)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t k = 0;
+
+	for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+		bool plain = *p >= 0x20 && *p <= 0x7e && *p != '%';
+
+		if (k + (plain ? 1 : 3) >= len)
+			break;
+		if (plain) {
+			out[k++] = (char)*p;
+		} else {
+			out[k++] = '%';
+			out[k++] = hex[*p >> 4];
+			out[k++] = hex[*p & 15];
+		}
+	}
+	if (len)
+		out[k] = 0;
+}
+
+static int hexval(uint8_t c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+void grpc_message_decode(char *out, size_t len, const uint8_t *v, size_t n)
+{
+	size_t k = 0;
+
+	if (!len)
+		return;
+	for (size_t i = 0; i < n && k + 1 < len; i++) {
+		int c = v[i];
+
+		if (c == '%' && i + 2 < n && hexval(v[i + 1]) >= 0 && hexval(v[i + 2]) >= 0) {
+			c = hexval(v[i + 1]) * 16 + hexval(v[i + 2]);
+			i += 2;
+		}
+		out[k++] = c >= 0x20 && c <= 0x7e ? (char)c : '?';
+	}
+	out[k] = 0;
+}
+
+int grpc_status_parse(const uint8_t *v, size_t n, int *code)
+{
+	int c = 0;
+
+	if (n < 1 || n > 2)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return 0;
+		c = c * 10 + (v[i] - '0');
+	}
+	if ((n == 2 && v[0] == '0') || c > 16)
+		return 0;
+	*code = c;
+	return 1;
 }

@@ -67,7 +67,7 @@ struct gstream {
 	size_t lastlen;
 	bool has_last;
 	enum cc_grpc_code code;
-	char msg[512];
+	char msg[1536]; /* grpc-message as sent: percent-encoded */
 	struct gstream *next;
 };
 
@@ -133,12 +133,7 @@ static void refuse(struct gstream *st, enum cc_grpc_code code, const char *msg)
 		return;
 	st->answered = true;
 	st->code = code;
-	/* grpc-message is percent-encoded on the wire; corecarve's messages
-	 * are printable ASCII but for '%', which is all that needs it. */
-	snprintf(st->msg, sizeof(st->msg), "%s", msg);
-	for (char *p = st->msg; *p; p++)
-		if (*p == '%' || (unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
-			*p = '?';
+	grpc_message_encode(st->msg, sizeof(st->msg), msg);
 	send_status(st, true);
 }
 
@@ -196,7 +191,7 @@ static int answer(struct gstream *st, bool first)
 			return 0;
 		}
 		st->code = cc_grpc_code_of(err.code);
-		snprintf(st->msg, sizeof(st->msg), "%.500s", err.msg);
+		grpc_message_encode(st->msg, sizeof(st->msg), err.msg);
 		st->done = true;
 		return nghttp2_session_resume_data(st->c->s, st->id);
 	}

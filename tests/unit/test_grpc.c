@@ -13,6 +13,7 @@
 
 #include "cleanup.h"
 #include "grpc.h"
+#include "grpc_int.h"
 #include "testlib.h"
 
 START_TEST(test_frame_pieces)
@@ -165,7 +166,8 @@ START_TEST(test_call)
 	ck_assert_str_eq(rep.message, "unknown method /t.T/Nope");
 	ck_assert_int_eq(cc_grpc_call(path, "/t.T/Echo", (const uint8_t *)"fail", 4, 2000, &rep, &err), 0);
 	ck_assert_int_eq(rep.code, CC_GRPC_FAILED_PRECONDITION);
-	ck_assert_str_eq(rep.message, "core cpu2 is taken (50? of it)");
+	/* Percent-encoded on the wire, read back as sent. */
+	ck_assert_str_eq(rep.message, "core cpu2 is taken (50% of it)");
 	memset(big, 'x', sizeof(big));
 	ck_assert_int_eq(cc_grpc_call(path, "/t.T/Echo", big, sizeof(big), 2000, &rep, &err), 0);
 	ck_assert_int_eq(rep.code, CC_GRPC_RESOURCE_EXHAUSTED);
@@ -215,12 +217,44 @@ START_TEST(test_http2_error)
 END_TEST
 
 
+/* grpc-message percent-encoded both ways, grpc-status read strictly. */
+START_TEST(test_wire_text)
+{
+	char out[64];
+	int code = -1;
+
+	grpc_message_encode(out, sizeof(out), "50% of 2\ncores é");
+	ck_assert_str_eq(out, "50%25 of 2%0Acores %C3%A9");
+	grpc_message_decode(out, sizeof(out), (const uint8_t *)"50%25 of 2%0Acores %C3%A9", 25);
+	ck_assert_str_eq(out, "50% of 2?cores ??");
+	/* A '%' without two hex digits is kept as it is. */
+	grpc_message_decode(out, sizeof(out), (const uint8_t *)"100% %zz %4", 11);
+	ck_assert_str_eq(out, "100% %zz %4");
+	/* Cut between escapes, never inside one. */
+	grpc_message_encode(out, 6, "ab%cd");
+	ck_assert_str_eq(out, "ab%25");
+	grpc_message_encode(out, 5, "ab%cd");
+	ck_assert_str_eq(out, "ab");
+	ck_assert_int_eq(grpc_status_parse((const uint8_t *)"0", 1, &code), 1);
+	ck_assert_int_eq(code, 0);
+	ck_assert_int_eq(grpc_status_parse((const uint8_t *)"16", 2, &code), 1);
+	ck_assert_int_eq(code, 16);
+	ck_assert_int_eq(grpc_status_parse((const uint8_t *)"17", 2, &code), 0);
+	ck_assert_int_eq(grpc_status_parse((const uint8_t *)"0x", 2, &code), 0);
+	ck_assert_int_eq(grpc_status_parse((const uint8_t *)"05", 2, &code), 0);
+	ck_assert_int_eq(grpc_status_parse((const uint8_t *)"", 0, &code), 0);
+	ck_assert_int_eq(grpc_status_parse((const uint8_t *)"-1", 2, &code), 0);
+	ck_assert_int_eq(grpc_status_parse((const uint8_t *)"abc", 3, &code), 0);
+}
+END_TEST
+
 static Suite *grpc_suite(void)
 {
 	Suite *s = suite_create("grpc");
 	TCase *tc = tcase_create("wire");
 
 	tcase_add_test(tc, test_frame_pieces);
+	tcase_add_test(tc, test_wire_text);
 	tcase_add_test(tc, test_frame_cut);
 	tcase_add_test(tc, test_frame_limit);
 	tcase_add_test(tc, test_call);
