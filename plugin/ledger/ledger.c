@@ -230,6 +230,28 @@ struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err)
 	return read_locked(dir, NULL, err);
 }
 
+int cc_ledger_export_redacted(const char *dir, char **text, size_t *len, struct cc_err *err)
+{
+	_cleanup_ledger_ struct cc_ledger *l = cc_ledger_read(dir, err);
+	struct ledger_layout at = { 0 };
+
+	*text = NULL;
+	*len = 0;
+	if (!l)
+		return -1;
+	if (!l->snapshot)
+		return 0;
+	for (int i = 0; i < l->ncarves; i++)
+		if (l->carves[i].token[0])
+			memset(l->carves[i].token, '0', strlen(l->carves[i].token));
+	*text = ledger_serialize(l, &at, err);
+	free(at.recs);
+	if (!*text)
+		return -1;
+	*len = strlen(*text);
+	return 0;
+}
+
 int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err)
 {
 	_cleanup_free_ char *text = NULL;

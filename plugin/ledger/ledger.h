@@ -152,6 +152,14 @@ struct cc_ledger *cc_ledger_read(const char *dir, struct cc_err *err);
 int cc_ledger_set_aside(const char *dir, const struct cc_ledger_lock *lock, char *saved, size_t len,
 			struct cc_err *err);
 
+/* The text of the ledger in DIR as a reader loads it, every grant token
+ * replaced by as many zeros (still a token's shape, so the text loads):
+ * for `corecarve capture`, whose trees go into bug reports, and a token
+ * lets whoever holds it carve that grant's cores.  0 with *text (caller
+ * frees) and *len; *text NULL when there is no ledger; -1 (err) when it
+ * does not load. */
+int cc_ledger_export_redacted(const char *dir, char **text, size_t *len, struct cc_err *err);
+
 /* Write the ledger atomically if changed.  Keeps the lock. */
 int cc_ledger_commit(struct cc_ledger *l, struct cc_err *err);
 

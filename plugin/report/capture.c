@@ -465,15 +465,33 @@ static int copy_config(struct cap *c, const struct cc_capture_opts *o)
 	return 0;
 }
 
+/* A damaged ledger's grant tokens, found as text: the value after each
+ * "token" key, its hex digits turned to zeros. */
+static void zero_tokens(char *text)
+{
+	for (char *p = strstr(text, "\"token\""); p; p = strstr(p, "\"token\"")) {
+		p += 7;
+		p += strspn(p, " \t:");
+		if (*p != '"')
+			continue;
+		for (p++; *p && *p != '"'; p++)
+			if (isxdigit((unsigned char)*p))
+				*p = '0';
+	}
+}
+
 /* The ledger as it is (a damaged one too: that is what a report needs),
- * 0600 in a 0700 directory as the hook keeps it.  It is replaced by
- * rename, so one read sees one version. */
+ * 0600 in a 0700 directory as the hook keeps it, but for the grants'
+ * tokens: a capture goes into bug reports, and a token lets its holder
+ * carve the grant's cores.  It is replaced by rename, so one read sees
+ * one version. */
 static int copy_ledger(struct cap *c, const char *state_dir)
 {
 	char path[PATH_MAX], name[PATH_MAX + 16];
-	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *text = NULL, *redacted = NULL;
 	_cleanup_close_ int fd = -1;
-	size_t len = 0;
+	struct cc_err e = CC_ERR_INIT;
+	size_t len = 0, rlen = 0;
 
 	snprintf(path, sizeof(path), "%s/" CC_LEDGER_FILE, state_dir ? state_dir : CC_LEDGER_DIR);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -490,6 +508,11 @@ static int copy_ledger(struct cap *c, const char *state_dir)
 		if (fchmod(dir, 0700) < 0)
 			return cc_err_sys(c->err, errno, "capture: " CC_LEDGER_DIR);
 	}
+	/* The ledger written again with its tokens zeroed (it still loads);
+	 * one that does not load, as read with its tokens zeroed in place. */
+	if (cc_ledger_export_redacted(state_dir ? state_dir : CC_LEDGER_DIR, &redacted, &rlen, &e) == 0 && redacted)
+		return put(c, CC_LEDGER_DIR "/" CC_LEDGER_FILE, redacted, rlen, 0600);
+	zero_tokens(text);
 	return put(c, CC_LEDGER_DIR "/" CC_LEDGER_FILE, text, len, 0600);
 }
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,6 +347,62 @@ START_TEST(test_release_unused_f03)
 }
 END_TEST
 
+/* A capture's ledger carries no live grant token: the export zeroes each
+ * and still loads, with the grants as they were. */
+START_TEST(test_export_redacted_f03)
+{
+	struct cc_err err = CC_ERR_INIT;
+	char *ids[] = { "cpu2" };
+	char *const *req[] = { ids };
+	int nids[] = { 1 };
+	char grant[1][CC_DP_ID_MAX], dir[] = "/tmp/cc-dp-exp-XXXXXX", path[128];
+	_cleanup_free_ char *text = NULL, *raw = NULL;
+	size_t len = 0;
+	const char *token;
+
+	if (!setup_f03())
+		return;
+	ck_assert_msg(cc_dp_allocate(&fx.dp, res("latency"), req, nids, 1, grant, &err) == 0, "%s", err.msg);
+	token = strrchr(grant[0], ':') + 1;
+	snprintf(path, sizeof(path), "%s/ledger.json", fx.dir);
+	raw = cc_test_slurp(path);
+	ck_assert_ptr_nonnull(strstr(raw, token));
+	ck_assert_msg(cc_ledger_export_redacted(fx.dir, &text, &len, &err) == 0, "%s", err.msg);
+	ck_assert_ptr_null(strstr(text, token));
+	ck_assert_ptr_nonnull(strstr(text, "00000000000000000000000000000000"));
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	chmod(dir, 0700);
+	snprintf(path, sizeof(path), "%s/ledger.json", dir);
+	{
+		FILE *f = fopen(path, "we");
+
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+		fclose(f);
+		chmod(path, 0600);
+	}
+	{
+		_cleanup_ledger_ struct cc_ledger *l = cc_ledger_read(dir, &err);
+		const struct cc_carve *c = l ? cc_ledger_find(l, "grant:latency:2-3") : NULL;
+
+		ck_assert_msg(l != NULL, "%s", err.msg);
+		ck_assert_ptr_nonnull(c);
+		ck_assert_str_eq(c->token, "00000000000000000000000000000000");
+	}
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
+	/* No ledger: nothing to export. */
+	{
+		char empty[] = "/tmp/cc-dp-exp-XXXXXX";
+		_cleanup_free_ char *none = NULL;
+
+		ck_assert_ptr_nonnull(mkdtemp(empty));
+		ck_assert_int_eq(cc_ledger_export_redacted(empty, &none, &len, &err), 0);
+		ck_assert_ptr_null(none);
+		rmdir(empty);
+	}
+}
+END_TEST
+
 /* Bad options: one line naming the option and the fix, exit 2, nothing
  * made. */
 START_TEST(test_cli_bad_input)
@@ -427,6 +484,7 @@ static Suite *devplugin_suite(void)
 	tcase_add_test(tc, test_allocate_f03);
 	tcase_add_test(tc, test_preferred_f03);
 	tcase_add_test(tc, test_release_unused_f03);
+	tcase_add_test(tc, test_export_redacted_f03);
 	tcase_add_test(tc, test_cli_bad_input);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("interop");
