@@ -11,6 +11,14 @@
  *             ledger change reaches the kubelet within one tick
  *             (DP_TICK_MS, 200 ms) and one refresh: the figure printed as
  *             "change seen within".
+ *   gc        the grant gc's round (cc_dp_release_unused) as PodResources
+ *             answers it: with nothing to free it reads the ledger as a
+ *             reader (no exclusive lock: a hook never waits on it); with
+ *             the probe's grant to free it takes the hooks' lock, finds
+ *             it again and removes it.
+ *   lock      the longest the plugin holds the hooks' lock, bounded from
+ *             above by the slowest whole Allocate and gc round that take
+ *             it (each includes its checks before the lock).
  *
  * On a busy node: half of the first resource's cores granted already
  * (the ledger a node full of granted pods has), the default policy, the
@@ -24,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "cleanup.h"
@@ -58,15 +67,6 @@ static void grant(struct node *n, const struct cc_dp_resource *r, int cpu, char 
 		bench_die("allocate %s: %s", name, err.msg);
 	if (id)
 		snprintf(id, CC_GRANT_ID_MAX, "%.*s", (int)(strrchr(grants[0], ':') - grants[0]), grants[0]);
-}
-
-static void ungrant(struct node *n, const char *id)
-{
-	struct cc_err err = CC_ERR_INIT;
-	_cleanup_ledger_ struct cc_ledger *l = cc_ledger_open(n->dir, &err);
-
-	if (!l || cc_ledger_remove(l, id) != 1 || cc_ledger_commit(l, &err) < 0)
-		bench_die("remove %s: %s", id, err.msg);
 }
 
 static bool node_open(const struct bench_host *h, struct node *n)
@@ -106,21 +106,39 @@ static void run(const struct bench_host *h, int rounds)
 	struct node n;
 	_cleanup_free_ uint64_t *alloc_ns = calloc((size_t)rounds, sizeof(uint64_t));
 	_cleanup_free_ uint64_t *list_ns = calloc((size_t)rounds, sizeof(uint64_t));
-	struct bench_stats a, l;
+	_cleanup_free_ uint64_t *look_ns = calloc((size_t)rounds, sizeof(uint64_t));
+	_cleanup_free_ uint64_t *free_ns = calloc((size_t)rounds, sizeof(uint64_t));
+	_cleanup_free_ struct cc_dp_inuse *inuse = NULL;
+	_cleanup_free_ char (*names)[16] = NULL;
+	struct bench_stats a, l, g0, g1;
+	uint64_t lock_max = 0;
+	int ninuse = 0;
 	char id[CC_GRANT_ID_MAX];
 	size_t bytes = 0;
 	int held = 0, probe;
 
-	if (!alloc_ns || !list_ns)
+	if (!alloc_ns || !list_ns || !look_ns || !free_ns)
 		bench_die("out of memory");
 	if (!node_open(h, &n)) {
 		printf("%-9s  (not available here)\n", h->name);
 		return;
 	}
-	/* Half of the resource's cores granted: every other device. */
-	for (int i = 0; i < n.ndev; i += 2, held++)
+	/* Half of the resource's cores granted: every other device, each
+	 * held by a pod as PodResources lists it (and the probe's, for the
+	 * round with nothing to free, last). */
+	inuse = calloc((size_t)n.ndev + 2, sizeof(*inuse));
+	names = calloc((size_t)n.ndev + 2, sizeof(*names));
+	if (!inuse || !names)
+		bench_die("out of memory");
+	for (int i = 0; i < n.ndev; i += 2, held++) {
 		grant(&n, &n.res[0], n.dev[i].cpu, NULL);
+		snprintf(names[ninuse], sizeof(names[0]), "cpu%d", n.dev[i].cpu);
+		inuse[ninuse] = (struct cc_dp_inuse){ n.res[0].name, names[ninuse] };
+		ninuse++;
+	}
 	probe = n.ndev > 1 ? n.dev[1].cpu : n.dev[0].cpu;
+	snprintf(names[ninuse], sizeof(names[0]), "cpu%d", probe);
+	inuse[ninuse] = (struct cc_dp_inuse){ n.res[0].name, names[ninuse] };
 	for (int i = 0; i < rounds; i++) {
 		struct cc_err err = CC_ERR_INIT;
 		uint8_t *out = NULL;
@@ -133,14 +151,37 @@ static void run(const struct bench_host *h, int rounds)
 			bench_die("%s: list: %s", h->name, err.msg);
 		list_ns[i] = bench_now() - t0;
 		free(out);
-		ungrant(&n, id);
+		{
+			int freed = -1;
+			long long later = (long long)time(NULL) + 3600;
+
+			/* Every grant held by a pod: a look, nothing freed. */
+			t0 = bench_now();
+			if (cc_dp_release_unused(&n.dp, inuse, ninuse + 1, later, 0, &freed, &err) < 0 || freed)
+				bench_die("%s: gc look: %s (freed %d)", h->name, err.msg, freed);
+			look_ns[i] = bench_now() - t0;
+			/* The probe's pod gone: its grant freed under the lock. */
+			t0 = bench_now();
+			if (cc_dp_release_unused(&n.dp, inuse, ninuse, later, 0, &freed, &err) < 0 || freed != 1)
+				bench_die("%s: gc free: %s (freed %d)", h->name, err.msg, freed);
+			free_ns[i] = bench_now() - t0;
+		}
+		if (alloc_ns[i] > lock_max)
+			lock_max = alloc_ns[i];
+		if (free_ns[i] > lock_max)
+			lock_max = free_ns[i];
 	}
 	a = bench_stats(alloc_ns, rounds);
 	l = bench_stats(list_ns, rounds);
+	g0 = bench_stats(look_ns, rounds);
+	g1 = bench_stats(free_ns, rounds);
 	printf("%-9s %5d PUs %5d devices %5d granted   allocate %8.1f us (p99 %8.1f)   refresh %8.1f us (p99 %8.1f, "
 	       "%zu bytes)   change seen within %.1f ms\n",
 	       h->name, n.t->npus, n.ndev, held, a.median / 1e3, a.p99 / 1e3, l.median / 1e3, l.p99 / 1e3, bytes,
 	       TICK_MS + l.p99 / 1e6);
+	printf("%-9s gc: a look (nothing to free, no exclusive lock) %8.1f us (p99 %8.1f)   freeing one grant %8.1f us "
+	       "(p99 %8.1f)   the hooks' lock held at most %.1f us\n",
+	       "", g0.median / 1e3, g0.p99 / 1e3, g1.median / 1e3, g1.p99 / 1e3, lock_max / 1e3);
 	node_close(&n);
 }
 

@@ -86,21 +86,47 @@ int cc_dp_podresources(const char *sock, struct cc_dp_inuse **out, int *n, struc
 	return 0;
 }
 
-/* Whether a pod holds any device of grant `c` under resource `r`. */
-static bool grant_in_use(const struct cc_topo *t, const struct cc_carve *c, const struct cc_dp_resource *r,
-			 const struct cc_dp_inuse *u, int n)
+/* The CPUs of the cores pods hold under each of the plugin's resources
+ * (held[k] for dp->res[k]), from PodResources' list: built once a round,
+ * so that a round costs O(grants + devices), not their product. */
+static hwloc_bitmap_t *held_by_pods(const struct cc_devplugin *dp, const struct cc_dp_inuse *u, int n,
+				    struct cc_err *err)
 {
-	for (int i = 0; i < n; i++) {
-		struct cc_err e = CC_ERR_INIT;
-		int core;
+	hwloc_bitmap_t *held = calloc((size_t)dp->nres + 1, sizeof(*held));
 
-		if (strcmp(u[i].resource, r->name))
-			continue;
-		core = cc_dp_parse_id(t, u[i].id, &e);
-		if (core >= 0 && hwloc_bitmap_intersects(t->cores[core].pus, c->cpus))
-			return true;
+	if (!held) {
+		cc_err_sys(err, ENOMEM, "grants");
+		return NULL;
 	}
-	return false;
+	for (int k = 0; k < dp->nres; k++)
+		if (!(held[k] = hwloc_bitmap_alloc())) {
+			for (int j = 0; j < k; j++)
+				hwloc_bitmap_free(held[j]);
+			free(held);
+			cc_err_sys(err, ENOMEM, "grants");
+			return NULL;
+		}
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < dp->nres; k++) {
+			struct cc_err e = CC_ERR_INIT;
+			int core;
+
+			if (strcmp(u[i].resource, dp->res[k].name))
+				continue;
+			core = cc_dp_parse_id(dp->t, u[i].id, &e);
+			if (core >= 0)
+				hwloc_bitmap_or(held[k], held[k], dp->t->cores[core].pus);
+		}
+	return held;
+}
+
+static void held_free(hwloc_bitmap_t *held, int n)
+{
+	if (!held)
+		return;
+	for (int k = 0; k < n; k++)
+		hwloc_bitmap_free(held[k]);
+	free(held);
 }
 
 /* The grant carves of the plugin's resources that no pod holds and that
@@ -108,25 +134,32 @@ static bool grant_in_use(const struct cc_topo *t, const struct cc_carve *c, cons
 static int unused(const struct cc_devplugin *dp, struct cc_ledger *l, const struct cc_dp_inuse *u, int n,
 		  long long now, long long grace, char ***ids, int *nids, struct cc_err *err)
 {
+	hwloc_bitmap_t *held = held_by_pods(dp, u, n, err);
 	const struct cc_carve *c;
 
-	*ids = calloc((size_t)cc_ledger_ncarves(l) + 1, sizeof(**ids));
 	*nids = 0;
-	if (!*ids)
+	*ids = NULL;
+	if (!held)
+		return -1;
+	*ids = calloc((size_t)cc_ledger_ncarves(l) + 1, sizeof(**ids));
+	if (!*ids) {
+		held_free(held, dp->nres);
 		return cc_err_sys(err, ENOMEM, "grants");
+	}
 	cc_ledger_foreach_carve(l, i, c) {
-		const struct cc_dp_resource *r = NULL;
+		int r = -1;
 
 		if (strcmp(c->kind, "grant") || now - c->created < grace)
 			continue;
-		for (int k = 0; k < dp->nres && !r; k++)
+		for (int k = 0; k < dp->nres && r < 0; k++)
 			if (!strcmp(dp->res[k].class_name, c->class_name))
-				r = &dp->res[k];
+				r = k;
 		/* A grant of a class this policy no longer offers is left to
 		 * the admin: the plugin cannot say whose it is. */
-		if (r && !grant_in_use(dp->t, c, r, u, n))
+		if (r >= 0 && !hwloc_bitmap_intersects(held[r], c->cpus))
 			(*ids)[(*nids)++] = strdup(c->id);
 	}
+	held_free(held, dp->nres);
 	return 0;
 }
 
