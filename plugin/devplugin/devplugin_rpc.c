@@ -271,6 +271,7 @@ const struct cc_grpc_method dp_methods[DP_NMETHODS] = {
 	{ "/v1beta1.DevicePlugin/GetDevicePluginOptions", false, options },
 	{ "/v1beta1.DevicePlugin/ListAndWatch", true, list_and_watch },
 	{ "/v1beta1.DevicePlugin/GetPreferredAllocation", false, preferred },
-	{ "/v1beta1.DevicePlugin/Allocate", false, allocate },
+	/* Allocate waits for the hooks' lock: on the worker thread. */
+	{ "/v1beta1.DevicePlugin/Allocate", false, allocate, true },
 	{ "/v1beta1.DevicePlugin/PreStartContainer", false, pre_start },
 };

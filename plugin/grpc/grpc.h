@@ -81,6 +81,11 @@ struct cc_grpc_method {
 	const char *path;   /* "/v1beta1.DevicePlugin/Allocate" */
 	bool streaming;     /* server-streaming */
 	cc_grpc_handler call;
+	/* A unary call that may wait (a lock another process holds): it runs
+	 * on the server's worker thread, one such call at a time, while the
+	 * poll loop goes on serving every other call; its answer is sent
+	 * when it is ready.  Its handler must be safe beside the others. */
+	bool slow;
 };
 
 struct cc_grpc_server;

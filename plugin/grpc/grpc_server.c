@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,7 @@ struct gstream {
 	char path[256];
 	bool grpc;      /* content-type application/grpc */
 	bool answered;  /* headers submitted: nothing more to decide */
+	bool pending;   /* a slow call at the worker: its answer will come */
 	bool done;      /* once out is sent: the trailers */
 	const struct cc_grpc_method *m;
 	struct cc_grpc_reader in;
@@ -72,6 +74,7 @@ struct gstream {
 };
 
 struct conn {
+	uint64_t serial;   /* never reused: a slow call's answer finds its connection by it */
 	int fd;
 	int listener;
 	nghttp2_session *s;
@@ -92,13 +95,123 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A slow call (cc_grpc_method.slow): what the worker needs, then what it
+ * answered. */
+struct job {
+	uint64_t serial;
+	int32_t stream;
+	const struct cc_grpc_method *m;
+	void *arg;
+	uint8_t *req;
+	size_t reqlen;
+	int rc;
+	uint8_t *out;
+	size_t outlen;
+	struct cc_err err;
+	struct job *next;
+};
+
+/* The worker thread and its two queues, under `mu`: jobs to run, answers
+ * for the poll loop, which a byte on `wake` tells of. */
+struct worker {
+	pthread_t th;
+	bool started, quit;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct job *todo, *done;
+	int wake[2];
+};
+
 struct cc_grpc_server {
 	struct listener l[MAX_LISTENERS];
 	int nl;
 	struct conn *c[MAX_CONNS];
 	int nc;
 	size_t limit; /* a request message's limit */
+	uint64_t serials;
+	struct worker w;
 };
+
+static void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	free(j->req);
+	free(j->out);
+	free(j);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	while (!w->quit) {
+		struct job *j = w->todo, **tail;
+
+		if (!j) {
+			pthread_cond_wait(&w->cv, &w->mu);
+			continue;
+		}
+		w->todo = j->next;
+		pthread_mutex_unlock(&w->mu);
+		j->rc = j->m->call(j->arg, j->req, j->reqlen, &j->out, &j->outlen, &j->err);
+		pthread_mutex_lock(&w->mu);
+		j->next = NULL;
+		for (tail = &w->done; *tail; tail = &(*tail)->next)
+			;
+		*tail = j;
+		if (write(w->wake[1], "", 1) < 0) {
+			/* Full: the poll loop has a byte to read already. */
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static int worker_start(struct worker *w, struct cc_err *err)
+{
+	int e;
+
+	if (w->started)
+		return 0;
+	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) < 0)
+		return cc_err_sys(err, errno, "grpc: worker pipe");
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	e = pthread_create(&w->th, NULL, worker_main, w);
+	if (e) {
+		close(w->wake[0]);
+		close(w->wake[1]);
+		return cc_err_sys(err, e, "grpc: worker thread");
+	}
+	w->started = true;
+	return 0;
+}
+
+static void worker_stop(struct worker *w)
+{
+	if (!w->started)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->quit = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->th, NULL);
+	for (struct job *j = w->todo, *n; j; j = n) {
+		n = j->next;
+		job_free(j);
+	}
+	for (struct job *j = w->done, *n; j; j = n) {
+		n = j->next;
+		job_free(j);
+	}
+	close(w->wake[0]);
+	close(w->wake[1]);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	w->started = false;
+}
 
 static void stream_free(struct gstream *st)
 {
@@ -178,14 +291,13 @@ static int queue(struct gstream *st, const uint8_t *msg, size_t len, struct cc_e
 	return 0;
 }
 
-/* Ask the method; for a stream, send only a message that changed. */
-static int answer(struct gstream *st, bool first)
+/* Send what the method answered (rc, out, err); for a stream, only a
+ * message that changed.  Takes `out`. */
+static int answer_with(struct gstream *st, bool first, int rc, uint8_t *out_given, size_t outlen, struct cc_err err)
 {
-	struct cc_err err = CC_ERR_INIT;
-	_cleanup_free_ uint8_t *out = NULL;
-	size_t outlen = 0;
+	_cleanup_free_ uint8_t *out = out_given;
 
-	if (st->m->call(st->c->srv->l[st->c->listener].arg, st->req, st->reqlen, &out, &outlen, &err) < 0) {
+	if (rc < 0) {
 		if (first) {
 			refuse(st, cc_grpc_code_of(err.code), err.msg);
 			return 0;
@@ -218,6 +330,48 @@ static int answer(struct gstream *st, bool first)
 		return nghttp2_submit_response(st->c->s, st->id, nv, 2, &prd);
 	}
 	return nghttp2_session_resume_data(st->c->s, st->id);
+}
+
+/* Ask the method now (on the poll loop) and send what it answers. */
+static int answer(struct gstream *st, bool first)
+{
+	struct cc_err err = CC_ERR_INIT;
+	uint8_t *out = NULL;
+	size_t outlen = 0;
+	int rc = st->m->call(st->c->srv->l[st->c->listener].arg, st->req, st->reqlen, &out, &outlen, &err);
+
+	return answer_with(st, first, rc, out, outlen, err);
+}
+
+/* A slow call to the worker: its answer comes back through `done`. */
+static int defer_call(struct gstream *st)
+{
+	struct cc_grpc_server *srv = st->c->srv;
+	struct cc_err err = CC_ERR_INIT;
+	struct job *j = calloc(1, sizeof(*j)), **tail;
+
+	if (!j || worker_start(&srv->w, &err) < 0) {
+		free(j);
+		refuse(st, CC_GRPC_INTERNAL, err.code ? err.msg : "out of memory");
+		return 0;
+	}
+	j->serial = st->c->serial;
+	j->stream = st->id;
+	j->m = st->m;
+	j->arg = srv->l[st->c->listener].arg;
+	j->req = st->req;
+	j->reqlen = st->reqlen;
+	st->req = NULL;
+	st->reqlen = 0;
+	j->err = (struct cc_err)CC_ERR_INIT;
+	st->pending = true;
+	pthread_mutex_lock(&srv->w.mu);
+	for (tail = &srv->w.todo; *tail; tail = &(*tail)->next)
+		;
+	*tail = j;
+	pthread_cond_signal(&srv->w.cv);
+	pthread_mutex_unlock(&srv->w.mu);
+	return 0;
 }
 
 /* The request is whole (END_STREAM): find the method and call it. */
@@ -264,6 +418,8 @@ static int dispatch(struct gstream *st)
 		refuse(st, err.code == E2BIG ? CC_GRPC_RESOURCE_EXHAUSTED : CC_GRPC_INTERNAL, err.msg);
 		return 0;
 	}
+	if (st->m->slow && !st->m->streaming)
+		return defer_call(st);
 	return answer(st, true);
 }
 
@@ -418,6 +574,7 @@ int cc_grpc_server_adopt(struct cc_grpc_server *srv, int fd, int listener, struc
 	c->fd = fd;
 	c->listener = listener;
 	c->srv = srv;
+	c->serial = ++srv->serials;
 	c->born = c->last_rx = c->last_tx = now_ms();
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
 	nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
@@ -612,18 +769,52 @@ static void accept_on(struct cc_grpc_server *s, int li)
 	cc_grpc_server_adopt(s, fd, li, &err);
 }
 
+/* The worker's answers, each to its call if its connection and stream
+ * are still there (a peer that left gets nothing; the answer goes). */
+static void deliver(struct cc_grpc_server *s)
+{
+	struct job *list;
+	char buf[64];
+
+	while (read(s->w.wake[0], buf, sizeof(buf)) > 0)
+		;
+	pthread_mutex_lock(&s->w.mu);
+	list = s->w.done;
+	s->w.done = NULL;
+	pthread_mutex_unlock(&s->w.mu);
+	while (list) {
+		struct job *j = list;
+		struct gstream *st = NULL;
+
+		list = j->next;
+		for (int i = 0; i < s->nc && !st; i++)
+			if (s->c[i]->serial == j->serial)
+				for (st = s->c[i]->streams; st && st->id != j->stream; st = st->next)
+					;
+		if (st && st->pending) {
+			st->pending = false;
+			answer_with(st, true, j->rc, j->out, j->outlen, j->err);
+			j->out = NULL;
+		}
+		job_free(j);
+	}
+}
+
 int cc_grpc_server_run(struct cc_grpc_server *s, int ms, struct cc_err *err)
 {
-	struct pollfd p[MAX_LISTENERS + MAX_CONNS];
+	struct pollfd p[MAX_LISTENERS + MAX_CONNS + 1];
 	int n = 0, nl = 0, r;
 
 	for (int i = 0; i < s->nl; i++, nl++)
 		p[n++] = (struct pollfd){ .fd = s->l[i].fd, .events = POLLIN };
 	for (int i = 0; i < s->nc; i++)
 		p[n++] = (struct pollfd){ .fd = s->c[i]->fd, .events = POLLIN | (s->c[i]->o.len ? POLLOUT : 0) };
+	p[n++] = (struct pollfd){ .fd = s->w.started ? s->w.wake[0] : -1, .events = POLLIN };
 	r = poll(p, (nfds_t)n, ms);
 	if (r < 0 && errno != EINTR)
 		return cc_err_sys(err, errno, "poll");
+	if (s->w.started)
+		deliver(s);
 	{
 		bool dead[MAX_CONNS] = { false };
 		int nc = s->nc, k = 0;
@@ -652,6 +843,7 @@ void cc_grpc_server_free(struct cc_grpc_server *s)
 {
 	if (!s)
 		return;
+	worker_stop(&s->w);
 	for (int i = 0; i < s->nc; i++)
 		conn_free(s->c[i]);
 	for (int i = 0; i < s->nl; i++) {

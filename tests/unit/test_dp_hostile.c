@@ -13,7 +13,9 @@
  * flood from a peer that never reads; calls that send part of a message
  * that never ends, 8 on each of 4 connections; 70 connections that send
  * the preface and nothing.  After each, a well-behaved call still
- * answers, and Allocate too: the figures are printed ("hostile: ..."). */
+ * answers, and Allocate too: the figures are printed ("hostile: ...").
+ * Last, a hook holding the ledger's lock: Allocate waits for it on the
+ * plugin's worker thread while every other call is answered. */
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -194,6 +197,14 @@ static long long allocate_ms(const char *id)
 	q.container_requests = cs;
 	len = v1beta1__allocate_request__pack(&q, buf);
 	return good_call_ms("/v1beta1.DevicePlugin/Allocate", buf, len);
+}
+
+static void *allocate_thread(void *arg)
+{
+	long long *ms = arg;
+
+	*ms = allocate_ms("cpu4");
+	return NULL;
 }
 
 static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -421,6 +432,7 @@ START_TEST(test_hostile_f03)
 		snprintf(pol, sizeof(pol), "%s/policy.yaml", work);
 		snprintf(podres, sizeof(podres), "%s/podres.sock", work);
 		mkdir(state, 0700);
+		setenv("CORECARVE_LOCK_TIMEOUT", "20", 1);
 		/* Under `make unit SANITIZE=1` the binary is ASan's: keep its
 		 * quarantine of freed memory from counting as the plugin's. */
 		{
@@ -503,6 +515,31 @@ START_TEST(test_hostile_f03)
 	ck_assert_int_lt(after - base, RSS_GROWTH_MAX_KIB);
 	for (int i = 0; i < 70; i++)
 		close(idle[i]);
+
+	/* 4. A hook holds the ledger's lock: Allocate waits for it on the
+	 * worker thread, and the plugin answers everything else meanwhile. */
+	{
+		char lockf[128];
+		int fd;
+		pthread_t th;
+		long long alloc = -1, during, held_ms = 1500;
+
+		snprintf(lockf, sizeof(lockf), "%s/state/lock", work);
+		fd = open(lockf, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+		ck_assert_int_eq(pthread_create(&th, NULL, allocate_thread, &alloc), 0);
+		usleep(300000);
+		during = options_ms();
+		usleep((useconds_t)(held_ms - 300) * 1000);
+		flock(fd, LOCK_UN);
+		close(fd);
+		pthread_join(th, NULL);
+		printf("hostile: the hooks' lock held %lld ms: a call meanwhile %lld ms; Allocate answered after %lld ms\n",
+		       held_ms, during, alloc);
+		ck_assert_int_lt(during, CALL_MAX_MS);
+		ck_assert_int_ge(alloc, held_ms - 300);
+	}
 
 	kill(pid, SIGTERM);
 	{
