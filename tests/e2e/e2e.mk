@@ -25,7 +25,7 @@ E2E_FLAGS ?=
 # Every kernel with both node images, and the initramfs guest once each.
 E2E_MATRIX_NODES := 6.1=bookworm 6.1=trixie 6.12=bookworm 6.12=trixie 7=bookworm 7=trixie
 
-.PHONY: e2e e2e-fetch e2e-matrix
+.PHONY: e2e e2e-fetch e2e-matrix kubelet
 
 # The first stage the guests register (corecarve-hook, beside corecarve
 # there as the manifests install it).
@@ -39,3 +39,9 @@ e2e-matrix: $(E2E_BIN) $(E2E_FIRST_STAGE_BIN)
 
 e2e-fetch:
 	$(E2E_DIR)/fetch-kernels.sh $(E2E_CACHE)
+
+# The real kubelet (issue #43), from its published Go module, cached by
+# version outside the clone (tests/e2e/k8s/mkkubelet.sh says how).
+KUBELET_VERSION ?= v1.37.2
+kubelet:
+	KUBELET_VERSION=$(KUBELET_VERSION) sh $(E2E_DIR)/k8s/mkkubelet.sh
