@@ -165,6 +165,15 @@ if grep -qsE '^# e2e-needs:.*\<effect-probe\>' "$stage"/e2e/scenarios/*.sh; then
 	fi
 fi
 
+# The real kubelet for "e2e-needs: kubelet" (55-kubelet): $KUBELET_BIN,
+# else mkkubelet.sh's (built from its Go module once, then cached).
+if grep -qsE '^# e2e-needs:.*\<kubelet\>' "$stage"/e2e/scenarios/*.sh; then
+	kubelet=${KUBELET_BIN:-}
+	[ -n "$kubelet" ] || kubelet=$(sh "$here/mkkubelet.sh" | tail -n 1) || die "mkkubelet.sh failed (above)"
+	[ -x "$kubelet" ] || die "no kubelet at $kubelet"
+	cp "$kubelet" "$stage/e2e/bin/kubelet"
+fi
+
 cp "$here/init" "$stage/init"
 chmod 0755 "$stage/init"
 [ "$(id -u)" != 0 ] || mknod -m 600 "$stage/dev/console" c 5 1

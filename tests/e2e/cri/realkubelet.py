@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""The real kubelet (issue #43): v1.37, built from its published Go module
+by `make kubelet` (tests/e2e/k8s/mkkubelet.sh), run in the node guest in
+standalone mode (no API server: static pods only) the way docs/guide.md
+tells an operator to configure it: `cgroupDriver: systemd`, containerd's
+snippet for that driver, `cpuManagerPolicy: none` (corecarve owns the
+exclusive CPUs); corecarve installed by the DaemonSet's installer and
+`corecarve device-plugin` run as its systemd unit runs it.
+
+What is checked is what the kubelet itself does and says, in its own log
+(journalctl -u) and in its device manager's checkpoint:
+
+  registered  every exclusive class of the policy registers: the kubelet
+              logs "Got registration request from device plugin" for each
+              resource (its Register handler calls the plugin's
+              GetDevicePluginOptions back before it answers: a plugin that
+              cannot serve while it registers never gets there), and its
+              checkpoint (kubelet_internal_checkpoint) lists each
+              resource's devices, those the plugin offers
+  restart     the kubelet restarted (it removes the plugin's sockets and
+              makes its own anew): every resource registers again, the
+              devices are listed again
+  plugin      the plugin ran through it, registering each resource twice;
+              corecarve audit is clean
+"""
+import json
+import os
+import re
+import subprocess
+import time
+
+import e2e
+import node
+
+KUBELET = "/e2e/bin/kubelet"
+DP_DIR = "/var/lib/kubelet/device-plugins"
+CHECKPOINT = DP_DIR + "/kubelet_internal_checkpoint"
+CONFIG = "/etc/kubernetes/kubelet.yaml"
+# Standalone: no kubeconfig, static pods from a directory.  The server
+# answers on localhost only, without authentication (a test guest).
+KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: systemd
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+staticPodPath: /etc/kubernetes/manifests
+cpuManagerPolicy: none
+failSwapOn: false
+address: 127.0.0.1
+readOnlyPort: 0
+authentication:
+  anonymous:
+    enabled: true
+  webhook:
+    enabled: false
+authorization:
+  mode: AlwaysAllow
+fileCheckFrequency: 2s
+syncFrequency: 5s
+"""
+# The policy's exclusive classes (node.POLICY): each is a resource.
+RESOURCES = ["corecarve.io/latency-cores", "corecarve.io/throughput-cores"]
+
+
+def sh(cmd, check=True, timeout=120):
+    return node.sh(cmd, check=check, timeout=timeout)
+
+
+def journal(unit):
+    return sh("journalctl -q -o cat --no-pager -u %s" % unit, check=False)
+
+
+def registrations(log):
+    """The resources of the kubelet's "Got registration request" lines, in
+    order (server.go Register, klog structured: resourceName="...")."""
+    return re.findall(r'Got registration request from device plugin with resource"? resourceName="([^"]+)"', log)
+
+
+def checkpoint_devices():
+    """{resource: [device IDs]} from the kubelet's device manager
+    checkpoint (checkpoint.Data: RegisteredDevices)."""
+    try:
+        with open(CHECKPOINT) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return (doc.get("Data") or {}).get("RegisteredDevices") or {}
+
+
+def start_kubelet():
+    sh("systemd-run --unit=e2e-kubelet --property=Delegate=yes --property=KillMode=process %s --config=%s --v=2"
+       % (KUBELET, CONFIG))
+
+
+def main():
+    if not os.access(KUBELET, os.X_OK):
+        e2e.fail("kubelet-present", "%s missing: mkinit.sh copies it for scenarios marked e2e-needs: kubelet" % KUBELET)
+        return
+    e2e.info("kubelet: %s" % sh(KUBELET + " --version").strip())
+    node.install_corecarve()
+    node.containerd("systemd")
+    os.makedirs("/etc/kubernetes/manifests", exist_ok=True)
+    with open(CONFIG, "w") as f:
+        f.write(KUBELET_CONFIG)
+    t0 = time.time()
+    start_kubelet()
+    up = node.wait(lambda: os.path.exists(DP_DIR + "/kubelet.sock"), timeout=180, step=0.5)
+    if not e2e.check("kubelet-started", up, "no %s/kubelet.sock after 180 s: %s" % (DP_DIR, journal("e2e-kubelet")[-600:])):
+        return
+    e2e.info("kubelet: its registration socket after %.1f s" % (time.time() - t0))
+    # corecarve-device-plugin.service's command, as its unit runs it.
+    sh("systemd-run --unit=e2e-device-plugin --property=Environment=CORECARVE_POLICY=/etc/corecarve/policy.yaml "
+       "/usr/bin/corecarve device-plugin --dir %s" % DP_DIR)
+    t0 = time.time()
+    ok = node.wait(lambda: set(RESOURCES) <= set(registrations(journal("e2e-kubelet"))), timeout=60, step=0.5)
+    log = journal("e2e-kubelet")
+    e2e.check("registered", ok, "the kubelet logged %s; plugin: %s" %
+              (registrations(log), journal("e2e-device-plugin")[-400:]))
+    for line in log.splitlines():
+        if "registration request" in line or "Device plugin connected" in line or "Connected to new client" in line:
+            e2e.info("kubelet: " + line.strip()[:300])
+    e2e.info("registered within %.1f s" % (time.time() - t0))
+    ok = node.wait(lambda: all(checkpoint_devices().get(r) for r in RESOURCES), timeout=60, step=0.5)
+    devs = checkpoint_devices()
+    e2e.check("checkpoint-devices", ok, "checkpoint: %s" % devs)
+    e2e.info("the kubelet's checkpoint: %s" % {r: sorted(devs.get(r, [])) for r in RESOURCES})
+
+    # A kubelet restart: its directory emptied, its socket made anew.
+    before = len(registrations(journal("e2e-kubelet")))
+    sh("systemctl restart e2e-kubelet")
+    ok = node.wait(lambda: len(registrations(journal("e2e-kubelet"))) >= before + len(RESOURCES), timeout=120,
+                   step=0.5)
+    e2e.check("restart-registered", ok, "registrations %s; plugin: %s" %
+              (registrations(journal("e2e-kubelet")), journal("e2e-device-plugin")[-400:]))
+    again = registrations(journal("e2e-kubelet"))[before:]
+    e2e.check_eq("restart-every-resource", sorted(RESOURCES), sorted(set(again)))
+
+    # The plugin went on through the restart (it says, once, that it waits
+    # for the kubelet's new socket and its own sockets made again).
+    plog = journal("e2e-device-plugin")
+    e2e.check_eq("plugin-running", "active", sh("systemctl is-active e2e-device-plugin", check=False).strip())
+    for r in RESOURCES:
+        e2e.check_eq("plugin-registered-twice-" + r.split("/")[1], 2, plog.count("registered %s on" % r))
+    doc = node.audit()
+    e2e.check_eq("audit-clean", [], node.codes(doc))
+    sh("systemctl stop e2e-device-plugin", check=False)
+    sh("systemctl stop e2e-kubelet", check=False)
+
+
+if __name__ == "__main__":
+    e2e.run(main)
