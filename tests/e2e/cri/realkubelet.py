@@ -20,13 +20,19 @@ What is checked is what the kubelet itself does and says, in its own log
   restart     the kubelet restarted (it removes the plugin's sockets and
               makes its own anew): every resource registers again, the
               devices are listed again
-  plugin      the plugin ran through it, registering each resource twice;
-              corecarve audit is clean
+  plugin      the plugin ran through it, registering each resource twice
+  pod         a static pod asking `cpu: 2` and `corecarve.io/latency-cores:
+              2` (Guaranteed): the kubelet admits it, calls Allocate, and
+              puts the grant's annotation into the container's CRI config;
+              the hook carves exactly the granted cores; the container's
+              and the pod's cpu.max are `max` while it runs (no quota on a
+              carve); the manifest removed, the pod goes and its grant is
+              freed (PodResources no longer lists it)
+  audit       corecarve audit is clean while it runs and after
 """
 import json
 import os
 import re
-import subprocess
 import time
 
 import e2e
@@ -91,6 +97,76 @@ def start_kubelet():
        % (KUBELET, CONFIG))
 
 
+POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: carved
+  namespace: default
+spec:
+  # No CNI in the guest: the node's network, as the stand-in's pods have.
+  hostNetwork: true
+  containers:
+  - name: engine
+    image: localhost/e2e/busybox:1
+    imagePullPolicy: Never
+    command: ["/bin/sh", "-c", "while :; do grep Cpus_allowed_list /proc/self/status; sleep 5; done"]
+    resources:
+      requests: {cpu: "2", memory: 32Mi, corecarve.io/latency-cores: "2"}
+      limits: {cpu: "2", memory: 32Mi, corecarve.io/latency-cores: "2"}
+"""
+
+
+def engine():
+    """The static pod's running container, as containerd's CRI lists it."""
+    import cri
+    for c in cri.Client().call("ListContainers", {}).get("containers", []):
+        if c.get("metadata", {}).get("name") == "engine" and c.get("state") == "CONTAINER_RUNNING":
+            return c
+    return None
+
+
+def grants():
+    return {i: c for i, c in node.carves().items() if c.get("kind") == "grant" or c.get("grant")}
+
+
+def static_pod():
+    path = "/etc/kubernetes/manifests/carved.yaml"
+    with open(path, "w") as f:
+        f.write(POD)
+    t0 = time.time()
+    up = node.wait(lambda: engine() is not None, timeout=180, step=1)
+    for line in journal("e2e-device-plugin").splitlines():
+        if "Allocate" in line:
+            e2e.info("plugin: " + line.strip()[:300])
+    if not e2e.check("pod-running", up, "no running engine after 180 s; kubelet: %s" % journal("e2e-kubelet")[-600:]):
+        os.unlink(path)
+        return
+    e2e.info("the static pod's container running after %.1f s" % (time.time() - t0))
+    import cri
+    c = engine()
+    ann = cri.Client().call("ContainerStatus", {"container_id": c["id"]}).get("status", {}).get("annotations", {})
+    e2e.check("pod-grant-annotation", "corecarve.io/grant" in ann, "annotations: %s" % sorted(ann))
+    carved = [x for x in node.carves().values() if x.get("kind") == "container" and x.get("grant")]
+    if e2e.check("pod-carved", len(carved) == 1, "carves: %s" % node.carves()):
+        k = carved[0]
+        gid = ann.get("corecarve.io/grant", "").rsplit(":", 1)[0]
+        e2e.check_eq("pod-carved-the-grant", gid, k.get("grant"))
+        e2e.check_eq("pod-two-cpus", 2, len(node.expand(k.get("cpus"))))
+        cg = k.get("cgroup", "")
+        e2e.check_eq("pod-container-no-quota", "max", node.sh("cat /sys/fs/cgroup%s/cpu.max" % cg).split()[0])
+        e2e.check_eq("pod-pod-no-quota", "max",
+                     node.sh("cat /sys/fs/cgroup%s/cpu.max" % os.path.dirname(cg)).split()[0])
+        e2e.info("carve %s: cpus %s parked %s cgroup %s" % (k.get("id"), k.get("cpus"), k.get("parked"), cg))
+    doc = node.audit()
+    e2e.check_eq("pod-audit-clean", [], node.codes(doc))
+    os.unlink(path)
+    gone = node.wait(lambda: engine() is None, timeout=120, step=1)
+    e2e.check("pod-gone", gone, "engine still running")
+    freed = node.wait(lambda: not grants(), timeout=60, step=1)
+    e2e.check("pod-grant-freed", freed, "grants left: %s; plugin: %s" %
+              (sorted(grants()), journal("e2e-device-plugin")[-300:]))
+
+
 def main():
     if not os.access(KUBELET, os.X_OK):
         e2e.fail("kubelet-present", "%s missing: mkinit.sh copies it for scenarios marked e2e-needs: kubelet" % KUBELET)
@@ -109,7 +185,7 @@ def main():
     e2e.info("kubelet: its registration socket after %.1f s" % (time.time() - t0))
     # corecarve-device-plugin.service's command, as its unit runs it.
     sh("systemd-run --unit=e2e-device-plugin --property=Environment=CORECARVE_POLICY=/etc/corecarve/policy.yaml "
-       "/usr/bin/corecarve device-plugin --dir %s" % DP_DIR)
+       "/usr/bin/corecarve device-plugin --dir %s --grace 5" % DP_DIR)
     t0 = time.time()
     ok = node.wait(lambda: set(RESOURCES) <= set(registrations(journal("e2e-kubelet"))), timeout=60, step=0.5)
     log = journal("e2e-kubelet")
@@ -140,6 +216,7 @@ def main():
     e2e.check_eq("plugin-running", "active", sh("systemctl is-active e2e-device-plugin", check=False).strip())
     for r in RESOURCES:
         e2e.check_eq("plugin-registered-twice-" + r.split("/")[1], 2, plog.count("registered %s on" % r))
+    static_pod()
     doc = node.audit()
     e2e.check_eq("audit-clean", [], node.codes(doc))
     sh("systemctl stop e2e-device-plugin", check=False)

@@ -36,7 +36,7 @@ if [ -x "$out" ] && "$out" --version 2>/dev/null | grep -qx "Kubernetes $ver"; t
 	exit 0
 fi
 command -v go >/dev/null || {
-	echo "mkkubelet: no go toolchain (make deps installs one)" >&2
+	echo "mkkubelet: no go command on PATH: the kubelet $ver needs Go 1.26 or newer (Debian's golang is older; the project's machines have it in /usr/local/go/bin)" >&2
 	exit 2
 }
 
