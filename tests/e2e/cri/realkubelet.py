@@ -27,7 +27,9 @@ What is checked is what the kubelet itself does and says, in its own log
               the hook carves exactly the granted cores; the container's
               and the pod's cpu.max are `max` while it runs (no quota on a
               carve); the manifest removed, the pod goes and its grant is
-              freed (PodResources no longer lists it)
+              freed (PodResources no longer lists it).  On 6.1 (no
+              partitions: cpuset-only) the root's other children still run
+              on the carved CPUs until the audit's --fix takes them back
   audit       corecarve audit is clean while it runs and after
 """
 import json
@@ -158,7 +160,22 @@ def static_pod():
                      node.sh("cat /sys/fs/cgroup%s/cpu.max" % os.path.dirname(cg)).split()[0])
         e2e.info("carve %s: cpus %s parked %s cgroup %s" % (k.get("id"), k.get("cpus"), k.get("parked"), cg))
     doc = node.audit()
-    e2e.check_eq("pod-audit-clean", [], node.codes(doc))
+    found = sorted("%s %s" % (f["code"], f.get("object")) for f in doc.get("findings", []))
+    if carved and carved[0].get("mode") == "cpuset-only":
+        # Linux 6.1 has no partition to carve: the carve is cpuset-only,
+        # and the kubelet's systemd driver has enabled cpuset at the root,
+        # so the root's other children (the services' slice and init's
+        # scope, which the hook does not narrow) still run on the carved
+        # CPUs: what the audit finds, and what its --fix (the DaemonSet's
+        # AUTOFIX) takes back, as on every cpuset-only node.
+        e2e.check_eq("pod-cpuset-only-leaks", ["SOFT_EXCLUSIVITY_LEAK cgroup /init.scope",
+                                               "SOFT_EXCLUSIVITY_LEAK cgroup /system.slice",
+                                               "SPLIT_CORE cgroup /init.scope", "SPLIT_CORE cgroup /system.slice"],
+                     found)
+        fixed = node.audit("--fix")
+        e2e.check_eq("pod-audit-fixed", [], node.codes(fixed))
+    else:
+        e2e.check_eq("pod-audit-clean", [], found)
     os.unlink(path)
     gone = node.wait(lambda: engine() is None, timeout=120, step=1)
     e2e.check("pod-gone", gone, "engine still running")
