@@ -30,6 +30,10 @@ What is checked is what the kubelet itself does and says, in its own log
               freed (PodResources no longer lists it).  On 6.1 (no
               partitions: cpuset-only) the root's other children still run
               on the carved CPUs until the audit's --fix takes them back
+  burstable   a Burstable pod (requests.cpu 100m, limits 2) asking for the
+              class: granted by the kubelet, refused by the hook at its
+              start as the kubelet's log shows, nothing carved, the grant
+              freed when the pod goes
   audit       corecarve audit is clean while it runs and after
 """
 import json
@@ -184,6 +188,33 @@ def static_pod():
               (sorted(grants()), journal("e2e-device-plugin")[-300:]))
 
 
+BURSTABLE = POD.replace("name: carved", "name: burstable").replace(
+    'requests: {cpu: "2", memory: 32Mi, corecarve.io/latency-cores: "2"}',
+    'requests: {cpu: 100m, memory: 32Mi, corecarve.io/latency-cores: "2"}')
+
+
+def burstable_pod():
+    """A Burstable pod (requests.cpu 100m, limits.cpu 2) asking for the
+    class: the kubelet admits it and grants the cores, the hook refuses its
+    container at the start (the scheduler charged 0.1 CPU), nothing is
+    carved; what the kubelet says of it is its own log's line."""
+    path = "/etc/kubernetes/manifests/burstable.yaml"
+    with open(path, "w") as f:
+        f.write(BURSTABLE)
+    said = lambda: [l for l in journal("e2e-kubelet").splitlines() if "burstable" in l and "corecarve:" in l]
+    ok = node.wait(lambda: said(), timeout=180, step=1)
+    e2e.check("burstable-refused", ok, "the kubelet said nothing of corecarve's refusal: %s" %
+              journal("e2e-kubelet")[-500:])
+    if ok:
+        line = said()[0]
+        e2e.info("kubelet: " + line.strip()[:400])
+        e2e.check("burstable-names-request", "requests.cpu" in line, line[:400])
+    e2e.check_eq("burstable-nothing-carved", [], [c for c in node.carves().values() if c.get("kind") == "container"])
+    os.unlink(path)
+    gone = node.wait(lambda: not grants(), timeout=120, step=1)
+    e2e.check("burstable-grant-freed", gone, "grants left: %s" % sorted(grants()))
+
+
 def main():
     if not os.access(KUBELET, os.X_OK):
         e2e.fail("kubelet-present", "%s missing: mkinit.sh copies it for scenarios marked e2e-needs: kubelet" % KUBELET)
@@ -234,6 +265,7 @@ def main():
     for r in RESOURCES:
         e2e.check_eq("plugin-registered-twice-" + r.split("/")[1], 2, plog.count("registered %s on" % r))
     static_pod()
+    burstable_pod()
     doc = node.audit()
     e2e.check_eq("audit-clean", [], node.codes(doc))
     sh("systemctl stop e2e-device-plugin", check=False)
