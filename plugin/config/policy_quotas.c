@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "tenant.h"
 
 /* Whether class `c` is one a namespace can be kept out of. */
@@ -62,6 +63,8 @@ static void header(const struct cc_policy *p, FILE *out)
 
 int cc_policy_quotas(const struct cc_policy *p, char *const *ns, int n, FILE *out, struct cc_err *err)
 {
+	_cleanup_json_ json_t *seen = NULL;
+
 	/* Every name checked before a line is written. */
 	for (int i = 0; i < n; i++)
 		if (!cc_tenant_namespace_ok(ns[i]))
@@ -69,14 +72,19 @@ int cc_policy_quotas(const struct cc_policy *p, char *const *ns, int n, FILE *ou
 					  "namespace \"%.80s\": not a Kubernetes namespace name (a-z, 0-9 and '-', "
 					  "at most %d characters, starting and ending with a letter or digit)",
 					  ns[i], CC_NAMESPACE_MAX - 1);
+	/* A repeated name once: the names seen, in a hash (jansson's object),
+	 * not a scan of those before (a cluster's list may be long). */
+	seen = json_object();
+	if (!seen)
+		return cc_err_sys(err, ENOMEM, "policy quotas");
 	header(p, out);
 	for (int i = 0; i < n; i++) {
-		bool seen = false, first = true;
+		bool first = true;
 
-		for (int j = 0; j < i && !seen; j++)
-			seen = !strcmp(ns[i], ns[j]);
-		if (seen)
+		if (json_object_get(seen, ns[i]))
 			continue;
+		if (json_object_set_new(seen, ns[i], json_true()) < 0)
+			return cc_err_sys(err, ENOMEM, "policy quotas");
 		for (int c = 0; c < p->nclasses; c++) {
 			const struct cc_pclass *pc = &p->classes[c];
 			char res[128];
