@@ -12,7 +12,7 @@
 #include "error.h"
 #include "paths.h"
 #include "placement.h"
-#include "power_spec.h"
+#include "policy_power.h"
 #include "topo.h"
 
 #define CC_ANNOTATION_KEY "corecarve.io/placement"

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "policy_schema.h"
-#include "power_spec.h"
+#include "policy_power.h"
 
 const char *const cc_policy_power_keys[] = { "governor", "energyPerformancePreference", "minFreqKHz", "maxFreqKHz",
 					     "cstates", "cstateMaxLatencyUs", "uncore", "uncoreFreqKHz", NULL };
@@ -83,4 +83,10 @@ int cc_policy_parse_power(const struct cc_ynode *n, struct cc_power_spec *out, s
 	if ((v = cc_ynode_get(n, "uncoreFreqKHz")) && !out->uncore_fixed)
 		return cc_ynode_err(v, err, EINVAL, "requires uncore: fixed");
 	return 0;
+}
+
+bool cc_power_spec_empty(const struct cc_power_spec *s)
+{
+	return !s->governor[0] && !s->epp[0] && !s->min_khz && !s->max_khz && !s->cstates_shallow &&
+	       !s->uncore_fixed;
 }

@@ -35,7 +35,7 @@
 #include "error.h"
 #include "ledger.h"
 #include "noderec.h"
-#include "power_spec.h"
+#include "policy_power.h"
 #include "root.h"
 
 #define CC_POWER_SECTION "power"

@@ -51,12 +51,6 @@ int cc_power_kind_parse(const char *s, enum cc_power_kind *out)
 	return -1;
 }
 
-bool cc_power_spec_empty(const struct cc_power_spec *s)
-{
-	return !s->governor[0] && !s->epp[0] && !s->min_khz && !s->max_khz && !s->cstates_shallow &&
-	       !s->uncore_fixed;
-}
-
 /* ---- messages ---- */
 
 static void msg_add(char (*lines)[256], int *n, const char *fmt, va_list ap)

@@ -1,7 +1,8 @@
 /* corecarve: a placement class's `power:` settings (the policy embeds one
- * per class; power.h applies them). */
-#ifndef CC_POWER_SPEC_H
-#define CC_POWER_SPEC_H
+ * per class and policy_power.c reads them; the power effect, in
+ * plugin/effects/power.h, applies them). */
+#ifndef CC_POLICY_POWER_H
+#define CC_POLICY_POWER_H
 
 #include <stdbool.h>
 
