@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "ledger.h"
 #include "noderec.h"
 #include "root.h"
 
@@ -300,6 +301,13 @@ int cc_cg_init_parent(struct cc_cg *cg, const char *cgroup, hwloc_const_bitmap_t
 /* Transient cgroups of `corecarve exec --carve` (transient.c). */
 /* "populated" of cgroup.events: a process in the cgroup or below. */
 int cc_cg_populated(const struct cc_cg *cg, const char *cgroup, bool *populated, struct cc_err *err);
+
+/* The ledger's gc asks what became of a carve's cgroup (struct
+ * cc_ledger_probe, with `cg` its arg): CC_LEDGER_CGROUP_GONE (not there,
+ * or not a directory), _EMPTY ("populated 0") or _USED; an unreadable
+ * cgroup.events is USED: CPUs are never handed out on a guess.  -1 only
+ * when whether it is there cannot be told (EACCES, EIO). */
+int cc_cg_gc_probe(const char *cgroup, void *cg, struct cc_err *err);
 /* Kill every process in the cgroup (cgroup.kill, else SIGKILL each one in
  * cgroup.procs) and wait until it is empty.  Host only; a missing cgroup
  * is empty. */

@@ -2,6 +2,7 @@
  * removing one.  Creation is cc_cg_mkdir + a write to cgroup.procs. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,26 @@ int cc_cg_populated(const struct cc_cg *cg, const char *cgroup, bool *populated,
 		}
 	}
 	return cc_err_set(err, EINVAL, "%s/cgroup.events: no \"populated\" line", cgroup);
+}
+
+int cc_cg_gc_probe(const char *cgroup, void *arg, struct cc_err *err)
+{
+	const struct cc_cg *cg = arg;
+	struct cc_err e = CC_ERR_INIT;
+	char path[PATH_MAX];
+	bool populated;
+	int r;
+
+	/* The ledger keeps a carve's cgroup as the runtime named it, with or
+	 * without its leading "/". */
+	if (cc_path(path, sizeof(path), err, "%s/%s", cg->mount, cgroup + strspn(cgroup, "/")) < 0)
+		return -1;
+	r = cc_root_is_dir(cg->root, path, err);
+	if (r <= 0)
+		return r < 0 ? -1 : CC_LEDGER_CGROUP_GONE;
+	if (cc_cg_populated(cg, path + strlen(cg->mount), &populated, &e) < 0)
+		return CC_LEDGER_CGROUP_USED;
+	return populated ? CC_LEDGER_CGROUP_USED : CC_LEDGER_CGROUP_EMPTY;
 }
 
 static void sleep_ms(long ms)

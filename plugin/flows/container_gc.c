@@ -54,12 +54,16 @@ static void gc_would(const struct cc_carve *c, void *arg)
 
 int container_gc_dry(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, struct cc_err *err)
 {
-	return cc_ledger_gc_due(l, ctx->root, cg->mount, gc_would, (void *)ctx, err);
+	/* The ledger asks, the cgroup layer reads. */
+	const struct cc_ledger_probe probe = { cc_cg_gc_probe, cg };
+
+	return cc_ledger_gc_due(l, &probe, gc_would, (void *)ctx, err);
 }
 
 int container_gc(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, struct cc_err *err)
 {
+	const struct cc_ledger_probe probe = { cc_cg_gc_probe, cg };
 	struct gc_arg gc = { ctx, cg, l };
 
-	return cc_ledger_gc(l, ctx->root, cg->mount, gc_release, &gc, err);
+	return cc_ledger_gc(l, &probe, gc_release, &gc, err);
 }

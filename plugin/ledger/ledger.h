@@ -300,27 +300,37 @@ int cc_ledger_rec_count(struct cc_ledger *l, const char *section);
 /* Keep the carve `id` as `releasing` (struct cc_carve); 0 when unknown. */
 int cc_ledger_mark_releasing(struct cc_ledger *l, const char *id);
 
-/* Release carves of kind "container" whose cgroup directory
- * `<cgroup_mount>/<cgroup>` (cgroup_mount NULL: /sys/fs/cgroup) no longer
- * exists under `root`, carves of kind "exec" whose cgroup is gone or reads
- * "populated 0" in cgroup.events (the command ended and its `corecarve
- * exec` was killed before releasing), and carves kept as `releasing`
- * whose cgroup is gone or empty too (one with processes in it stays:
- * the cgroup is asked again, under `root`, before anything is undone):
+/* What became of a carve's cgroup, told by the caller (the cgroup layer's
+ * cc_cg_gc_probe reads it): the ledger keeps each carve's cgroup as data and
+ * asks, it reads no cgroup file.  `cgroup` is called with a carve's
+ * cgroup as recorded (relative to the cgroup mount) and returns a
+ * CC_LEDGER_CGROUP_* or -1 with err set: whether it is there cannot be
+ * told.  An unreadable "populated" is USED: CPUs are never handed out on a
+ * guess. */
+enum { CC_LEDGER_CGROUP_GONE, CC_LEDGER_CGROUP_EMPTY, CC_LEDGER_CGROUP_USED };
+struct cc_ledger_probe {
+	int (*cgroup)(const char *cgroup, void *arg, struct cc_err *err);
+	void *arg;
+};
+
+/* Release carves of kind "container" whose cgroup `probe` says is gone,
+ * carves of kind "exec" whose cgroup is gone or empty (the command ended
+ * and its `corecarve exec` was killed before releasing), and carves kept
+ * as `releasing` whose cgroup is gone or empty too (one with processes in
+ * it stays: the cgroup is asked again before anything is undone):
  * calls `release` (may be NULL; the hook undoes the carve's effects there),
  * then removes the carve, or — `release` returned < 0 — keeps it as
  * `releasing` for the next try.  Each change is committed at once, so a
  * process killed during gc loses nothing it did.  Carves without a cgroup
- * and other kinds are kept.  Returns the number removed, or -1: a lookup
- * that failed other than "does not exist", or a commit that failed. */
-int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root,
-		 const char *cgroup_mount,
+ * and other kinds are kept.  Returns the number removed, or -1: a probe
+ * that failed, or a commit that failed. */
+int cc_ledger_gc(struct cc_ledger *l, const struct cc_ledger_probe *probe,
 		 int (*release)(struct cc_carve *c, void *arg), void *arg,
 		 struct cc_err *err);
 
 /* What cc_ledger_gc would take up, changing nothing: `due` (may be NULL)
  * is called with each such carve.  The number of them, or -1. */
-int cc_ledger_gc_due(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,
+int cc_ledger_gc_due(struct cc_ledger *l, const struct cc_ledger_probe *probe,
 		     void (*due)(const struct cc_carve *c, void *arg), void *arg, struct cc_err *err);
 
 /* The state directory and the ledger file as every reader opens them

@@ -1,8 +1,9 @@
 /* corecarve: the ledger's gc — which journaled carves are dead (their
  * cgroup gone, an exec carve's cgroup emptied, one kept as releasing) and
  * taking them out, one commit each (ledger.h, cc_ledger_gc).  Kept apart
- * from the ledger's files and operations (ledger.c): it is the one part
- * of the ledger that reads the cgroup tree. */
+ * from the ledger's files and operations (ledger.c).  What became of a
+ * cgroup is the caller's to say (struct cc_ledger_probe: the cgroup layer
+ * reads it): the ledger names no cgroup path and reads no cgroup file. */
 #define _GNU_SOURCE
 #include "ledger_int.h"
 
@@ -11,43 +12,22 @@
 
 #include "cleanup.h"
 
-/* A cgroup that no process uses any more: an exec carve's whose `corecarve
- * exec` was killed before it could release, or a releasing carve's the
- * runtime has not removed yet.  Unreadable counts as in use: CPUs are
- * never handed out on a guess. */
-static bool cgroup_unused(const struct cc_root *root, const char *dir)
-{
-	struct cc_err e = CC_ERR_INIT;
-	char path[2 * PATH_MAX + 16];
-	_cleanup_free_ char *ev = NULL;
-
-	if (cc_path(path, sizeof(path), &e, "%s/cgroup.events", dir) < 0)
-		return false;
-	ev = cc_root_read(root, path, 4096, &e);
-	return ev && (!strncmp(ev, "populated 0", 11) || strstr(ev, "\npopulated 0"));
-}
-
 /* Whether the carve's cgroup is gone (1) or still in use (0); -1 when
  * that cannot be told: only "it is not there" (or, for an exec carve and
  * when `empty_ends`, "no process in it") ends a carve, EACCES or EIO on a
  * live container's cgroup must not hand its CPUs to someone else. */
-static int carve_gone(const struct cc_root *root, const char *cgroup_mount, const char *id, const char *kind,
-		      const char *cg, bool empty_ends, struct cc_err *err)
+static int carve_gone(const struct cc_ledger_probe *probe, const char *id, const char *kind, const char *cg,
+		      bool empty_ends, struct cc_err *err)
 {
-	char path[2 * PATH_MAX];
 	bool exec = !strcmp(kind, "exec");
 	int r;
 
 	if ((strcmp(kind, "container") != 0 && !exec) || !cg[0])
 		return 0;
-	while (*cg == '/')
-		cg++;
-	if (cc_path(path, sizeof(path), err, "%s/%s", cgroup_mount, cg) < 0)
-		return -1;
-	r = cc_root_is_dir(root, path, err);
+	r = probe->cgroup(cg, probe->arg, err);
 	if (r < 0)
 		return cc_err_prefix(err, "gc of carve \"%s\"", id);
-	return r == 0 || ((exec || empty_ends) && cgroup_unused(root, path));
+	return r == CC_LEDGER_CGROUP_GONE || ((exec || empty_ends) && r == CC_LEDGER_CGROUP_EMPTY);
 }
 
 /* A carve gc must take up: stale, or kept as releasing and stale on the
@@ -58,15 +38,15 @@ static int carve_gone(const struct cc_root *root, const char *cgroup_mount, cons
  * runs with, and a container's that is still there with processes in it
  * keeps its CPUs.  A carve without a cgroup to ask (a VM's) is retried
  * as before. */
-static int gc_due(const struct cc_root *root, const char *cgroup_mount, const char *id, const char *kind,
-		  const char *cg, bool releasing, struct cc_err *err)
+static int gc_due(const struct cc_ledger_probe *probe, const char *id, const char *kind, const char *cg,
+		  bool releasing, struct cc_err *err)
 {
 	if (releasing && ((strcmp(kind, "container") && strcmp(kind, "exec")) || !cg[0]))
 		return 1;
-	return carve_gone(root, cgroup_mount, id, kind, cg, releasing, err);
+	return carve_gone(probe, id, kind, cg, releasing, err);
 }
 
-int cc_ledger_gc_due(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,
+int cc_ledger_gc_due(struct cc_ledger *l, const struct cc_ledger_probe *probe,
 		     void (*due)(const struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
 {
 	int n = 0;
@@ -75,8 +55,7 @@ int cc_ledger_gc_due(struct cc_ledger *l, const struct cc_root *root, const char
 		return -1;
 	for (int i = 0; i < l->ncarves; i++) {
 		const struct cc_carve *c = &l->carves[i];
-		int r = gc_due(root, cgroup_mount ? cgroup_mount : "/sys/fs/cgroup", c->id, c->kind, c->cgroup,
-			       c->releasing, err);
+		int r = gc_due(probe, c->id, c->kind, c->cgroup, c->releasing, err);
 
 		if (r < 0)
 			return -1;
@@ -89,13 +68,11 @@ int cc_ledger_gc_due(struct cc_ledger *l, const struct cc_root *root, const char
 	return n;
 }
 
-int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cgroup_mount,
+int cc_ledger_gc(struct cc_ledger *l, const struct cc_ledger_probe *probe,
 		 int (*release)(struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
 {
 	int removed = 0, first = 0, r;
 
-	if (!cgroup_mount)
-		cgroup_mount = "/sys/fs/cgroup";
 	if (l->index) {
 		size_t i;
 		json_t *e;
@@ -108,7 +85,7 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cg
 		json_array_foreach(l->index->entries, i, e) {
 			if (ledger_gone_at(l, i))
 				continue;
-			r = gc_due(root, cgroup_mount, json_string_value(json_array_get(e, 0)),
+			r = gc_due(probe, json_string_value(json_array_get(e, 0)),
 				   json_string_value(json_array_get(e, 1)), json_string_value(json_array_get(e, 2)),
 				   json_array_size(e) == 4, err);
 			if (r != 0)
@@ -126,7 +103,7 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_root *root, const char *cg
 		struct cc_carve *c = &l->carves[i];
 		char id[sizeof(c->id)];
 
-		r = gc_due(root, cgroup_mount, c->id, c->kind, c->cgroup, c->releasing, err);
+		r = gc_due(probe, c->id, c->kind, c->cgroup, c->releasing, err);
 		if (r < 0)
 			return -1;
 		if (r == 0) {

@@ -2,7 +2,7 @@
  *
  *   ledger.c         the state directory, the public operations
  *   ledger_gc.c      gc: which carves are dead (their cgroup gone or, for
- *                    exec, emptied: cgroup.events), taken out one by one
+ *                    exec, emptied, as the caller's probe says), taken out one by one
  *   ledger_lock.c    the lock: its bounded wait, its holder's line, and
  *                    naming the holder when a waiter gives up
  *   ledger_carve.c   one carve: its rules and its JSON object

@@ -115,6 +115,7 @@ static int count_entries(const char *dir, const char *prefix)
 
 /* ---- round trip --------------------------------------------------------- */
 
+
 START_TEST(test_roundtrip)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -945,27 +946,27 @@ START_TEST(test_gc)
 	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
 
 	/* Everything alive. */
-	ck_assert_int_eq(cc_ledger_gc(l, root, NULL, release_cb, &rel, &err), 0);
+	ck_assert_int_eq(cc_test_gc(l, root, NULL, release_cb, &rel, &err), 0);
 	ck_assert_int_eq(rel.n, 0);
 
 	/* b's cgroup is gone. */
 	snprintf(path, sizeof(path), "%s/root/sys/fs/cgroup/kubepods/b", base);
 	ck_assert_int_eq(rmdir(path), 0);
-	ck_assert_int_eq(cc_ledger_gc(l, root, NULL, release_cb, &rel, &err), 1);
+	ck_assert_int_eq(cc_test_gc(l, root, NULL, release_cb, &rel, &err), 1);
 	ck_assert_int_eq(rel.n, 1);
 	ck_assert_str_eq(rel.ids[0], "b");
 	ck_assert_ptr_null(cc_ledger_find(l, "b"));
 	ck_assert_int_eq(l->ncarves, 4);
 
 	/* Another mount point, where only kubepods/a exists: b is gone already. */
-	ck_assert_int_eq(cc_ledger_gc(l, root, "/cg", release_cb, &rel, &err), 0);
+	ck_assert_int_eq(cc_test_gc(l, root, "/cg", release_cb, &rel, &err), 0);
 
 	/* a and rel are gone; the first release fails: gc keeps it as
 	 * releasing, goes on with rel, and commits both at once. */
 	snprintf(path, sizeof(path), "%s/root/sys/fs/cgroup/kubepods/a", base);
 	ck_assert_int_eq(rmdir(path), 0);
 	rel.fail = 1;
-	ck_assert_int_eq(cc_ledger_gc(l, root, NULL, release_cb, &rel, &err), 1);
+	ck_assert_int_eq(cc_test_gc(l, root, NULL, release_cb, &rel, &err), 1);
 	ck_assert_ptr_nonnull(cc_ledger_find(l, "a"));
 	ck_assert(cc_ledger_find(l, "a")->releasing);
 	ck_assert_ptr_null(cc_ledger_find(l, "rel"));
@@ -986,7 +987,7 @@ START_TEST(test_gc)
 		ck_assert(hwloc_bitmap_isset(taken, 1));
 	}
 	/* The next gc tries a again, though its cgroup question is settled. */
-	ck_assert_int_eq(cc_ledger_gc(l, root, NULL, release_cb, &rel, &err), 1);
+	ck_assert_int_eq(cc_test_gc(l, root, NULL, release_cb, &rel, &err), 1);
 	ck_assert_int_eq(rel.n, 3);
 	ck_assert_str_eq(rel.ids[1], "rel");
 	ck_assert_str_eq(rel.ids[2], "a");
@@ -1000,7 +1001,7 @@ START_TEST(test_gc)
 	cc_carve_fini(&c);
 	snprintf(path, sizeof(path), "%s/root/sys/fs/cgroup/kubepods/f", base);
 	write_file(path, "", 0600);
-	ck_assert_int_eq(cc_ledger_gc(l, root, NULL, NULL, NULL, &err), 1);
+	ck_assert_int_eq(cc_test_gc(l, root, NULL, NULL, NULL, &err), 1);
 
 	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
 	cc_ledger_close(l);
@@ -1048,8 +1049,8 @@ START_TEST(test_gc_rechecks_releasing)
 
 	/* From the index, as a hook opens it: the live one stays. */
 	ck_assert_ptr_nonnull(l = cc_ledger_open_index(state, &err));
-	ck_assert_int_eq(cc_ledger_gc_due(l, root, NULL, NULL, NULL, &err), 1);
-	ck_assert_int_eq(cc_ledger_gc(l, root, NULL, release_cb, &rel, &err), 1);
+	ck_assert_int_eq(cc_test_gc_due(l, root, NULL, NULL, NULL, &err), 1);
+	ck_assert_int_eq(cc_test_gc(l, root, NULL, release_cb, &rel, &err), 1);
 	ck_assert_int_eq(rel.n, 1);
 	ck_assert_str_eq(rel.ids[0], "vm:x");
 	ck_assert_ptr_nonnull(cc_ledger_find(l, "live"));
@@ -1061,7 +1062,7 @@ START_TEST(test_gc_rechecks_releasing)
 	/* Its last process gone, the cgroup left behind: released. */
 	snprintf(path, sizeof(path), "%s/root/sys/fs/cgroup/kubepods/live/cgroup.events", base);
 	write_file(path, "populated 0\nfrozen 0\n", 0644);
-	ck_assert_int_eq(cc_ledger_gc(l, root, NULL, release_cb, &rel, &err), 1);
+	ck_assert_int_eq(cc_test_gc(l, root, NULL, release_cb, &rel, &err), 1);
 	ck_assert_str_eq(rel.ids[1], "live");
 	ck_assert_int_eq(l->ncarves, 0);
 	cc_ledger_close(l);

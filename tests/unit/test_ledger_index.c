@@ -108,6 +108,7 @@ static void assert_reads(const char *dir, int n, const char *taken)
 	cc_ledger_close(l);
 }
 
+
 /* The carves that were there stay unparsed: the unions, ids and cgroups
  * come from the index, a new carve is checked against them, and the file
  * written is byte for byte the one a whole read would have written. */
@@ -300,14 +301,14 @@ START_TEST(test_index_gc)
 	ck_assert_msg(root != NULL, "%s", err.msg);
 
 	l = open_index();
-	ck_assert_int_eq(cc_ledger_gc(l, root, NULL, release_cb, &rel, &err), 0);
+	ck_assert_int_eq(cc_test_gc(l, root, NULL, release_cb, &rel, &err), 0);
 	ck_assert_ptr_nonnull(l->index);
 	cc_ledger_close(l);
 
 	snprintf(path, sizeof(path), "%s/root/sys/fs/cgroup/kubepods/c2", base);
 	ck_assert_int_eq(rmdir(path), 0);
 	l = open_index();
-	ck_assert_int_eq(cc_ledger_gc(l, root, NULL, release_cb, &rel, &err), 1);
+	ck_assert_int_eq(cc_test_gc(l, root, NULL, release_cb, &rel, &err), 1);
 	ck_assert_ptr_null(l->index);
 	ck_assert_int_eq(rel.n, 1);
 	ck_assert_str_eq(rel.id, "c2");
@@ -339,7 +340,7 @@ START_TEST(test_index_gc_host)
 	ck_assert_int_eq(cc_root_is_dir(root, "/nonexistent/corecarve", &err), 0);
 
 	l = open_index();
-	ck_assert_int_eq(cc_ledger_gc(l, root, mount, release_cb, &rel, &err), 2);
+	ck_assert_int_eq(cc_test_gc(l, root, mount, release_cb, &rel, &err), 2);
 	ck_assert_int_eq(rel.n, 2);
 	ck_assert_int_eq(l->ncarves, 1);
 	ck_assert_str_eq(l->carves[0].id, "c1");

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "cpulist.h"
 #include "error.h"
 #include "ledger.h"
@@ -261,4 +262,34 @@ int cc_test_filtered_status(int (*load)(struct cc_err *), int (*body)(void *), v
 int cc_test_filtered(int (*load)(struct cc_err *), int (*body)(void *), void *arg)
 {
 	return cc_test_filtered_status(load, body, arg, NULL);
+}
+
+/* The struct is filled by hand: the suites' fake roots have no
+ * cgroup.controllers for cc_cg_open, and the probe only reads. */
+static struct cc_cg gc_cg(const struct cc_root *root, const char *mount)
+{
+	struct cc_cg cg;
+
+	memset(&cg, 0, sizeof(cg));
+	cg.root = root;
+	snprintf(cg.mount, sizeof(cg.mount), "%s", mount ? mount : CC_CGROUP_MOUNT);
+	return cg;
+}
+
+int cc_test_gc(struct cc_ledger *l, const struct cc_root *root, const char *mount,
+	       int (*release)(struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
+{
+	struct cc_cg cg = gc_cg(root, mount);
+	const struct cc_ledger_probe probe = { cc_cg_gc_probe, &cg };
+
+	return cc_ledger_gc(l, &probe, release, arg, err);
+}
+
+int cc_test_gc_due(struct cc_ledger *l, const struct cc_root *root, const char *mount,
+		   void (*due)(const struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
+{
+	struct cc_cg cg = gc_cg(root, mount);
+	const struct cc_ledger_probe probe = { cc_cg_gc_probe, &cg };
+
+	return cc_ledger_gc_due(l, &probe, due, arg, err);
 }

@@ -8,6 +8,8 @@
 
 struct cc_carve;
 struct cc_err;
+struct cc_ledger;
+struct cc_root;
 
 /* Note which test (and loop iteration) runs, for cc_test_skip: Check tells
  * neither to a helper, so START_TEST below calls this first. */
@@ -97,6 +99,14 @@ int cc_test_filtered(int (*load)(struct cc_err *), int (*body)(void *), void *ar
  * /kubepods/<id>, class latency on performance cores, a remote partition
  * on `cpus` with `parked`, mems 0; free it with cc_carve_fini. */
 void cc_test_carve(struct cc_carve *c, const char *id, const char *cpus, const char *parked, bool steer_irqs);
+
+/* The ledger's gc (and its dry run) as a hook runs it (container_gc.c):
+ * the cgroup layer's cc_cg_gc_probe answers it, under `root` and the
+ * cgroup mount `mount` (NULL: /sys/fs/cgroup). */
+int cc_test_gc(struct cc_ledger *l, const struct cc_root *root, const char *mount,
+	       int (*release)(struct cc_carve *c, void *arg), void *arg, struct cc_err *err);
+int cc_test_gc_due(struct cc_ledger *l, const struct cc_root *root, const char *mount,
+		   void (*due)(const struct cc_carve *c, void *arg), void *arg, struct cc_err *err);
 
 /* Run the suite in fork mode and exit with its status. */
 #define CC_TEST_MAIN(suite_fn)                                                 \
