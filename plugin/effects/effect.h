@@ -33,6 +33,9 @@
 #include "power.h"
 #include "topo.h"
 
+/* The effects, in the order they are applied (cc_effects). */
+#define CC_NEFFECTS 3
+
 struct cc_effect_run {
 	const struct cc_ctx *ctx;
 	struct cc_cg *cg;
@@ -45,7 +48,7 @@ struct cc_effect_run {
 	struct cc_cg_plan *cg_plan;   /* the cgroup effect's plan, already journaled */
 	struct cc_power_report *power; /* what the power effect wrote or warned of */
 	/* how far apply got: applied[i] for cc_effects[i] */
-	bool applied[3];
+	bool applied[CC_NEFFECTS];
 };
 
 struct cc_effect {
@@ -64,7 +67,9 @@ struct cc_effect {
 	bool undo_failed_apply;
 };
 
-extern const struct cc_effect cc_effects[3];
+/* One per file: effect_cgroup.c, effect_irq.c, effect_power.c. */
+extern const struct cc_effect cc_effect_cgroup, cc_effect_irq, cc_effect_power;
+extern const struct cc_effect *const cc_effects[CC_NEFFECTS];
 
 /* Apply every wanted effect in order; on a failure undo those applied, in
  * reverse, and return -1 with the failure (and, should an undo fail too,

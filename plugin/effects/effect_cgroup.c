@@ -1,42 +1,17 @@
-/* corecarve: the effects of a carve and the loops over them (effect.h). */
+/* corecarve: the cgroup effect (effect.h): a carve's cpusets, partitions,
+ * peers and quotas planned, journaled, written and undone through the
+ * cgroup layer's records (cgroup/carve.c); a shared-pool container's record;
+ * and the audit's repairs that write cgroup files. */
 #define _GNU_SOURCE
-#include "effect.h"
+#include "effect_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cleanup.h"
 #include "cpulist.h"
-#include "irq.h"
-
-static void log_line(const struct cc_effect_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void log_line(const struct cc_effect_run *run, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!run->ctx->log)
-		return;
-	fprintf(run->ctx->log, "corecarve: %s: ", run->id);
-	va_start(ap, fmt);
-	vfprintf(run->ctx->log, fmt, ap);
-	va_end(ap);
-	fputc('\n', run->ctx->log);
-}
-
-static struct cc_carve *carve_of(const struct cc_effect_run *run, struct cc_err *err)
-{
-	struct cc_carve *c = NULL;
-
-	/* Its own line only, in an index-only ledger (a release). */
-	if (cc_ledger_get(run->ledger, run->id, &c, err) < 0)
-		return NULL;
-	if (!c)
-		cc_err_set(err, ENOENT, "carve %s: not in the ledger", run->id);
-	return c;
-}
 
 /* ---- cgroup ---------------------------------------------------------------- */
 
@@ -44,7 +19,7 @@ static void log_msgs(const struct cc_effect_run *run, const struct cc_cg_msgs *m
 {
 	for (int i = 0; i < m->n; i++)
 		if (!m->note[i] || run->ctx->verbose)
-			log_line(run, "%s", m->line[i]);
+			effect_log(run, "%s", m->line[i]);
 }
 
 /* The cgroup records, read as they are asked for (noderec.h): a carve's
@@ -298,7 +273,7 @@ static bool cgroup_wanted(const struct cc_effect_run *run, const struct cc_carve
 
 static int cgroup_apply(struct cc_effect_run *run, struct cc_err *err)
 {
-	struct cc_carve *c = carve_of(run, err);
+	struct cc_carve *c = effect_carve_of(run, err);
 	struct cc_noderecs recs;
 	struct cc_cg_carve cgc;
 	int rc;
@@ -319,7 +294,7 @@ static int cgroup_apply(struct cc_effect_run *run, struct cc_err *err)
 
 static int cgroup_undo(struct cc_effect_run *run, struct cc_err *err)
 {
-	struct cc_carve *c = carve_of(run, err);
+	struct cc_carve *c = effect_carve_of(run, err);
 	struct cc_cg_msgs msgs = { 0 };
 	struct cc_noderecs recs;
 	struct cc_cg_carve cgc;
@@ -391,208 +366,14 @@ out:
 	return rc;
 }
 
-/* ---- irq ------------------------------------------------------------------- */
-
-static bool irq_held(const struct cc_carve *c)
-{
-	return c->steer_irqs;
-}
-
-static bool irq_wanted(const struct cc_effect_run *run, const struct cc_carve *c)
-{
-	(void)run;
-	return irq_held(c);
-}
-
-/* Every IRQ off the union of the steer-away carves, this one included (it
- * is in the ledger): a movable IRQ that cannot be moved refuses the carve,
- * with every IRQ moved so far put back (strict). */
-static int irq_apply(struct cc_effect_run *run, struct cc_err *err)
-{
-	_cleanup_bitmap_ hwloc_bitmap_t reserved = cc_policy_reserved(run->policy, run->topo);
-	struct cc_irq_fallback fb = { 0 };
-	FILE *trace = run->ctx->verbose ? run->ctx->log : NULL;
-	struct cc_irq_opts o = { .root = run->ctx->root, .fb = &fb, .trace = trace };
-	struct cc_irq_report rep;
-	int rc;
-
-	if (!reserved)
-		return cc_err_sys(err, ENOMEM, "IRQ steering");
-	if (cc_irq_fallback_from_topo(run->topo, reserved, &fb, err) < 0)
-		return -1;
-	rc = cc_irq_reconcile(run->ledger, &o, &rep, err);
-	cc_irq_fallback_fini(&fb);
-	if (rc < 0) {
-		struct cc_carve *c = carve_of(run, NULL);
-		_cleanup_free_ char *cpus = c ? cc_cpulist_format(c->cpus) : NULL;
-
-		return cc_err_prefix(err, "steering IRQs off CPUs %s", cpus ? cpus : "?");
-	}
-	if (rep.irqbalance.warning[0])
-		log_line(run, "%s", rep.irqbalance.warning);
-	/* Kernel-managed IRQs are the kernel's per-CPU queues: recorded
-	 * (corecarve irq status) and reported here, never fatal. */
-	if (run->ctx->verbose)
-		log_line(run, "IRQs: %d moved (%d to the fallback), %d unmovable (kernel-managed)%s%s%s%s", rep.moved,
-			 rep.fell_back, rep.unmovable, rep.unmovable ? ": " : "", rep.unmovable_list,
-			 rep.irqbalance.action[0] ? "; " : "", rep.irqbalance.action);
-	return 0;
-}
-
-/* Back to their originals minus the CPUs of the remaining steer-away
- * carves; best effort, every IRQ is tried. */
-static int irq_undo(struct cc_effect_run *run, struct cc_err *err)
-{
-	struct cc_irq_opts o = { .root = run->ctx->root, .except = run->id, .best_effort = true,
-				 .trace = run->ctx->verbose ? run->ctx->log : NULL };
-	struct cc_irq_report rep;
-	int rc = cc_irq_reconcile(run->ledger, &o, &rep, err);
-
-	if (rep.irqbalance.warning[0])
-		log_line(run, "%s", rep.irqbalance.warning);
-	if (run->ctx->verbose)
-		log_line(run, "IRQs: %d restored, %d adjusted%s%s", rep.restored, rep.moved,
-			 rep.irqbalance.action[0] ? "; " : "", rep.irqbalance.action);
-	return rc < 0 ? cc_err_prefix(err, "carve %s: giving IRQs back", run->id) : 0;
-}
-
-/* ---- power ----------------------------------------------------------------- */
-
-static void log_power(const struct cc_effect_run *run, const struct cc_power_report *rep)
-{
-	for (int i = 0; i < rep->msgs.nwarnings; i++)
-		log_line(run, "warning: %s", rep->msgs.warnings[i]);
-	for (int i = 0; run->ctx->verbose && i < rep->msgs.nnotes; i++)
-		log_line(run, "%s", rep->msgs.notes[i]);
-}
-
-/* The carve does not say whether its class had power settings (the policy
- * may have changed since): the release looks at the records. */
-static bool power_held(const struct cc_carve *c)
-{
-	(void)c;
-	return true;
-}
-
-static bool power_wanted(const struct cc_effect_run *run, const struct cc_carve *c)
-{
-	(void)c;
-	return run->pclass && !cc_power_spec_empty(&run->pclass->power);
-}
-
-/* Only a journal that cannot be committed fails: a setting the node does
- * not offer is a warning (power.h). */
-static int power_apply(struct cc_effect_run *run, struct cc_err *err)
-{
-	struct cc_power_report scratch, *rep = run->power ? run->power : &scratch;
-	struct cc_carve *c = carve_of(run, err);
-
-	if (!c)
-		return -1;
-	if (cc_power_apply(run->ctx->root, run->ledger, &run->pclass->power, c->id, c->cpus, c->parked,
-			   run->ctx->verbose ? run->ctx->log : NULL, rep, err) < 0)
-		return cc_err_prefix(err, "power settings");
-	log_power(run, rep);
-	if (run->ctx->verbose)
-		log_line(run, "power: %d settings written", rep->written);
-	return 0;
-}
-
-/* Whatever no other carve still needs: every release runs it, so a file
- * shared with a carve that went earlier (or was never seen again after a
- * crash) is restored by whoever goes last. */
-static int power_undo(struct cc_effect_run *run, struct cc_err *err)
-{
-	struct cc_power_report rep;
-	int rc = cc_power_release(run->ctx->root, run->ledger, run->id, run->ctx->verbose ? run->ctx->log : NULL,
-				  &rep, err);
-
-	log_power(run, &rep);
-	if (run->ctx->verbose && rep.restored)
-		log_line(run, "power: %d settings restored", rep.restored);
-	return rc < 0 ? cc_err_prefix(err, "carve %s: giving power settings back", run->id) : 0;
-}
-
-const struct cc_effect cc_effects[3] = {
-	{ "cgroup", cgroup_wanted, cgroup_held, cgroup_apply, cgroup_undo, true },
-	{ "irq", irq_wanted, irq_held, irq_apply, irq_undo, false },
-	{ "power", power_wanted, power_held, power_apply, power_undo, false },
-};
-
-#define NEFFECTS ((int)(sizeof(cc_effects) / sizeof(cc_effects[0])))
-
-/* ---- the loops --------------------------------------------------------------- */
-
-static int undo_from(struct cc_effect_run *run, int last, bool only_applied, struct cc_err *err)
-{
-	int rc = 0;
-
-	for (int i = last; i >= 0; i--) {
-		struct cc_err step = CC_ERR_INIT;
-		struct cc_carve *c;
-
-		if (only_applied && !run->applied[i])
-			continue;
-		c = carve_of(run, &step);
-		if (!c) {
-			if (rc == 0)
-				*err = step;
-			return -1;
-		}
-		if (!only_applied && !cc_effects[i].held(c))
-			continue;
-		if (cc_effects[i].undo(run, &step) < 0 && rc == 0) {
-			*err = step;
-			rc = -1;
-		}
-	}
-	return rc;
-}
-
-int cc_effects_apply(struct cc_effect_run *run, bool *undo_failed, struct cc_err *err)
-{
-	struct cc_carve *c;
-
-	*undo_failed = false;
-	memset(run->applied, 0, sizeof(run->applied));
-	for (int i = 0; i < NEFFECTS; i++) {
-		struct cc_err undo = CC_ERR_INIT;
-
-		c = carve_of(run, err);
-		if (!c)
-			return -1;
-		if (!cc_effects[i].wanted(run, c))
-			continue;
-		/* Marked first where a failed apply needs its undo (every undo
-		 * is computed, so undoing what was not done writes nothing). */
-		run->applied[i] = cc_effects[i].undo_failed_apply;
-		if (cc_effects[i].apply(run, err) == 0) {
-			run->applied[i] = true;
-			continue;
-		}
-		if (undo_from(run, i, true, &undo) < 0) {
-			char first[CC_ERR_MSG_MAX];
-
-			*undo_failed = true;
-			snprintf(first, sizeof(first), "%s", err->msg);
-			snprintf(err->msg, sizeof(err->msg), "%.500s; undoing it failed too (%.480s)", first, undo.msg);
-		}
-		return -1;
-	}
-	return 0;
-}
-
-int cc_effects_undo(struct cc_effect_run *run, struct cc_err *err)
-{
-	return undo_from(run, NEFFECTS - 1, false, err);
-}
+const struct cc_effect cc_effect_cgroup = { "cgroup", cgroup_wanted, cgroup_held, cgroup_apply, cgroup_undo, true };
 
 /* ---- repairs (audit --fix) ------------------------------------------------ */
 
 int cc_effect_cgroup_reapply(struct cc_effect_run *run, struct cc_err *err)
 {
 	struct cc_cg_plan plan = { 0 };
-	struct cc_carve *c = carve_of(run, err);
+	struct cc_carve *c = effect_carve_of(run, err);
 	int rc = -1;
 
 	if (!c)

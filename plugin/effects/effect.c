@@ -1,0 +1,103 @@
+/* corecarve: the effects of a carve and the loops over them (effect.h); one
+ * file per effect (effect_cgroup.c, effect_irq.c, effect_power.c), in the
+ * order of this table. */
+#define _GNU_SOURCE
+#include "effect_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void effect_log(const struct cc_effect_run *run, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!run->ctx->log)
+		return;
+	fprintf(run->ctx->log, "corecarve: %s: ", run->id);
+	va_start(ap, fmt);
+	vfprintf(run->ctx->log, fmt, ap);
+	va_end(ap);
+	fputc('\n', run->ctx->log);
+}
+
+struct cc_carve *effect_carve_of(const struct cc_effect_run *run, struct cc_err *err)
+{
+	struct cc_carve *c = NULL;
+
+	/* Its own line only, in an index-only ledger (a release). */
+	if (cc_ledger_get(run->ledger, run->id, &c, err) < 0)
+		return NULL;
+	if (!c)
+		cc_err_set(err, ENOENT, "carve %s: not in the ledger", run->id);
+	return c;
+}
+
+const struct cc_effect *const cc_effects[CC_NEFFECTS] = { &cc_effect_cgroup, &cc_effect_irq, &cc_effect_power };
+
+/* ---- the loops --------------------------------------------------------------- */
+
+static int undo_from(struct cc_effect_run *run, int last, bool only_applied, struct cc_err *err)
+{
+	int rc = 0;
+
+	for (int i = last; i >= 0; i--) {
+		struct cc_err step = CC_ERR_INIT;
+		struct cc_carve *c;
+
+		if (only_applied && !run->applied[i])
+			continue;
+		c = effect_carve_of(run, &step);
+		if (!c) {
+			if (rc == 0)
+				*err = step;
+			return -1;
+		}
+		if (!only_applied && !cc_effects[i]->held(c))
+			continue;
+		if (cc_effects[i]->undo(run, &step) < 0 && rc == 0) {
+			*err = step;
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+int cc_effects_apply(struct cc_effect_run *run, bool *undo_failed, struct cc_err *err)
+{
+	struct cc_carve *c;
+
+	*undo_failed = false;
+	memset(run->applied, 0, sizeof(run->applied));
+	for (int i = 0; i < CC_NEFFECTS; i++) {
+		struct cc_err undo = CC_ERR_INIT;
+
+		c = effect_carve_of(run, err);
+		if (!c)
+			return -1;
+		if (!cc_effects[i]->wanted(run, c))
+			continue;
+		/* Marked first where a failed apply needs its undo (every undo
+		 * is computed, so undoing what was not done writes nothing). */
+		run->applied[i] = cc_effects[i]->undo_failed_apply;
+		if (cc_effects[i]->apply(run, err) == 0) {
+			run->applied[i] = true;
+			continue;
+		}
+		if (undo_from(run, i, true, &undo) < 0) {
+			char first[CC_ERR_MSG_MAX];
+
+			*undo_failed = true;
+			snprintf(first, sizeof(first), "%s", err->msg);
+			snprintf(err->msg, sizeof(err->msg), "%.500s; undoing it failed too (%.480s)", first, undo.msg);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+int cc_effects_undo(struct cc_effect_run *run, struct cc_err *err)
+{
+	return undo_from(run, CC_NEFFECTS - 1, false, err);
+}
