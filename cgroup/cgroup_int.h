@@ -4,8 +4,12 @@
  *   host.c       the host's ops (libcgroup)
  *   partition.c  cpu sets, partitions, controllers, the directory check,
  *                init-parent
- *   carve.c      a carve: plan, apply, undo over the node records
- *   transient.c  exec's transient cgroups */
+ *   carve.c      a carve's record rules over the node records (kinds,
+ *                owners, keys, values) and reading
+ *   carve_plan.c, carve_apply.c, carve_undo.c, carve_repair.c
+ *                its plan, apply, undo and the audit's repairs (what they
+ *                share with carve.c: the last section below)
+ *   transient.c  exec's transient cgroups, and what gc asks of a cgroup */
 #ifndef CC_CGROUP_INT_H
 #define CC_CGROUP_INT_H
 
@@ -42,5 +46,58 @@ int cg_siblings_open(const struct cc_cg *cg, const char *cgroup, struct cg_sibli
 int cg_siblings_next(struct cg_siblings *it, char *out, size_t len, struct cc_err *err);
 void cg_siblings_close(struct cg_siblings *it);
 #define _cleanup_siblings_ __attribute__((cleanup(cg_siblings_close)))
+
+/* ==== a carve's pieces (carve*.c) ==== */
+enum rec_kind { K_EXCLUSIVE, K_PARKED, K_PEER, K_QUOTA, K_SHARED, K_UNKNOWN };
+
+enum step_op {
+	STEP_WRITE,     /* value into file */
+	STEP_MKDIR,     /* the parked cgroup, made the first time */
+	STEP_PARTITION, /* value "root" or "isolated", read back */
+	STEP_FAULT,     /* "mid-cgroup-write" (fault.h): half of the carve written */
+};
+
+struct cc_cg_step {
+	enum step_op op;
+	char *cgroup;
+	char file[40];
+	char *value;
+	char *old;       /* the carve's own files: the value before, for the undo of a failed apply */
+	char *rec;       /* the record this write gives its `set`; NULL for the carve's own files */
+};
+
+struct planner {
+	struct cc_cg *cg;
+	struct cc_cg_carve *c;
+	const struct cc_cg_others *others;
+	struct cc_noderecs *recs;
+	struct cc_cg_plan *plan;
+	bool has_exclusive; /* the kernel has cpuset.cpus.exclusive (Linux >= 6.7) */
+};
+
+/* ---- record rules (carve.c) ---- */
+enum rec_kind cg_rec_kind(const struct cc_noderec *r);
+bool cg_held_kind(enum rec_kind k);
+hwloc_const_bitmap_t cg_held_share(const struct cc_cg_carve *c, enum rec_kind k);
+int cg_held_update(struct cc_noderec *r, hwloc_const_bitmap_t share, bool add, struct cc_err *err);
+bool cg_owns(const struct cc_noderec *r, const struct cc_cg_carve *c);
+/* A line for the hook's log; a note only with --verbose. */
+void cg_msg(struct cc_cg_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cg_note(struct cc_cg_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cg_rec_key(char *buf, size_t len, const char *cgroup, const char *file, struct cc_err *err);
+int cg_rec_split(const struct cc_noderec *r, char *cgroup, size_t len, const char **file, struct cc_err *err);
+int cg_parse_cpus(const char *s, hwloc_bitmap_t out, const struct cc_noderec *r, const char *field,
+		  struct cc_err *err);
+bool cg_same(enum rec_kind k, const char *a, const char *b);
+bool cg_ours(const struct cc_noderec *r, const char *cur);
+int cg_read_opt(const struct cc_cg *cg, const char *cgroup, const char *file, char **out, struct cc_err *err);
+
+/* ---- the plan (carve_plan.c) ---- */
+struct cc_noderec *cg_take_record(struct planner *p, const char *key, enum rec_kind k, const char *cur,
+				  bool create, struct cc_err *err);
+
+/* ---- apply (carve_apply.c) ---- */
+bool cg_is_cpuset_file(const char *file);
+int cg_put(struct cc_cg *cg, const char *cgroup, const char *file, const char *value, struct cc_err *err);
 
 #endif
