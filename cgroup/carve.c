@@ -133,52 +133,39 @@ int cg_parse_cpus(const char *s, hwloc_bitmap_t out, const struct cc_noderec *r,
 	return cc_cpulist_parse(s, out, what, err);
 }
 
-int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus, char **value,
-		    struct cc_err *err)
+/* A quota record's value while owned: no quota at all. A pod holding a
+ * carve has no quota, as the kubelet does since 1.33
+ * (DisableCPUQuotaWithExclusiveCPUs removes the pod-level quota of a pod
+ * with exclusive CPUs): CFS bandwidth throttles per period, so a quota
+ * even above the carves' average throttles a busy carve beside its pod's
+ * other containers and the pause process. */
+static int rec_quota_value(const struct cc_noderec *r, char **value, struct cc_err *err)
 {
-	_cleanup_bitmap_ hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	long long quota, period;
+	char buf[64];
+
+	if (cc_cg_parse_cpu_max(r->orig, &quota, &period) < 0)
+		return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s.orig: \"%.32s\" is not a cpu.max value",
+				  r->path, r->orig);
+	for (int i = 0; i < r->nowners; i++) {
+		char *end;
+		long long n = strtoll(r->owners[i].share, &end, 10);
+
+		if (*end || n < 1 || n > 100000)
+			return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s.owners.%s: \"%.32s\" is not a CPU count",
+					  r->path, r->owners[i].id, r->owners[i].share);
+	}
+	snprintf(buf, sizeof(buf), "max %lld", period);
+	return (*value = strdup(buf)) ? 0 : cc_err_sys(err, ENOMEM, "cgroup record");
+}
+
+/* The CPUs a cpuset record's owners and holder took, together. */
+static int rec_taken_cpus(const struct cc_noderec *r, hwloc_bitmap_t all, struct cc_err *err)
+{
 	_cleanup_bitmap_ hwloc_bitmap_t share = hwloc_bitmap_alloc();
-	_cleanup_bitmap_ hwloc_bitmap_t all = hwloc_bitmap_alloc();
-	enum rec_kind k = cg_rec_kind(r);
 
-	*value = NULL;
-	if (!set || !share || !all)
+	if (!share)
 		return cc_err_sys(err, ENOMEM, "cgroup record");
-	if (k == K_UNKNOWN)
-		return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s: unknown kind \"%s\"", r->path, r->kind);
-	if (!r->orig && k != K_PARKED)
-		return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s: orig null is for a parked cgroup only",
-				  r->path);
-	/* The last owner gone: the original, as it was. */
-	if (!cc_noderec_owned(r)) {
-		if (r->orig && !(*value = strdup(r->orig)))
-			return cc_err_sys(err, ENOMEM, "cgroup record");
-		return 0;
-	}
-	if (k == K_QUOTA) {
-		long long quota, period;
-		char buf[64];
-
-		if (cc_cg_parse_cpu_max(r->orig, &quota, &period) < 0)
-			return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s.orig: \"%.32s\" is not a cpu.max value",
-					  r->path, r->orig);
-		for (int i = 0; i < r->nowners; i++) {
-			char *end;
-			long long n = strtoll(r->owners[i].share, &end, 10);
-
-			if (*end || n < 1 || n > 100000)
-				return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s.owners.%s: \"%.32s\" is not a CPU count",
-						  r->path, r->owners[i].id, r->owners[i].share);
-		}
-		/* A pod holding a carve has no quota at all, as the kubelet
-		 * does since 1.33 (DisableCPUQuotaWithExclusiveCPUs removes the
-		 * pod-level quota of a pod with exclusive CPUs): CFS bandwidth
-		 * throttles per period, so a quota even above the carves'
-		 * average throttles a busy carve beside its pod's other
-		 * containers and the pause process. */
-		snprintf(buf, sizeof(buf), "max %lld", period);
-		return (*value = strdup(buf)) ? 0 : cc_err_sys(err, ENOMEM, "cgroup record");
-	}
 	for (int i = 0; i < r->nowners; i++) {
 		char field[300];
 
@@ -192,6 +179,58 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 			return -1;
 		hwloc_bitmap_or(all, all, share);
 	}
+	return 0;
+}
+
+/* A peer or shared cgroup keeps its CPUs less the taken ones, and must
+ * keep some. */
+static int rec_peer_cpus(const struct cc_noderec *r, enum rec_kind k, hwloc_const_bitmap_t parent_cpus,
+			 hwloc_const_bitmap_t taken, hwloc_bitmap_t set, struct cc_err *err)
+{
+	/* An empty cpuset.cpus inherits: its CPUs are the parent's. */
+	if (r->orig[0]) {
+		if (cg_parse_cpus(r->orig, set, r, "orig", err) < 0)
+			return -1;
+	} else if (parent_cpus) {
+		hwloc_bitmap_copy(set, parent_cpus);
+	} else {
+		return cc_err_set(err, EINVAL, "%s: the parent's CPUs are needed for an inheriting peer", r->path);
+	}
+	hwloc_bitmap_andnot(set, set, taken);
+	if (hwloc_bitmap_iszero(set) && k == K_SHARED)
+		return cc_err_set(err, ENOSPC, "shared-pool container cgroup %.*s would be left without CPUs",
+				  (int)(strrchr(r->path, '/') - r->path), r->path);
+	if (hwloc_bitmap_iszero(set))
+		return cc_err_set(err, ENOSPC, "cpuset-only mode: peer cgroup %.*s would be left without CPUs",
+				  (int)(strrchr(r->path, '/') - r->path), r->path);
+	return 0;
+}
+
+int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus, char **value,
+		    struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t all = hwloc_bitmap_alloc();
+	enum rec_kind k = cg_rec_kind(r);
+
+	*value = NULL;
+	if (!set || !all)
+		return cc_err_sys(err, ENOMEM, "cgroup record");
+	if (k == K_UNKNOWN)
+		return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s: unknown kind \"%s\"", r->path, r->kind);
+	if (!r->orig && k != K_PARKED)
+		return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s: orig null is for a parked cgroup only",
+				  r->path);
+	/* The last owner gone: the original, as it was. */
+	if (!cc_noderec_owned(r)) {
+		if (r->orig && !(*value = strdup(r->orig)))
+			return cc_err_sys(err, ENOMEM, "cgroup record");
+		return 0;
+	}
+	if (k == K_QUOTA)
+		return rec_quota_value(r, value, err);
+	if (rec_taken_cpus(r, all, err) < 0)
+		return -1;
 	switch (k) {
 	case K_EXCLUSIVE:
 	case K_PARKED:
@@ -201,22 +240,8 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 		break;
 	case K_PEER:
 	case K_SHARED:
-		/* An empty cpuset.cpus inherits: its CPUs are the parent's. */
-		if (r->orig[0]) {
-			if (cg_parse_cpus(r->orig, set, r, "orig", err) < 0)
-				return -1;
-		} else if (parent_cpus) {
-			hwloc_bitmap_copy(set, parent_cpus);
-		} else {
-			return cc_err_set(err, EINVAL, "%s: the parent's CPUs are needed for an inheriting peer", r->path);
-		}
-		hwloc_bitmap_andnot(set, set, all);
-		if (hwloc_bitmap_iszero(set) && k == K_SHARED)
-			return cc_err_set(err, ENOSPC, "shared-pool container cgroup %.*s would be left without CPUs",
-					  (int)(strrchr(r->path, '/') - r->path), r->path);
-		if (hwloc_bitmap_iszero(set))
-			return cc_err_set(err, ENOSPC, "cpuset-only mode: peer cgroup %.*s would be left without CPUs",
-					  (int)(strrchr(r->path, '/') - r->path), r->path);
+		if (rec_peer_cpus(r, k, parent_cpus, all, set, err) < 0)
+			return -1;
 		break;
 	default:
 		break;

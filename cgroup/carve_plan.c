@@ -397,6 +397,73 @@ static int check_quota_above(struct planner *p, const char *anc, int ncpus, stru
 			  anc, quota, period, (double)quota / (double)period, below + ncpus, anc);
 }
 
+/* The carve's own cpuset steps, by partition mode, and the peers or
+ * shared pool they narrow. */
+static int plan_cpus(struct planner *p, char (*anc)[PATH_MAX], int nanc, const char *cpus, const char *parked,
+		     const char *both_s, hwloc_const_bitmap_t both, struct cc_err *err)
+{
+	const struct cc_cg_carve *c = p->c;
+
+	if (c->exclusive && plan_shared(p, both_s, both, err) < 0)
+		return -1;
+	if (c->exclusive && !hwloc_bitmap_iszero(c->parked) && c->mode != CC_MODE_CPUSET_ONLY &&
+	    plan_parked(p, parked, err) < 0)
+		return -1;
+	switch (c->mode) {
+	case CC_MODE_REMOTE:
+		/* Remote partitions draw their CPUs through the exclusive set of
+		 * every ancestor below the root: widened top-down. */
+		for (int i = 0; i < nanc; i++)
+			if (plan_exclusive(p, anc[i], cpus, err) < 0)
+				return -1;
+		if (fault_point(p, err) < 0 || own(p, "cpuset.cpus", cpus, err) < 0 ||
+		    own(p, "cpuset.cpus.exclusive", cpus, err) < 0 || own_partition(p, err) < 0)
+			return -1;
+		break;
+	case CC_MODE_LOCAL:
+		if (own(p, "cpuset.cpus", cpus, err) < 0 || fault_point(p, err) < 0 || own_partition(p, err) < 0)
+			return -1;
+		break;
+	case CC_MODE_CPUSET_ONLY:
+		if ((!c->exclusive && c->pool ? plan_shared_self(p, err) : own(p, "cpuset.cpus", cpus, err)) < 0 ||
+		    (c->exclusive && plan_peers(p, both_s, err) < 0) ||
+		    fault_point(p, err) < 0)
+			return -1;
+		break;
+	}
+	return 0;
+}
+
+/* No quota on a carve: lifted on the container and its pod, checked above. */
+static int plan_no_quota(struct planner *p, char (*anc)[PATH_MAX], int nanc, struct cc_err *err)
+{
+	const struct cc_cg_carve *c = p->c;
+	_cleanup_free_ char *cur = NULL;
+	long long quota, period;
+	char n[32], val[64];
+
+	snprintf(n, sizeof(n), "%d", hwloc_bitmap_weight(c->cpus));
+	/* A shared-pool container owns no CPU: it lifts no pod quota.
+	 * The pod (the parent) has none while a carve of it lives;
+	 * above it, a quota too small for the carves refuses. */
+	for (int i = nanc - 1; c->exclusive && i >= 0; i--) {
+		int r = i == nanc - 1 ? plan_quota(p, anc[i], n, err)
+				      : check_quota_above(p, anc[i], hwloc_bitmap_weight(c->cpus), err);
+
+		if (r < 0)
+			return -1;
+	}
+	/* The container itself: no quota at all. */
+	if (cg_read_opt(p->cg, c->cgroup, "cpu.max", &cur, err) < 0)
+		return -1;
+	if (!cur)
+		return 0;
+	if (cc_cg_parse_cpu_max(cur, &quota, &period) < 0)
+		return cc_err_set(err, EINVAL, "%s/cpu.max: unexpected value \"%.32s\"", c->cgroup, cur);
+	snprintf(val, sizeof(val), "max %lld", period);
+	return quota >= 0 ? own(p, "cpu.max", val, err) : 0;
+}
+
 int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg_others *others,
 		     struct cc_noderecs *recs, struct cc_cg_plan *plan, struct cc_err *err)
 {
@@ -440,71 +507,14 @@ int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg
 		return -1;
 	cc_noderecs_del(recs, key);
 
-	if (c->exclusive && plan_shared(&p, both_s, both, err) < 0)
-		goto fail;
-	if (c->exclusive && !hwloc_bitmap_iszero(c->parked) && c->mode != CC_MODE_CPUSET_ONLY &&
-	    plan_parked(&p, parked, err) < 0)
-		goto fail;
-	switch (c->mode) {
-	case CC_MODE_REMOTE:
-		/* Remote partitions draw their CPUs through the exclusive set of
-		 * every ancestor below the root: widened top-down. */
-		for (int i = 0; i < nanc; i++)
-			if (plan_exclusive(&p, anc[i], cpus, err) < 0)
-				goto fail;
-		if (fault_point(&p, err) < 0 || own(&p, "cpuset.cpus", cpus, err) < 0 ||
-		    own(&p, "cpuset.cpus.exclusive", cpus, err) < 0 || own_partition(&p, err) < 0)
-			goto fail;
-		break;
-	case CC_MODE_LOCAL:
-		if (own(&p, "cpuset.cpus", cpus, err) < 0 || fault_point(&p, err) < 0 || own_partition(&p, err) < 0)
-			goto fail;
-		break;
-	case CC_MODE_CPUSET_ONLY:
-		if ((!c->exclusive && c->pool ? plan_shared_self(&p, err) : own(&p, "cpuset.cpus", cpus, err)) < 0 ||
-		    (c->exclusive && plan_peers(&p, both_s, err) < 0) ||
-		    fault_point(&p, err) < 0)
-			goto fail;
-		break;
-	}
-	if (!hwloc_bitmap_iszero(c->mems) && own(&p, "cpuset.mems", mems, err) < 0)
-		goto fail;
-	if (c->drop_quota) {
-		char n[32];
-		_cleanup_free_ char *cur = NULL;
-
-		snprintf(n, sizeof(n), "%d", hwloc_bitmap_weight(c->cpus));
-		/* A shared-pool container owns no CPU: it lifts no pod quota.
-		 * The pod (the parent) has none while a carve of it lives;
-		 * above it, a quota too small for the carves refuses. */
-		for (int i = nanc - 1; c->exclusive && i >= 0; i--) {
-			int r = i == nanc - 1 ? plan_quota(&p, anc[i], n, err)
-					      : check_quota_above(&p, anc[i], hwloc_bitmap_weight(c->cpus), err);
-
-			if (r < 0)
-				goto fail;
-		}
-		/* The container itself: no quota at all. */
-		if (cg_read_opt(cg, c->cgroup, "cpu.max", &cur, err) < 0)
-			goto fail;
-		if (cur) {
-			long long quota, period;
-			char val[64];
-
-			if (cc_cg_parse_cpu_max(cur, &quota, &period) < 0) {
-				cc_err_set(err, EINVAL, "%s/cpu.max: unexpected value \"%.32s\"", c->cgroup, cur);
-				goto fail;
-			}
-			snprintf(val, sizeof(val), "max %lld", period);
-			if (quota >= 0 && own(&p, "cpu.max", val, err) < 0)
-				goto fail;
-		}
+	if (plan_cpus(&p, anc, nanc, cpus, parked, both_s, both, err) < 0 ||
+	    (!hwloc_bitmap_iszero(c->mems) && own(&p, "cpuset.mems", mems, err) < 0) ||
+	    (c->drop_quota && plan_no_quota(&p, anc, nanc, err) < 0)) {
+		cc_err_prefix(err, "%s (%s)", c->cgroup, cc_cg_mode_name(c->mode));
+		cc_cg_plan_fini(plan);
+		return -1;
 	}
 	return 0;
-fail:
-	cc_err_prefix(err, "%s (%s)", c->cgroup, cc_cg_mode_name(c->mode));
-	cc_cg_plan_fini(plan);
-	return -1;
 }
 
 void cc_cg_plan_fini(struct cc_cg_plan *plan)

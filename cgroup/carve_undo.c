@@ -219,35 +219,131 @@ static int forget(struct cc_noderec *r, const struct cc_cg_carve *c, bool listed
 	return 0;
 }
 
+/* The carve's share of a record: its owner entry, or its part of what
+ * the record holds. */
+static char *undo_share(const struct cc_cg_carve *c, const struct cc_noderec *r, enum rec_kind k, bool listed,
+			hwloc_bitmap_t mine, struct cc_err *err)
+{
+	char *share;
+
+	if (listed) {
+		share = strdup(cc_noderec_share(r, c->id));
+	} else {
+		if (!cg_held_kind(k) || !r->held || cg_parse_cpus(r->held, mine, r, "held", err) < 0) {
+			if (!cc_err_isset(err))
+				cc_err_sys(err, ENOMEM, "cgroup");
+			return NULL;
+		}
+		hwloc_bitmap_and(mine, mine, cg_held_share(c, k));
+		share = cc_cpulist_format(mine);
+	}
+	if (!share)
+		cc_err_sys(err, ENOMEM, "cgroup");
+	return share;
+}
+
+/* Someone else wrote it since: theirs stays.  What an interrupted undo
+ * of this carve left (the target) is corecarve's too — for a parked
+ * cgroup that was to go, an empty one still there.  1 when it was
+ * theirs and is settled, 0 when it is ours, -1 on an error. */
+static int undo_theirs(struct cc_cg *cg, struct cc_noderecs *recs, struct cc_noderec *r, enum rec_kind k,
+		       const char *cgroup, const char *file, const char *cur, const char *target,
+		       struct cc_cg_msgs *msgs, struct cc_err *err)
+{
+	if (cg_ours(r, cur) || cg_same(k, cur, target) || (k == K_PARKED && !target && !cur[0]))
+		return 0;
+	if (r->set)
+		cg_msg(msgs, "%s was changed by someone else (\"%s\", corecarve had written \"%s\"); kept, "
+		    "and no longer restored by corecarve", r->path, cur, r->set);
+	if (!r->set && cc_noderec_owned(r)) {
+		/* Never written: their value is simply the original now. */
+		return cc_noderec_put(&r->orig, cur) < 0 ? cc_err_sys(err, ENOMEM, "cgroup records") : 1;
+	}
+	/* A quota others still need lifted is re-based on their value (the
+	 * one restored when the last carve goes), not forgotten: the carves
+	 * below would otherwise run under a quota. */
+	if (k == K_QUOTA && cc_noderec_owned(r))
+		return rebase_quota(cg, r, cgroup, file, cur, err) < 0 ? -1 : 1;
+	cc_noderecs_del(recs, r->path);
+	return 1;
+}
+
+/* The file brought to the value.  The parked partition is more than its
+ * cpuset.cpus (the exclusive set may be wider after a write that failed
+ * half-way): every file is brought to the value, and one corecarve made
+ * goes with its last owner.  1 when the cgroup went meanwhile (the
+ * record settled), 0 when written, -1 on an error. */
+static int undo_write(struct cc_cg *cg, struct cc_noderecs *recs, struct cc_noderec *r, enum rec_kind k,
+		      const char *cgroup, const char *file, const char *target, hwloc_const_bitmap_t parent_cpus,
+		      struct cc_cg_msgs *msgs, struct cc_err *err)
+{
+	int rc;
+
+	if (k == K_PARKED)
+		rc = write_parked(cg, cgroup, target, err);
+	else if (k == K_PEER || k == K_SHARED)
+		rc = write_inherit(cg, cgroup, "cpuset.cpus", target, parent_cpus, msgs, err);
+	else
+		rc = cg_put(cg, cgroup, file, target, err);
+	/* Gone between the read and the write: as a cgroup gone before (the
+	 * carve is no owner already). */
+	if (rc < 0 && cc_cg_gone(err->code) && k != K_PARKED) {
+		cc_err_clear(err);
+		if (!cc_noderec_owned(r) || k == K_SHARED)
+			cc_noderecs_del(recs, r->path);
+		return 1;
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+/* The record after the write: the last owner gone, it goes; a shared
+ * container's stays its own, reading orig again, for the next carve to
+ * narrow; else it remembers what corecarve's value now reads. */
+static int undo_settle(struct cc_cg *cg, struct cc_noderecs *recs, struct cc_noderec *r, enum rec_kind k,
+		       const char *cgroup, const char *file, const char *cur, const char *target, bool written,
+		       struct cc_err *err)
+{
+	_cleanup_free_ char *now = NULL;
+
+	if (!cc_noderec_owned(r) && k != K_SHARED) {
+		cc_noderecs_del(recs, r->path);
+		return 0;
+	}
+	if (written) {
+		if (cg_read_opt(cg, cgroup, file, &now, err) < 0)
+			return -1;
+		if (cc_noderec_put(&r->set, now ? now : target) < 0)
+			return -1;
+	} else if (r->set && cc_noderec_put(&r->set, cur) < 0) {
+		/* Already at the target: what an undo whose commit did not
+		 * happen (a full disk, a kill) wrote is corecarve's value now,
+		 * or the next owner's undo would take it for someone else's. */
+		return -1;
+	}
+	return cc_noderec_put(&r->pending, NULL) < 0 ? -1 : 0;
+}
+
 /* One record without the carve. */
 static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_noderecs *recs,
 		       struct cc_noderec *r, struct cc_cg_msgs *msgs, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
 	_cleanup_bitmap_ hwloc_bitmap_t mine = hwloc_bitmap_alloc();
-	_cleanup_free_ char *cur = NULL, *target = NULL, *share = NULL, *now = NULL;
+	_cleanup_free_ char *cur = NULL, *target = NULL, *share = NULL;
 	char cgroup[PATH_MAX], parent[PATH_MAX];
 	enum rec_kind k = cg_rec_kind(r);
 	const char *file = NULL;
 	bool written = false, listed;
 	int rc;
 
-	if (!parent_cpus)
+	if (!parent_cpus || !mine)
 		return cc_err_sys(err, ENOMEM, "cgroup");
 	if (cg_rec_split(r, cgroup, sizeof(cgroup), &file, err) < 0)
 		return -1;
 	listed = cc_noderec_share(r, c->id) != NULL;
-	if (listed) {
-		share = strdup(cc_noderec_share(r, c->id));
-	} else {
-		/* Held: the carve's share of what the record holds. */
-		if (!mine || !cg_held_kind(k) || !r->held || cg_parse_cpus(r->held, mine, r, "held", err) < 0)
-			return cc_err_isset(err) ? -1 : cc_err_sys(err, ENOMEM, "cgroup");
-		hwloc_bitmap_and(mine, mine, cg_held_share(c, k));
-		share = cc_cpulist_format(mine);
-	}
+	share = undo_share(c, r, k, listed, mine, err);
 	if (!share)
-		return cc_err_sys(err, ENOMEM, "cgroup");
+		return -1;
 	if (cg_read_opt(cg, cgroup, file, &cur, err) < 0)
 		return -1;
 	/* The cgroup went (a pod removed, a peer container gone): nothing
@@ -266,71 +362,21 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 		return -1;
 	if (cc_cg_rec_value(r, parent_cpus, &target, err) < 0)
 		goto keep;
-	/* Someone else wrote it since: theirs stays.  What an interrupted
-	 * undo of this carve left (the target) is corecarve's too — for a
-	 * parked cgroup that was to go, an empty one still there. */
-	if (!cg_ours(r, cur) && !cg_same(k, cur, target) && !(k == K_PARKED && !target && !cur[0])) {
-		if (r->set)
-			cg_msg(msgs, "%s was changed by someone else (\"%s\", corecarve had written \"%s\"); kept, "
-			    "and no longer restored by corecarve", r->path, cur, r->set);
-		if (!r->set && cc_noderec_owned(r)) {
-			/* Never written: their value is simply the original now. */
-			if (cc_noderec_put(&r->orig, cur) < 0)
-				return cc_err_sys(err, ENOMEM, "cgroup records");
-			return 0;
-		}
-		/* A quota others still need lifted is re-based on their value
-		 * (the one restored when the last carve goes), not forgotten:
-		 * the carves below would otherwise run under a quota. */
-		if (k == K_QUOTA && cc_noderec_owned(r)) {
-			if (rebase_quota(cg, r, cgroup, file, cur, err) < 0)
-				goto keep;
-			return 0;
-		}
-		cc_noderecs_del(recs, r->path);
-		return 0;
-	}
-	/* The parked partition is more than its cpuset.cpus (the exclusive
-	 * set may be wider after a write that failed half-way): every file
-	 * is brought to the value, and one corecarve made goes with its last
-	 * owner. */
+	rc = undo_theirs(cg, recs, r, k, cgroup, file, cur, target, msgs, err);
+	if (rc)
+		goto theirs_or_keep;
 	if (!cg_same(k, cur, target) || k == K_PARKED) {
 		written = true;
-		if (k == K_PARKED)
-			rc = write_parked(cg, cgroup, target, err);
-		else if (k == K_PEER || k == K_SHARED)
-			rc = write_inherit(cg, cgroup, "cpuset.cpus", target, parent_cpus, msgs, err);
-		else
-			rc = cg_put(cg, cgroup, file, target, err);
-		/* Gone between the read and the write: as above (the carve is
-		 * no owner already). */
-		if (rc < 0 && cc_cg_gone(err->code) && k != K_PARKED) {
-			cc_err_clear(err);
-			if (!cc_noderec_owned(r) || k == K_SHARED)
-				cc_noderecs_del(recs, r->path);
-			return 0;
-		}
-		if (rc < 0)
-			goto keep;
+		rc = undo_write(cg, recs, r, k, cgroup, file, target, parent_cpus, msgs, err);
+		if (rc)
+			goto theirs_or_keep;
 	}
-	/* The last owner gone, the record goes; a shared container's stays
-	 * its own, reading orig again, for the next carve to narrow. */
-	if (!cc_noderec_owned(r) && k != K_SHARED) {
-		cc_noderecs_del(recs, r->path);
-		return 0;
-	}
-	if (written) {
-		if (cg_read_opt(cg, cgroup, file, &now, err) < 0 || cc_noderec_put(&r->set, now ? now : target) < 0)
-			goto keep;
-	} else if (r->set && cc_noderec_put(&r->set, cur) < 0) {
-		/* Already at the target: what an undo whose commit did not
-		 * happen (a full disk, a kill) wrote is corecarve's value now,
-		 * or the next owner's undo would take it for someone else's. */
-		goto keep;
-	}
-	if (cc_noderec_put(&r->pending, NULL) < 0)
+	if (undo_settle(cg, recs, r, k, cgroup, file, cur, target, written, err) < 0)
 		goto keep;
 	return 0;
+theirs_or_keep:
+	if (rc > 0)
+		return 0;
 keep:
 	/* Kept with the carve as owner: a retry computes the same value. */
 	if (listed ? cc_noderec_set_owner(r, c->id, share) < 0 : cg_held_update(r, mine, true, &(struct cc_err)CC_ERR_INIT) < 0)
