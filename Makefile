@@ -129,7 +129,12 @@ $(BUILD)/tests/%.o: tests/unit/%.c
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(LIB) $(LINK_STAMP)
-	$(CC) $(LDFLAGS) -o $@ $< $(TESTLIB_OBJ) $(LIB) $(PKG_LIBS) $(CHECK_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(TESTLIB_OBJ) $(TEST_CLI_OBJ) $(LIB) $(PKG_LIBS) $(CHECK_LIBS)
+
+# test_options reads the commands' option tables: the CLI's objects but
+# its main().
+$(BUILD)/tests/test_options: TEST_CLI_OBJ = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
+$(BUILD)/tests/test_options: $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 
 # Unit tests: each suite is its own binary (Check, fork mode).  The runner
 # prints one "unit: N passed, N failed, N skipped" line over all of them

@@ -157,57 +157,67 @@ static bool fixes_vms(const struct opts *o)
 	return false;
 }
 
+enum { OPT_FIX = 1, OPT_SET_ASIDE, OPT_STATE, OPT_PROMETHEUS, OPT_SAMPLE_MS, OPT_MAX_THREADS };
+
+const struct cc_opt cc_opts_audit[] = {
+	{ "--fix", NULL, NULL, OPT_FIX, CC_OPT_OPTIONAL_VALUE, NULL },
+	{ "--set-aside-ledger", NULL, NULL, OPT_SET_ASIDE, 0, NULL },
+	{ "--state", NULL, "DIR", OPT_STATE, 0, NULL },
+	{ "--prometheus", NULL, "FILE.prom", OPT_PROMETHEUS, 0, NULL },
+	{ "--sample-ms", NULL, "N", OPT_SAMPLE_MS, 0, NULL },
+	{ "--max-threads", NULL, "N", OPT_MAX_THREADS, 0, NULL },
+	CC_CLI_OPTS_JSON(0, NULL),
+	CC_CLI_OPTS_SOURCE(CC_CLI_REFUSED, NULL),
+	CC_CLI_OPTS_TABLE(NULL),
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
 /* 1: help printed; 0: parsed; -1: err set. */
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 {
 	o->sample_ms = SAMPLE_DEFAULT_MS;
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r;
+		const char *v;
+		int id = cc_opts_next(cc_opts_audit, NULL, argc, argv, &i, &v, err), r;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		switch (id) {
+		case -1:
+			return -1;
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			return 1;
-		}
-		if (!strcmp(a, "--fix")) {
-			o->fix = true;
-			continue;
-		}
-		if (!strncmp(a, "--fix=", 6)) {
-			if (parse_codes(a + 6, o, err) < 0)
+		case OPT_FIX:
+			if (!v)
+				o->fix = true;
+			else if (parse_codes(v, o, err) < 0)
 				return -1;
-			continue;
-		}
-		if (!strcmp(a, "--set-aside-ledger")) {
+			break;
+		case OPT_SET_ASIDE:
 			o->set_aside = true;
-			continue;
-		}
-		if ((r = cc_table_opt(&o->table, argc, argv, &i, err)) < 0)
-			return -1;
-		if (r)
-			continue;
-		if (!strcmp(a, "--state") || !strcmp(a, "--prometheus") || !strcmp(a, "--sample-ms") ||
-		    !strcmp(a, "--max-threads")) {
-			if (i + 1 >= argc)
-				return cc_err_set(err, EINVAL, "%s: missing argument", a);
-			if (!strcmp(a, "--state"))
-				o->state = argv[++i];
-			else if (!strcmp(a, "--prometheus"))
-				o->prom = argv[++i];
-			else if (!strcmp(a, "--sample-ms") && parse_int(a, argv[++i], SAMPLE_MAX_MS, &o->sample_ms, err) < 0)
+			break;
+		case OPT_STATE:
+			o->state = v;
+			break;
+		case OPT_PROMETHEUS:
+			o->prom = v;
+			break;
+		case OPT_SAMPLE_MS:
+			if (parse_int("--sample-ms", v, SAMPLE_MAX_MS, &o->sample_ms, err) < 0)
 				return -1;
-			else if (!strcmp(a, "--max-threads") &&
-				 (parse_int(a, argv[++i], 1 << 22, &o->max_tasks, err) < 0 ||
-				  (o->max_tasks < 1 && cc_err_set(err, EINVAL, "--max-threads: expected at least 1, got %d",
-								  o->max_tasks))))
+			break;
+		case OPT_MAX_THREADS:
+			if (parse_int("--max-threads", v, 1 << 22, &o->max_tasks, err) < 0)
 				return -1;
-			continue;
+			if (o->max_tasks < 1)
+				return cc_err_set(err, EINVAL, "--max-threads: expected at least 1, got %d", o->max_tasks);
+			break;
+		default:
+			if ((r = cc_table_set(&o->table, id, v, err)) < 0)
+				return -1;
+			if (!r && !cc_cli_common_set(&o->common, id, v))
+				return cc_err_set(err, EINVAL, "audit: unexpected argument \"%s\" (see corecarve audit --help)", v);
 		}
-		r = cc_cli_common_opt(&o->common, argc, argv, &i, err);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			return cc_err_set(err, EINVAL, "audit: unexpected argument \"%s\" (see corecarve audit --help)", a);
 	}
 	if (o->common.xml || o->common.synthetic)
 		return cc_err_set(err, EINVAL, "audit: --hwloc-xml and --synthetic describe no kernel to audit; use --root");

@@ -60,6 +60,19 @@ struct opts {
 	bool dry_run;
 };
 
+enum { OPT_DRY_RUN = 1, OPT_ROUNDS, OPT_MS, OPT_OUTPUT };
+
+const struct cc_opt cc_opts_calibrate[] = {
+	{ "--rounds", NULL, "N", OPT_ROUNDS, 0, NULL },
+	{ "--ms", NULL, "N", OPT_MS, 0, NULL },
+	{ "--output", NULL, "FILE", OPT_OUTPUT, 0, NULL },
+	{ "--dry-run", NULL, NULL, OPT_DRY_RUN, 0, NULL },
+	CC_CLI_OPTS_JSON(0, NULL),
+	CC_CLI_OPTS_SOURCE(0, NULL),
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
 /* 1: help printed; 0: parsed; -1: err set. */
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 {
@@ -67,34 +80,31 @@ static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 	o->run.ms = MS_DEFAULT;
 	o->common.caller_view = true; /* the threads are pinned with this process's affinity */
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r;
+		const char *v;
+		int id = cc_opts_next(cc_opts_calibrate, NULL, argc, argv, &i, &v, err);
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		switch (id) {
+		case -1:
+			return -1;
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			return 1;
-		}
-		if (!strcmp(a, "--dry-run")) {
+		case OPT_DRY_RUN:
 			o->dry_run = true;
-			continue;
-		}
-		if (!strcmp(a, "--rounds") || !strcmp(a, "--ms") || !strcmp(a, "--output")) {
-			if (i + 1 >= argc)
-				return cc_err_set(err, EINVAL, "%s: missing argument", a);
-			if (!strcmp(a, "--output"))
-				o->output = argv[++i];
-			else if (parse_int(a, argv[i + 1], 1, !strcmp(a, "--ms") ? 10000 : 101,
-					   !strcmp(a, "--ms") ? &o->run.ms : &o->run.rounds, err) < 0)
+			break;
+		case OPT_OUTPUT:
+			o->output = v;
+			break;
+		case OPT_ROUNDS:
+		case OPT_MS:
+			if (parse_int(id == OPT_MS ? "--ms" : "--rounds", v, 1, id == OPT_MS ? 10000 : 101,
+				      id == OPT_MS ? &o->run.ms : &o->run.rounds, err) < 0)
 				return -1;
-			else
-				i++;
-			continue;
+			break;
+		default:
+			if (!cc_cli_common_set(&o->common, id, v))
+				return cc_err_set(err, EINVAL, "calibrate: unexpected argument \"%s\" (see corecarve calibrate --help)", v);
 		}
-		r = cc_cli_common_opt(&o->common, argc, argv, &i, err);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			return cc_err_set(err, EINVAL, "calibrate: unexpected argument \"%s\" (see corecarve calibrate --help)", a);
 	}
 	if (o->output && !*o->output)
 		return cc_err_set(err, EINVAL, "--output: empty file name (\"-\" writes nothing)");

@@ -33,6 +33,16 @@ static void usage(FILE *out)
 		     "Reads only.  --root SRC copies another tree instead of this host.\n");
 }
 
+enum { OPT_STATE = 1 };
+
+const struct cc_opt cc_opts_capture[] = {
+	{ "--state", NULL, "DIR", OPT_STATE, CC_OPT_NONEMPTY, NULL },
+	{ "--root", NULL, "DIR", CC_CLI_OPT_ROOT, 0, NULL },
+	{ "--policy", NULL, "FILE", CC_CLI_OPT_POLICY, 0, NULL },
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
 int cc_cmd_capture(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -44,30 +54,27 @@ int cc_cmd_capture(int argc, char **argv)
 	char state_buf[PATH_MAX];
 
 	for (int i = 1; i < argc; i++) {
-		int r;
+		const char *v;
+		int id = cc_opts_next(cc_opts_capture, NULL, argc, argv, &i, &v, &err);
 
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		switch (id) {
+		case -1:
+			return cc_cli_fail(&err);
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			return CC_EXIT_OK;
-		}
-		if (!strcmp(argv[i], "--state") || !strncmp(argv[i], "--state=", 8)) {
-			state = argv[i][7] == '=' ? argv[i] + 8 : i + 1 < argc ? argv[++i] : NULL;
-			if (!state || !*state) {
-				cc_err_set(&err, EINVAL, "--state: missing argument");
-				return cc_cli_fail(&err);
+		case OPT_STATE:
+			state = v;
+			break;
+		case CC_OPT_WORD:
+			if (!dest && v[0] != '-') {
+				dest = v;
+				break;
 			}
-			continue;
-		}
-		r = cc_cli_common_opt(&common, argc, argv, &i, &err);
-		if (r < 0)
+			cc_err_set(&err, EINVAL, "capture: unexpected argument \"%s\" (see corecarve capture --help)", v);
 			return cc_cli_fail(&err);
-		if (r == 0 && !dest && argv[i][0] != '-') {
-			dest = argv[i];
-			continue;
-		}
-		if (r == 0 || common.json || common.xml || common.synthetic) {
-			cc_err_set(&err, EINVAL, "capture: unexpected argument \"%s\" (see corecarve capture --help)", argv[i]);
-			return cc_cli_fail(&err);
+		default:
+			cc_cli_common_set(&common, id, v);
 		}
 	}
 	if (!dest) {

@@ -96,37 +96,52 @@ static int plugin_dir_open(const char *dir, struct cc_err *err)
 	return fd;
 }
 
+enum { OPT_DIR = 1, OPT_STATE, OPT_POD_RESOURCES, OPT_GRACE };
+
+const struct cc_opt cc_opts_device_plugin[] = {
+	{ "--dir", NULL, "DIR", OPT_DIR, CC_OPT_NONEMPTY, NULL },
+	{ "--state", NULL, "DIR", OPT_STATE, CC_OPT_NONEMPTY, NULL },
+	{ "--pod-resources", NULL, "SOCKET", OPT_POD_RESOURCES, CC_OPT_NONEMPTY, NULL },
+	{ "--grace", NULL, "SECONDS", OPT_GRACE, CC_OPT_NONEMPTY, NULL },
+	{ "--root", NULL, "DIR", CC_CLI_OPT_ROOT, 0, NULL },
+	{ "--policy", NULL, "FILE", CC_CLI_OPT_POLICY, 0, NULL },
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 {
 	o->dir = CC_DP_DIR;
 	o->podres = CC_DP_PODRES_SOCK;
 	o->grace = CC_DP_GRACE_S;
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r;
+		const char *v;
+		int id = cc_opts_next(cc_opts_device_plugin, NULL, argc, argv, &i, &v, err);
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		switch (id) {
+		case -1:
+			return -1;
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			return 1;
+		case OPT_GRACE:
+			if (parse_grace(v, &o->grace, err) < 0)
+				return -1;
+			break;
+		case OPT_DIR:
+			o->dir = v;
+			break;
+		case OPT_STATE:
+			o->state = v;
+			break;
+		case OPT_POD_RESOURCES:
+			o->podres = v;
+			break;
+		default:
+			if (!cc_cli_common_set(&o->common, id, v))
+				return cc_err_set(err, EINVAL,
+						  "device-plugin: unexpected argument \"%s\" (see corecarve device-plugin --help)", v);
 		}
-		if (!strcmp(a, "--dir") || !strcmp(a, "--state") || !strcmp(a, "--pod-resources") || !strcmp(a, "--grace")) {
-			if (i + 1 >= argc || !argv[i + 1][0])
-				return cc_err_set(err, EINVAL, "%s: missing argument", a);
-			i++;
-			if (!strcmp(a, "--grace")) {
-				if (parse_grace(argv[i], &o->grace, err) < 0)
-					return -1;
-			} else {
-				*(!strcmp(a, "--dir") ? &o->dir : !strcmp(a, "--state") ? &o->state : &o->podres) = argv[i];
-			}
-			continue;
-		}
-		r = cc_cli_common_opt(&o->common, argc, argv, &i, err);
-		if (r < 0)
-			return -1;
-		if (r == 0 || o->common.xml || o->common.synthetic || o->common.json)
-			return cc_err_set(err, EINVAL,
-					  "device-plugin: unexpected argument \"%s\" (see corecarve device-plugin --help)", a);
 	}
 	return 0;
 }

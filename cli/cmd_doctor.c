@@ -47,36 +47,43 @@ struct opts {
 	struct cc_cli_lock lock;
 };
 
+enum { OPT_PROBLEMS = 1, OPT_STATE };
+
+const struct cc_opt cc_opts_doctor[] = {
+	{ "--problems", NULL, NULL, OPT_PROBLEMS, 0, NULL },
+	{ "--state", NULL, "DIR", OPT_STATE, 0, NULL },
+	CC_CLI_OPTS_JSON(0, NULL),
+	CC_CLI_OPTS_SOURCE(CC_CLI_REFUSED, NULL),
+	CC_CLI_OPTS_TABLE(NULL),
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
 /* 1: help printed; 0: parsed; -1: err set. */
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 {
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r;
+		const char *v;
+		int id = cc_opts_next(cc_opts_doctor, NULL, argc, argv, &i, &v, err), r;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		switch (id) {
+		case -1:
+			return -1;
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			return 1;
-		}
-		if (!strcmp(a, "--problems")) {
+		case OPT_PROBLEMS:
 			o->problems = true;
-			continue;
+			break;
+		case OPT_STATE:
+			o->state = v;
+			break;
+		default:
+			if ((r = cc_table_set(&o->table, id, v, err)) < 0)
+				return -1;
+			if (!r && !cc_cli_common_set(&o->common, id, v))
+				return cc_err_set(err, EINVAL, "doctor: unexpected argument \"%s\" (see corecarve doctor --help)", v);
 		}
-		if (!strcmp(a, "--state")) {
-			if (i + 1 >= argc)
-				return cc_err_set(err, EINVAL, "%s: missing argument", a);
-			o->state = argv[++i];
-			continue;
-		}
-		if ((r = cc_table_opt(&o->table, argc, argv, &i, err)) < 0)
-			return -1;
-		if (r)
-			continue;
-		r = cc_cli_common_opt(&o->common, argc, argv, &i, err);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			return cc_err_set(err, EINVAL, "doctor: unexpected argument \"%s\" (see corecarve doctor --help)", a);
 	}
 	if (o->common.xml || o->common.synthetic)
 		return cc_err_set(err, EINVAL, "doctor: --hwloc-xml and --synthetic describe no node to check; use --root");

@@ -53,27 +53,6 @@ static int fail(const struct cc_err *err)
 	return EXIT_FAILED;
 }
 
-/* An option's value: "--opt VALUE" or "--opt=VALUE". */
-static const char *value(int argc, char **argv, int *i, const char *opt, struct cc_err *err)
-{
-	size_t n = strlen(opt);
-
-	if (argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (*i + 1 >= argc) {
-		cc_err_set(err, EINVAL, "%s: missing argument", opt);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
-static bool is_opt(const char *arg, const char *opt)
-{
-	size_t n = strlen(opt);
-
-	return !strncmp(arg, opt, n) && (arg[n] == '\0' || arg[n] == '=');
-}
-
 static void print_choice(const struct cc_decision *d)
 {
 	_cleanup_free_ char *cpus = cc_cpulist_format(d->cpus);
@@ -163,6 +142,34 @@ static int run_carved(const struct cc_cli_common *common, const char *state, con
 	return 128 + WTERMSIG(status);
 }
 
+enum { OPT_CARVE = 1, OPT_LOCK_AFFINITY, OPT_VERBOSE, OPT_CLASS, OPT_CPUS, OPT_CGROUP_PARENT, OPT_STATE };
+
+const struct cc_opt cc_opts_exec[] = {
+	{ "--class", NULL, "NAME", OPT_CLASS, 0, NULL },
+	{ "--cpus", NULL, "N", OPT_CPUS, 0, NULL },
+	{ "--carve", NULL, NULL, OPT_CARVE, 0, NULL },
+	{ "--cgroup-parent", NULL, "CGROUP", OPT_CGROUP_PARENT, 0, NULL },
+	{ "--lock-affinity", NULL, NULL, OPT_LOCK_AFFINITY, 0, NULL },
+	{ "--verbose", NULL, NULL, OPT_VERBOSE, 0, NULL },
+	{ "--state", NULL, "DIR", OPT_STATE, 0, NULL },
+	{ "--policy", NULL, "FILE", CC_CLI_OPT_POLICY, 0, NULL },
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
+static int parse_cpus(const char *v, int *cpus, struct cc_err *err)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (!*v || *end || errno || n < 1 || n > CC_CPU_LIMIT)
+		return cc_err_set(err, EINVAL, "--cpus: expected an integer from 1 to %d, got \"%s\"", CC_CPU_LIMIT, v);
+	*cpus = (int)n;
+	return 0;
+}
+
 int cc_cmd_exec(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -175,51 +182,47 @@ int cc_cmd_exec(int argc, char **argv)
 	int i;
 
 	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		int id = cc_opts_next(cc_opts_exec, NULL, argc, argv, &i, &v, &err);
 
-		if (!strcmp(a, "--")) {
+		if (id == CC_OPT_WORD && !strcmp(v, "--")) {
 			i++;
 			break;
 		}
-		if (a[0] != '-')
+		if (id == CC_OPT_WORD && v[0] != '-')
 			break;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		switch (id) {
+		case -1:
+			return fail(&err);
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			return CC_EXIT_OK;
-		}
-		if (!strcmp(a, "--carve")) {
+		case OPT_CARVE:
 			carve = true;
-		} else if (!strcmp(a, "--lock-affinity")) {
+			break;
+		case OPT_LOCK_AFFINITY:
 			opt.lock_affinity = true;
-		} else if (!strcmp(a, "--verbose")) {
+			break;
+		case OPT_VERBOSE:
 			verbose = true;
-		} else if (is_opt(a, "--class")) {
-			if (!(opt.class_name = value(argc, argv, &i, "--class", &err)))
+			break;
+		case OPT_CLASS:
+			opt.class_name = v;
+			break;
+		case OPT_CPUS:
+			if (parse_cpus(v, &opt.cpus, &err) < 0)
 				return fail(&err);
-		} else if (is_opt(a, "--cpus")) {
-			char *end;
-			long n;
-
-			if (!(v = value(argc, argv, &i, "--cpus", &err)))
-				return fail(&err);
-			errno = 0;
-			n = strtol(v, &end, 10);
-			if (!*v || *end || errno || n < 1 || n > CC_CPU_LIMIT) {
-				cc_err_set(&err, EINVAL, "--cpus: expected an integer from 1 to %d, got \"%s\"", CC_CPU_LIMIT, v);
-				return fail(&err);
-			}
-			opt.cpus = (int)n;
-		} else if (is_opt(a, "--cgroup-parent")) {
-			if (!(opt.cgroup_parent = value(argc, argv, &i, "--cgroup-parent", &err)))
-				return fail(&err);
-		} else if (is_opt(a, "--state")) {
-			if (!(state = value(argc, argv, &i, "--state", &err)))
-				return fail(&err);
-		} else if (is_opt(a, "--policy")) {
-			if (!(common.policy = value(argc, argv, &i, "--policy", &err)))
-				return fail(&err);
-		} else {
-			cc_err_set(&err, EINVAL, "exec: unknown option \"%s\" (see corecarve exec --help)", a);
+			break;
+		case OPT_CGROUP_PARENT:
+			opt.cgroup_parent = v;
+			break;
+		case OPT_STATE:
+			state = v;
+			break;
+		case CC_CLI_OPT_POLICY:
+			common.policy = v;
+			break;
+		default:
+			cc_err_set(&err, EINVAL, "exec: unknown option \"%s\" (see corecarve exec --help)", v);
 			return fail(&err);
 		}
 	}

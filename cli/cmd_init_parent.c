@@ -18,7 +18,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: corecarve init-parent CGROUP [--cpus LIST] [--mems LIST] [--policy FILE] [--if-needed]\n"
-		     "                             [--dry-run] [--force]\n\n"
+		     "                             [--dry-run] [--force] [--root DIR]\n\n"
 		     "Make CGROUP (e.g. /corecarve.slice) a cpuset partition root holding LIST\n"
 		     "(default: every online CPU that is not reserved by the policy), so containers\n"
 		     "started below it can be carved as local partitions on kernels that lack\n"
@@ -30,7 +30,9 @@ static void usage(FILE *out)
 		     "               when the kernel has no remote partitions (cpuset.cpus.exclusive): what\n"
 		     "               corecarve-prepare.service runs at boot\n"
 		     "  --dry-run    print each write it would make; write nothing\n"
-		     "  --force      make it on a kubelet's node too\n\n"
+		     "  --force      make it on a kubelet's node too\n"
+		     "  --root DIR   read the node from a tree (corecarve capture); cgroups are written on\n"
+		     "               this host only, so with --root only --dry-run goes through\n\n"
 		     "Refused on a kubelet's node (its pod cgroups, or /var/lib/kubelet): the\n"
 		     "kubelet's pods live outside CGROUP and would run on the reserved CPUs only,\n"
 		     "and carves below the pods' cgroups cannot be local partitions anyway.\n"
@@ -117,49 +119,58 @@ struct args {
 	bool dry, if_needed, force;
 };
 
-/* argv into `a`.  --cpus and --mems take the next word only (no
- * --cpus=LIST); CGROUP is the first word that starts with '/'.  1: --help
- * was printed; -1 with err set. */
+enum { OPT_DRY_RUN = 1, OPT_IF_NEEDED, OPT_CPUS, OPT_FORCE, OPT_MEMS };
+
+const struct cc_opt cc_opts_init_parent[] = {
+	{ "--cpus", NULL, "LIST", OPT_CPUS, 0, NULL },
+	{ "--mems", NULL, "LIST", OPT_MEMS, 0, NULL },
+	{ "--if-needed", NULL, NULL, OPT_IF_NEEDED, 0, NULL },
+	{ "--dry-run", NULL, NULL, OPT_DRY_RUN, 0, NULL },
+	{ "--force", NULL, NULL, OPT_FORCE, 0, NULL },
+	CC_CLI_OPTS_SOURCE(CC_CLI_REFUSED, NULL),
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
+/* argv into `a`.  CGROUP is the first word that starts with '/'.  1:
+ * --help was printed; -1 with err set. */
 static int parse_args(int argc, char **argv, struct args *a, struct cc_err *err)
 {
 	for (int i = 1; i < argc; i++) {
-		int r;
+		const char *v;
+		int id = cc_opts_next(cc_opts_init_parent, NULL, argc, argv, &i, &v, err);
 
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		switch (id) {
+		case -1:
+			return -1;
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			return 1;
-		}
-		if (!strcmp(argv[i], "--dry-run")) {
+		case OPT_DRY_RUN:
 			a->dry = true;
-			continue;
-		}
-		if (!strcmp(argv[i], "--if-needed")) {
+			break;
+		case OPT_IF_NEEDED:
 			a->if_needed = true;
-			continue;
-		}
-		if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
-			a->cpus = argv[++i];
-			continue;
-		}
-		if (!strcmp(argv[i], "--force")) {
+			break;
+		case OPT_FORCE:
 			a->force = true;
-			continue;
-		}
-		if (!strcmp(argv[i], "--mems") && i + 1 < argc) {
-			a->mems = argv[++i];
-			continue;
-		}
-		r = cc_cli_common_opt(&a->common, argc, argv, &i, err);
-		if (r < 0)
-			return -1;
-		if (r == 0 && !a->cgroup && argv[i][0] == '/') {
-			a->cgroup = argv[i];
-			continue;
-		}
-		if (r == 0)
+			break;
+		case OPT_CPUS:
+			a->cpus = v;
+			break;
+		case OPT_MEMS:
+			a->mems = v;
+			break;
+		case CC_OPT_WORD:
+			if (!a->cgroup && v[0] == '/') {
+				a->cgroup = v;
+				break;
+			}
 			return cc_err_set(err, EINVAL,
-					  "init-parent: unexpected argument \"%s\" (see corecarve init-parent --help)",
-					  argv[i]);
+					  "init-parent: unexpected argument \"%s\" (see corecarve init-parent --help)", v);
+		default:
+			cc_cli_common_set(&a->common, id, v);
+		}
 	}
 	return 0;
 }

@@ -64,68 +64,57 @@ struct opts {
 	struct cc_cli_lock lock;
 };
 
-/* "--name VALUE" or "--name=VALUE" at argv[*i]: 1 with *v set, 0 when
- * argv[*i] is another option, -1 when the value is missing. */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **v, struct cc_err *err)
-{
-	size_t n = strlen(name);
+enum { OPT_VERBOSE = 1, OPT_DRY_RUN, OPT_STATE, OPT_SAMPLE_MS };
 
-	if (strncmp(argv[*i], name, n) != 0)
-		return 0;
-	if (argv[*i][n] == '=') {
-		*v = argv[*i] + n + 1;
-		return 1;
-	}
-	if (argv[*i][n])
-		return 0;
-	if (*i + 1 >= argc)
-		return cc_err_set(err, EINVAL, "%s: missing argument", name);
-	*v = argv[++*i];
-	return 1;
-}
+const struct cc_opt cc_opts_irq[] = {
+	{ "--state", NULL, "DIR", OPT_STATE, 0, NULL },
+	{ "--sample-ms", NULL, "N", OPT_SAMPLE_MS, 0, "status" },
+	{ "--dry-run", NULL, NULL, OPT_DRY_RUN, 0, "reconcile" },
+	{ "--verbose", NULL, NULL, OPT_VERBOSE, 0, "reconcile" },
+	CC_CLI_OPTS_JSON(0, "status"),
+	{ "--root", NULL, "DIR", CC_CLI_OPT_ROOT, 0, "status reconcile" },
+	{ "--policy", NULL, "FILE", CC_CLI_OPT_POLICY, 0, "reconcile" },
+	{ "--hwloc-xml", NULL, "FILE", CC_CLI_OPT_XML, CC_CLI_REFUSED, "status reconcile" },
+	{ "--synthetic", NULL, "DESC", CC_CLI_OPT_SYNTHETIC, CC_CLI_REFUSED, "status reconcile" },
+	CC_CLI_OPTS_TABLE("status"),
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
 
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 {
 	o->sample_ms = SAMPLE_MS_DEFAULT;
 	for (int i = 2; i < argc; i++) {
-		const char *v = NULL;
+		const char *v;
 		char *end;
-		int r;
+		int id = cc_opts_next(cc_opts_irq, argv[1], argc, argv, &i, &v, err), r;
 
-		if (!strcmp(argv[i], "--verbose")) {
+		switch (id) {
+		case -1:
+			return -1;
+		case OPT_VERBOSE:
 			o->verbose = true;
-			continue;
-		}
-		if (!strcmp(argv[i], "--dry-run") && !strcmp(argv[1], "reconcile")) {
+			break;
+		case OPT_DRY_RUN:
 			o->dry_run = true;
-			continue;
-		}
-		if (!strcmp(argv[1], "status") && (r = cc_table_opt(&o->table, argc, argv, &i, err)) != 0) {
-			if (r < 0)
-				return -1;
-			continue;
-		}
-		if ((r = opt_value(argc, argv, &i, "--state", &o->state, err)) != 0) {
-			if (r < 0)
-				return -1;
-			continue;
-		}
-		if ((r = opt_value(argc, argv, &i, "--sample-ms", &v, err)) != 0) {
-			if (r < 0)
-				return -1;
+			break;
+		case OPT_STATE:
+			o->state = v;
+			break;
+		case OPT_SAMPLE_MS:
 			errno = 0;
 			o->sample_ms = strtol(v, &end, 10);
 			if (!*v || *end || errno || o->sample_ms < 0 || o->sample_ms > SAMPLE_MS_MAX)
 				return cc_err_set(err, EINVAL, "--sample-ms: expected 0 to %d, got \"%.32s\"",
 						  SAMPLE_MS_MAX, v);
-			continue;
+			break;
+		default:
+			if ((r = cc_table_set(&o->table, id, v, err)) < 0)
+				return -1;
+			if (!r && !cc_cli_common_set(&o->common, id, v))
+				return cc_err_set(err, EINVAL, "irq %s: unexpected argument \"%s\" (see corecarve irq --help)",
+						  argv[1], v);
 		}
-		r = cc_cli_common_opt(&o->common, argc, argv, &i, err);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			return cc_err_set(err, EINVAL, "irq %s: unexpected argument \"%s\" (see corecarve irq --help)",
-					  argv[1], argv[i]);
 	}
 	if (o->common.xml || o->common.synthetic)
 		return cc_err_set(err, EINVAL, "irq: --hwloc-xml and --synthetic have no interrupts; use --root");

@@ -24,7 +24,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: corecarve plan --class NAME --cpus N [--smt isolate|full] [--memory local|spread|any]\n"
 		"                      [--irq steer-away|leave] [--root DIR | --hwloc-xml FILE | --synthetic DESC]\n"
-		"                      [--policy FILE] [--state DIR] [--json] [--explain]\n\n"
+		"                      [--policy FILE] [--state DIR] [--json] [--explain] [--raw] [--width N]\n\n"
 		"Show which CPUs a container of placement class NAME asking for N CPUs would get, the\n"
 		"parked SMT siblings, the memory nodes, and why.  Changes nothing.\n\n"
 		"CPUs already carved are read from the ledger in --state DIR, else $CORECARVE_STATE_DIR,\n"
@@ -32,13 +32,11 @@ static void usage(FILE *out)
 		"--hwloc-xml or --synthetic).  --smt, --memory and --irq override the class, as the\n"
 		"annotation's keys do, and only where the class lets an annotation set them\n"
 		"(annotationMaySet): plan refuses the rest as the hook would.  --explain adds what the\n"
-		"carve avoids on this node, in the numbers of its baseline (corecarve calibrate).\n\n"
+		"carve avoids on this node, in the numbers of its baseline (corecarve calibrate).\n"
+		"--raw separates the two columns by one space; --width N lays them out for N columns.\n\n"
 		"exit status: 0 planned, 1 refused for lack of capacity, 2 bad input (including a request\n"
 		"the policy or topology cannot express, such as an unknown class)\n");
 }
-
-/* This command's own options, in the order cc_cmd_plan's switch uses. */
-static const char *const own[] = { "--class", "--cpus", "--state", "--smt", "--memory", "--irq" };
 
 static int parse_count(const char *s, int *out, struct cc_err *err)
 {
@@ -326,59 +324,51 @@ struct args {
 	struct cc_cli_lock lock;
 };
 
-/* One of this command's own options (`own`) at argv[*i], as NAME VALUE or
- * NAME=VALUE, into `a`; "unexpected argument" for anything else. */
-static int parse_own(int argc, char **argv, int *i, struct args *a, const char **cls, const char **cpus,
-		     struct cc_err *err)
+enum { OPT_CLASS = 1, OPT_CPUS, OPT_STATE, OPT_SMT, OPT_MEMORY, OPT_IRQ, OPT_EXPLAIN };
+
+const struct cc_opt cc_opts_plan[] = {
+	{ "--class", NULL, "NAME", OPT_CLASS, 0, NULL },
+	{ "--cpus", NULL, "N", OPT_CPUS, 0, NULL },
+	{ "--smt", NULL, "isolate|full", OPT_SMT, 0, NULL },
+	{ "--memory", NULL, "local|spread|any", OPT_MEMORY, 0, NULL },
+	{ "--irq", NULL, "steer-away|leave", OPT_IRQ, 0, NULL },
+	{ "--state", NULL, "DIR", OPT_STATE, 0, NULL },
+	{ "--explain", NULL, NULL, OPT_EXPLAIN, 0, NULL },
+	CC_CLI_OPTS_JSON(0, NULL),
+	CC_CLI_OPTS_SOURCE(0, NULL),
+	/* The plan is a two-column table without headers: how it is laid
+	 * out, not which columns. */
+	{ "--raw", "-r", NULL, CC_CLI_OPT_RAW, 0, NULL },
+	{ "--width", NULL, "N", CC_CLI_OPT_WIDTH, 0, NULL },
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
+/* A placement override (--smt, --memory, --irq) into the request, as the
+ * annotation's key would set it. */
+static int parse_override(int id, const char *v, struct args *a, struct cc_err *err)
 {
-	const char *arg = argv[*i], *v = NULL;
-	size_t k;
 	int e;
 
-	for (k = 0; k < sizeof(own) / sizeof(own[0]); k++) {
-		size_t n = strlen(own[k]);
-
-		if (!strncmp(arg, own[k], n) && arg[n] == '=') {
-			v = arg + n + 1;
-			break;
-		}
-		if (!strcmp(arg, own[k])) {
-			if (*i + 1 >= argc)
-				return cc_err_set(err, EINVAL, "%s: missing argument", own[k]);
-			v = argv[++*i];
-			break;
-		}
-	}
-	switch (k) {
-	case 0:
-		*cls = v;
-		break;
-	case 1:
-		*cpus = v;
-		break;
-	case 2:
-		a->state = v;
-		break;
-	case 3:
+	switch (id) {
+	case OPT_SMT:
 		if (parse_enum("--smt", v, smt_name, 2, &e, err) < 0)
 			return -1;
 		a->req.has_smt = true;
 		a->req.smt = (enum cc_smt)e;
 		break;
-	case 4:
+	case OPT_MEMORY:
 		if (parse_enum("--memory", v, memory_name, 3, &e, err) < 0)
 			return -1;
 		a->req.has_memory = true;
 		a->req.memory = (enum cc_memory)e;
 		break;
-	case 5:
+	case OPT_IRQ:
 		if (parse_enum("--irq", v, irq_name, 2, &e, err) < 0)
 			return -1;
 		a->req.has_irq = true;
 		a->req.irq = (enum cc_irq)e;
 		break;
-	default:
-		return cc_err_set(err, EINVAL, "plan: unexpected argument \"%s\" (see corecarve plan --help)", arg);
 	}
 	return 0;
 }
@@ -394,23 +384,39 @@ static int parse_args(int argc, char **argv, struct args *a, struct cc_err *err)
 	 * class does not grant is refused here with the hook's words. */
 	snprintf(a->req.annotation, sizeof(a->req.annotation), "%s", CC_ANNOTATION_KEY);
 	for (int i = 1; i < argc; i++) {
-		int r;
+		const char *v;
+		int id = cc_opts_next(cc_opts_plan, NULL, argc, argv, &i, &v, err), r;
 
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		switch (id) {
+		case -1:
+			return -1;
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			return 1;
-		}
-		if (!strcmp(argv[i], "--explain")) {
+		case OPT_EXPLAIN:
 			a->explain = true;
-			continue;
+			break;
+		case OPT_CLASS:
+			cls = v;
+			break;
+		case OPT_CPUS:
+			cpus = v;
+			break;
+		case OPT_STATE:
+			a->state = v;
+			break;
+		case OPT_SMT:
+		case OPT_MEMORY:
+		case OPT_IRQ:
+			if (parse_override(id, v, a, err) < 0)
+				return -1;
+			break;
+		default:
+			if ((r = cc_table_set(&a->table, id, v, err)) < 0)
+				return -1;
+			if (!r && !cc_cli_common_set(&a->common, id, v))
+				return cc_err_set(err, EINVAL, "plan: unexpected argument \"%s\" (see corecarve plan --help)", v);
 		}
-		r = cc_cli_common_opt(&a->common, argc, argv, &i, err);
-		if (r == 0)
-			r = cc_table_opt(&a->table, argc, argv, &i, err);
-		if (r < 0)
-			return -1;
-		if (r == 0 && parse_own(argc, argv, &i, a, &cls, &cpus, err) < 0)
-			return -1;
 	}
 	if (!cls || !cpus)
 		return cc_err_set(err, EINVAL, "plan: --class and --cpus are required (see corecarve plan --help)");

@@ -97,6 +97,13 @@ static int read_names(FILE *in, struct names *ns, struct cc_err *err)
 	return 0;
 }
 
+const struct cc_opt cc_opts_policy[] = {
+	{ "--root", NULL, "DIR", CC_CLI_OPT_ROOT, 0, "quotas" },
+	{ "--policy", NULL, "FILE", CC_CLI_OPT_POLICY, 0, "quotas" },
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
 static int quotas(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -108,29 +115,30 @@ static int quotas(int argc, char **argv)
 	int rc = CC_EXIT_ERROR;
 
 	for (int i = 2; i < argc; i++) {
-		int r;
+		const char *v;
+		int id = cc_opts_next(cc_opts_policy, "quotas", argc, argv, &i, &v, &err);
 
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		switch (id) {
+		case -1:
+			goto out;
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			names_fini(&ns);
 			return CC_EXIT_OK;
-		}
-		if (!strcmp(argv[i], "-")) {
-			from_stdin = true;
-			continue;
-		}
-		r = cc_cli_common_opt(&common, argc, argv, &i, &err);
-		if (r < 0)
+		case CC_OPT_WORD:
+			if (!strcmp(v, "-")) {
+				from_stdin = true;
+				break;
+			}
+			if (v[0] != '-') {
+				if (names_add(&ns, v, strlen(v), &err) < 0)
+					goto out;
+				break;
+			}
+			cc_err_set(&err, EINVAL, "policy quotas: unexpected argument \"%s\" (see corecarve policy --help)", v);
 			goto out;
-		if (r == 0 && argv[i][0] != '-') {
-			if (names_add(&ns, argv[i], strlen(argv[i]), &err) < 0)
-				goto out;
-			continue;
-		}
-		if (r == 0 || common.json || common.xml || common.synthetic) {
-			cc_err_set(&err, EINVAL, "policy quotas: unexpected argument \"%s\" (see corecarve policy --help)",
-				   argv[i]);
-			goto out;
+		default:
+			cc_cli_common_set(&common, id, v);
 		}
 	}
 	if (from_stdin && read_names(stdin, &ns, &err) < 0)

@@ -598,52 +598,55 @@ struct opts {
 	bool kernel;
 };
 
+enum { OPT_KERNEL = 1, OPT_SVG, OPT_STATE, OPT_TABLE };
+
+const struct cc_opt cc_opts_status[] = {
+	{ "--kernel", NULL, NULL, OPT_KERNEL, 0, NULL },
+	{ "--svg", NULL, "FILE", OPT_SVG, CC_OPT_FILE_NAME, NULL },
+	{ "--state", NULL, "DIR", OPT_STATE, CC_OPT_NONEMPTY, NULL },
+	{ "--table", NULL, "carves|cpus|capacity|power", OPT_TABLE, CC_OPT_NONEMPTY, NULL },
+	CC_CLI_OPTS_JSON(0, NULL),
+	CC_CLI_OPTS_SOURCE(0, NULL),
+	CC_CLI_OPTS_TABLE(NULL),
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
 /* 1: help printed; 0: parsed; -1: err set. */
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 {
 	o->only = -1;
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r;
+		const char *v;
+		int id = cc_opts_next(cc_opts_status, NULL, argc, argv, &i, &v, err), r;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		switch (id) {
+		case -1:
+			return -1;
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			return 1;
-		}
-		if (!strcmp(a, "--kernel")) {
+		case OPT_KERNEL:
 			o->kernel = true;
-			continue;
+			break;
+		case OPT_SVG:
+			o->svg = v;
+			break;
+		case OPT_STATE:
+			o->state = v;
+			break;
+		case OPT_TABLE:
+			for (o->only = 0; o->only < T_KERNEL && strcmp(table_names[o->only], v); o->only++)
+				;
+			if (o->only == T_KERNEL)
+				return cc_err_set(err, EINVAL, "--table: expected carves, cpus, capacity or power, got \"%s\"", v);
+			break;
+		default:
+			if ((r = cc_table_set(&o->table, id, v, err)) < 0)
+				return -1;
+			if (!r && !cc_cli_common_set(&o->common, id, v))
+				return cc_err_set(err, EINVAL, "status: unexpected argument \"%s\" (see corecarve status --help)", v);
 		}
-		if (!strncmp(a, "--svg=", 6) || !strcmp(a, "--svg") || !strncmp(a, "--state=", 8) ||
-		    !strcmp(a, "--state") || !strncmp(a, "--table=", 8) || !strcmp(a, "--table")) {
-			const char *eq = strchr(a, '='), *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
-			size_t n = eq ? (size_t)(eq - a) : strlen(a);
-
-			if (!v || !*v)
-				return cc_err_set(err, EINVAL, "%.*s: missing %s", (int)n, a,
-						  !strncmp(a, "--svg", n) ? "file name" : "argument");
-			if (!strncmp(a, "--svg", n))
-				o->svg = v;
-			else if (!strncmp(a, "--state", n))
-				o->state = v;
-			else {
-				for (o->only = 0; o->only < T_KERNEL && strcmp(table_names[o->only], v); o->only++)
-					;
-				if (o->only == T_KERNEL)
-					return cc_err_set(err, EINVAL,
-							  "--table: expected carves, cpus, capacity or power, got \"%s\"", v);
-			}
-			continue;
-		}
-		if ((r = cc_table_opt(&o->table, argc, argv, &i, err)) < 0)
-			return -1;
-		if (r)
-			continue;
-		r = cc_cli_common_opt(&o->common, argc, argv, &i, err);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			return cc_err_set(err, EINVAL, "status: unexpected argument \"%s\" (see corecarve status --help)", a);
 	}
 	if (o->kernel && (o->svg || o->only >= 0 || o->common.xml || o->common.synthetic || o->state))
 		return cc_err_set(err, EINVAL,

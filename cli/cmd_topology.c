@@ -28,6 +28,16 @@ static void usage(FILE *out)
 		"exit status: 0 success, 2 bad input (one line on stderr, nothing on stdout)\n");
 }
 
+enum { OPT_SVG = 1 };
+
+const struct cc_opt cc_opts_topology[] = {
+	{ "--svg", NULL, "FILE", OPT_SVG, CC_OPT_FILE_NAME, NULL },
+	CC_CLI_OPTS_JSON(0, NULL),
+	CC_CLI_OPTS_SOURCE(0, NULL),
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
 int cc_cmd_topology(int argc, char **argv)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -40,26 +50,23 @@ int cc_cmd_topology(int argc, char **argv)
 	size_t len = 0;
 
 	for (int i = 1; i < argc; i++) {
-		int r;
+		const char *v;
+		int id = cc_opts_next(cc_opts_topology, NULL, argc, argv, &i, &v, &err);
 
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+		switch (id) {
+		case -1:
+			return cc_cli_fail(&err);
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			return CC_EXIT_OK;
-		}
-		if (!strncmp(argv[i], "--svg=", 6) || !strcmp(argv[i], "--svg")) {
-			svg = argv[i][5] == '=' ? argv[i] + 6 : i + 1 < argc ? argv[++i] : "";
-			if (!*svg) {
-				cc_err_set(&err, EINVAL, "--svg: missing file name");
+		case OPT_SVG:
+			svg = v;
+			break;
+		default:
+			if (!cc_cli_common_set(&c, id, v)) {
+				cc_err_set(&err, EINVAL, "topology: unknown option \"%s\" (see corecarve topology --help)", v);
 				return cc_cli_fail(&err);
 			}
-			continue;
-		}
-		r = cc_cli_common_opt(&c, argc, argv, &i, &err);
-		if (r < 0)
-			return cc_cli_fail(&err);
-		if (r == 0) {
-			cc_err_set(&err, EINVAL, "topology: unknown option \"%s\" (see corecarve topology --help)", argv[i]);
-			return cc_cli_fail(&err);
 		}
 	}
 	/* Both want stdout; silently dropping one of them is worse than asking. */

@@ -19,7 +19,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: corecarve vm reconcile [--dry-run] [--json] [--verbose] [OPTIONS]\n"
-		"       corecarve vm status [--json] [OPTIONS] [table options: -o, -n, -r, --width]\n"
+		"       corecarve vm status [--json] [OPTIONS] [table options: -o|--output LIST, -n|--no-headers,\n"
+		"                         -r|--raw, --width N]\n"
 		"       corecarve vm xml NAME [--vcpus N] [OPTIONS]\n\n"
 		"reconcile: find each VM of the VM list (its QEMU through libvirt's pid file, a pid\n"
 		"file, or its -name), reserve whole cores of its class in the ledger, pin vCPU n to\n"
@@ -55,62 +56,78 @@ struct opts {
 	struct cc_cli_lock lock;
 };
 
+enum { OPT_ROOT = 1, OPT_POLICY, OPT_STATE, OPT_CONFIG, OPT_VCPUS, OPT_JSON, OPT_DRY_RUN, OPT_VERBOSE };
+
+const struct cc_opt cc_opts_vm[] = {
+	{ "--config", NULL, "FILE", OPT_CONFIG, 0, NULL },
+	{ "--policy", NULL, "FILE", OPT_POLICY, 0, NULL },
+	{ "--state", NULL, "DIR", OPT_STATE, 0, NULL },
+	{ "--root", NULL, "DIR", OPT_ROOT, 0, NULL },
+	{ "--vcpus", NULL, "N", OPT_VCPUS, 0, "xml" },
+	/* Taken elsewhere only to say what it is for. */
+	{ "--vcpus", NULL, "N", OPT_VCPUS, CC_CLI_REFUSED, "reconcile status" },
+	{ "--json", NULL, NULL, OPT_JSON, 0, "reconcile status" },
+	{ "--dry-run", NULL, NULL, OPT_DRY_RUN, 0, "reconcile" },
+	{ "--verbose", NULL, NULL, OPT_VERBOSE, 0, "reconcile" },
+	CC_CLI_OPTS_TABLE("status"),
+	CC_CLI_OPTS_HELP,
+	{ NULL, NULL, NULL, 0, 0, NULL },
+};
+
+/* 1: help printed; 0: parsed; -1: err set. */
 static int parse(int argc, char **argv, struct opts *o, struct cc_err *err)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} valued[] = {
-		{ "--root", offsetof(struct opts, root) },
-		{ "--policy", offsetof(struct opts, policy) },
-		{ "--state", offsetof(struct opts, state) },
-		{ "--config", offsetof(struct opts, config) },
-		{ "--vcpus", offsetof(struct opts, vcpus) },
-	};
-
 	if (argc < 2)
 		return cc_err_set(err, EINVAL, "vm: expected reconcile, status or xml (see corecarve vm --help)");
 	o->sub = argv[1];
 	if (strcmp(o->sub, "reconcile") && strcmp(o->sub, "status") && strcmp(o->sub, "xml"))
 		return cc_err_set(err, EINVAL, "vm: unknown subcommand \"%s\" (expected reconcile, status or xml)", o->sub);
 	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-		bool done = false;
+		const char *v;
+		int id = cc_opts_next(cc_opts_vm, o->sub, argc, argv, &i, &v, err), r;
 
-		for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]) && !done; k++) {
-			size_t n = strlen(valued[k].name);
-			const char **slot = (const char **)((char *)o + valued[k].off);
-
-			if (strncmp(a, valued[k].name, n) || (a[n] && a[n] != '='))
-				continue;
-			if (a[n] == '=')
-				*slot = a + n + 1;
-			else if (i + 1 < argc)
-				*slot = argv[++i];
-			else
-				return cc_err_set(err, EINVAL, "%s: missing argument", valued[k].name);
-			done = true;
-		}
-		if (done)
-			continue;
-		if (!strcmp(o->sub, "status")) {
-			int r = cc_table_opt(&o->table, argc, argv, &i, err);
-
-			if (r < 0)
-				return -1;
-			if (r)
-				continue;
-		}
-		if (!strcmp(a, "--json") && strcmp(o->sub, "xml"))
+		switch (id) {
+		case -1:
+			return -1;
+		case OPT_ROOT:
+			o->root = v;
+			break;
+		case OPT_POLICY:
+			o->policy = v;
+			break;
+		case OPT_STATE:
+			o->state = v;
+			break;
+		case OPT_CONFIG:
+			o->config = v;
+			break;
+		case OPT_VCPUS:
+			o->vcpus = v;
+			break;
+		case OPT_JSON:
 			o->json = true;
-		else if (!strcmp(a, "--dry-run") && !strcmp(o->sub, "reconcile"))
+			break;
+		case OPT_DRY_RUN:
 			o->dry_run = true;
-		else if (!strcmp(a, "--verbose") && !strcmp(o->sub, "reconcile"))
+			break;
+		case OPT_VERBOSE:
 			o->verbose = true;
-		else if (a[0] != '-' && !strcmp(o->sub, "xml") && !o->name)
-			o->name = a;
-		else
-			return cc_err_set(err, EINVAL, "vm %s: unexpected argument \"%s\"", o->sub, a);
+			break;
+		case CC_CLI_OPT_HELP:
+			usage(stdout);
+			return 1;
+		case CC_OPT_WORD:
+			if (v[0] != '-' && !strcmp(o->sub, "xml") && !o->name) {
+				o->name = v;
+				break;
+			}
+			return cc_err_set(err, EINVAL, "vm %s: unexpected argument \"%s\"", o->sub, v);
+		default:
+			if ((r = cc_table_set(&o->table, id, v, err)) < 0)
+				return -1;
+			if (!r)
+				return cc_err_set(err, EINVAL, "vm %s: unexpected argument \"%s\"", o->sub, v);
+		}
 	}
 	if (!strcmp(o->sub, "xml") && !o->name)
 		return cc_err_set(err, EINVAL, "vm xml: expected the name of a VM");
@@ -400,7 +417,10 @@ int cc_cmd_vm(int argc, char **argv)
 		usage(stdout);
 		return CC_EXIT_OK;
 	}
-	if (parse(argc, argv, &o, &err) < 0)
+	rc = parse(argc, argv, &o, &err);
+	if (rc > 0)
+		return CC_EXIT_OK;
+	if (rc < 0)
 		return cc_cli_fail(&err);
 	root = cc_root_open(o.root ? o.root : "/", &err);
 	if (!root) {

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "ledger.h"
+#include "opts.h"
 #include "policy.h"
 #include "root.h"
 #include "topo.h"
@@ -27,10 +28,56 @@ struct cc_cli_common {
 	bool caller_view;      /* "allowed" = the caller's cpuset/affinity (topology) */
 };
 
-/* Try to consume one common option at argv[*i]; returns 1 if consumed, 0 if
- * not a common option, -1 on a missing argument (err set). */
-int cc_cli_common_opt(struct cc_cli_common *c, int argc, char **argv, int *i,
-		      struct cc_err *err);
+/* The options many commands share, for their tables (opts.h): ids above
+ * any a command gives its own. */
+enum {
+	CC_CLI_OPT_HELP = 1000,
+	CC_CLI_OPT_ROOT,
+	CC_CLI_OPT_XML,
+	CC_CLI_OPT_SYNTHETIC,
+	CC_CLI_OPT_POLICY,
+	CC_CLI_OPT_JSON,
+	CC_CLI_OPT_OUTPUT,
+	CC_CLI_OPT_NO_HEADERS,
+	CC_CLI_OPT_RAW,
+	CC_CLI_OPT_WIDTH,
+};
+/* Accepted only to be refused with the reason (audit --synthetic: "describe
+ * no kernel to audit; use --root"): not in --help nor in the completion. */
+#define CC_CLI_REFUSED 0x100u
+
+#define CC_CLI_OPTS_HELP { "--help", "-h", NULL, CC_CLI_OPT_HELP, 0, NULL }
+/* Where the topology comes from, and the policy; `xml`: the flags of
+ * --hwloc-xml and --synthetic (CC_CLI_REFUSED where they make no sense). */
+#define CC_CLI_OPTS_SOURCE(xml, subs)                                          \
+	{ "--root", NULL, "DIR", CC_CLI_OPT_ROOT, 0, subs },                    \
+	{ "--hwloc-xml", NULL, "FILE", CC_CLI_OPT_XML, xml, subs },             \
+	{ "--synthetic", NULL, "DESC", CC_CLI_OPT_SYNTHETIC, xml, subs },       \
+	{ "--policy", NULL, "FILE", CC_CLI_OPT_POLICY, 0, subs }
+#define CC_CLI_OPTS_JSON(flags, subs) { "--json", NULL, NULL, CC_CLI_OPT_JSON, flags, subs }
+/* The table options (table.h, cc_table_set). */
+#define CC_CLI_OPTS_TABLE(subs)                                                \
+	{ "--output", "-o", "LIST", CC_CLI_OPT_OUTPUT, 0, subs },               \
+	{ "--no-headers", "-n", NULL, CC_CLI_OPT_NO_HEADERS, 0, subs },         \
+	{ "--raw", "-r", NULL, CC_CLI_OPT_RAW, 0, subs },                       \
+	{ "--width", NULL, "N", CC_CLI_OPT_WIDTH, 0, subs }
+
+/* A common option cc_opts_next returned, into `c`: 1 when `id` is one,
+ * 0 when not. */
+int cc_cli_common_set(struct cc_cli_common *c, int id, const char *val);
+
+/* One command: its name, its function, its line in `corecarve --help`, its
+ * options (ended by a NULL name) and its subcommands (space-separated, or
+ * NULL), for main.c and test_options. */
+struct cc_cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const struct cc_opt *opts;
+	const char *subs;
+};
+extern const struct cc_cli_command cc_cli_commands[];
+extern const int cc_cli_ncommands;
 
 /* Resolve the policy path: --policy, then $CORECARVE_POLICY, else NULL. */
 const char *cc_cli_policy_path(const struct cc_cli_common *c);
@@ -92,6 +139,11 @@ int cc_cli_write_svg(const char *path, const struct cc_topo *t, const struct cc_
  * captured tree with /proc/interrupts), 0 with `note` saying why not. */
 int cc_cli_svg_irqs(const struct cc_cli_common *c, const struct cc_root *root,
 		    struct cc_interrupts *irqs, char *note, size_t notelen);
+
+/* Each command's options (cli/cmd_<name>.c; the hook's in hooks/hook.c). */
+extern const struct cc_opt cc_opts_topology[], cc_opts_hook[], cc_opts_init_parent[], cc_opts_plan[],
+	cc_opts_status[], cc_opts_audit[], cc_opts_exec[], cc_opts_irq[], cc_opts_vm[], cc_opts_doctor[],
+	cc_opts_capture[], cc_opts_device_plugin[], cc_opts_policy[], cc_opts_calibrate[];
 
 int cc_cmd_topology(int argc, char **argv);
 int cc_cmd_hook(int argc, char **argv);

@@ -18,41 +18,23 @@
  * cgroup error (entry points only: the library never sees it). */
 static const char *named_root;
 
-int cc_cli_common_opt(struct cc_cli_common *c, int argc, char **argv, int *i,
-		      struct cc_err *err)
+int cc_cli_common_set(struct cc_cli_common *c, int id, const char *val)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} opts[] = {
-		{ "--root", offsetof(struct cc_cli_common, root) },
-		{ "--hwloc-xml", offsetof(struct cc_cli_common, xml) },
-		{ "--synthetic", offsetof(struct cc_cli_common, synthetic) },
-		{ "--policy", offsetof(struct cc_cli_common, policy) },
-	};
-	const char *a = argv[*i];
-
-	if (strcmp(a, "--json") == 0) {
-		c->json = true;
+	switch (id) {
+	case CC_CLI_OPT_ROOT:
+		c->root = named_root = val;
 		return 1;
-	}
-	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
-		size_t n = strlen(opts[k].name);
-		const char **slot = (const char **)((char *)c + opts[k].off);
-
-		if (strncmp(a, opts[k].name, n) != 0)
-			continue;
-		if (a[n] == '=') {
-			*slot = a + n + 1;
-		} else if (a[n] != '\0') {
-			continue;
-		} else {
-			if (*i + 1 >= argc)
-				return cc_err_set(err, EINVAL, "%s: missing argument", opts[k].name);
-			*slot = argv[++*i];
-		}
-		if (k == 0)
-			named_root = *slot;
+	case CC_CLI_OPT_XML:
+		c->xml = val;
+		return 1;
+	case CC_CLI_OPT_SYNTHETIC:
+		c->synthetic = val;
+		return 1;
+	case CC_CLI_OPT_POLICY:
+		c->policy = val;
+		return 1;
+	case CC_CLI_OPT_JSON:
+		c->json = true;
 		return 1;
 	}
 	return 0;

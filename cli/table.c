@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "commands.h"
 
 #define SCOLS_SONAME "libsmartcols.so.1"
 
@@ -67,40 +68,26 @@ bool cc_table_loaded(void)
 
 /* ---- options ------------------------------------------------------------------ */
 
-int cc_table_opt(struct cc_table_opts *o, int argc, char **argv, int *i, struct cc_err *err)
+int cc_table_set(struct cc_table_opts *o, int id, const char *val, struct cc_err *err)
 {
-	const char *a = argv[*i], *v = NULL;
 	char *end;
 	long w;
 
-	if (!strcmp(a, "--no-headers") || !strcmp(a, "-n")) {
+	switch (id) {
+	case CC_CLI_OPT_NO_HEADERS:
 		o->noheadings = true;
 		return 1;
-	}
-	if (!strcmp(a, "--raw") || !strcmp(a, "-r")) {
+	case CC_CLI_OPT_RAW:
 		o->raw = true;
 		return 1;
-	}
-	for (int k = 0; k < 2 && !v; k++) {
-		const char *name = k ? "--width" : "--output";
-		size_t n = strlen(name);
-
-		if (!strncmp(a, name, n) && a[n] == '=')
-			v = a + n + 1;
-		else if (!strcmp(a, name) || (!k && !strcmp(a, "-o"))) {
-			if (*i + 1 >= argc)
-				return cc_err_set(err, EINVAL, "%s: missing argument", a);
-			v = argv[++*i];
-		} else
-			continue;
-		if (!k) {
-			o->output = v;
-			return 1;
-		}
+	case CC_CLI_OPT_OUTPUT:
+		o->output = val;
+		return 1;
+	case CC_CLI_OPT_WIDTH:
 		errno = 0;
-		w = strtol(v, &end, 10);
-		if (!*v || *end || errno || w < 20 || w > 10000)
-			return cc_err_set(err, EINVAL, "--width: expected a number of columns from 20 to 10000, got \"%s\"", v);
+		w = strtol(val, &end, 10);
+		if (!*val || *end || errno || w < 20 || w > 10000)
+			return cc_err_set(err, EINVAL, "--width: expected a number of columns from 20 to 10000, got \"%s\"", val);
 		o->width = (int)w;
 		return 1;
 	}

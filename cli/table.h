@@ -35,7 +35,8 @@ struct cc_table_col {
 	const char *help;  /* one line for --help's column list */
 };
 
-/* The table options a command accepts (cc_table_opt parses them). */
+/* The table options a command accepts (CC_CLI_OPTS_TABLE in its option
+ * table, cc_table_set takes them). */
 struct cc_table_opts {
 	const char *output; /* --output LIST: column names, or "+LIST" to add to the defaults */
 	bool noheadings;    /* --no-headers */
@@ -43,8 +44,9 @@ struct cc_table_opts {
 	int width;          /* --width N: lay out for N columns (0: the terminal's; a pipe: no limit) */
 };
 
-/* Consume one table option at argv[*i]: 1 consumed, 0 not one, -1 err set. */
-int cc_table_opt(struct cc_table_opts *o, int argc, char **argv, int *i, struct cc_err *err);
+/* A table option cc_opts_next returned (CC_CLI_OPT_OUTPUT ...), into `o`:
+ * 1 when `id` is one, 0 when not, -1 with err on a bad --width. */
+int cc_table_set(struct cc_table_opts *o, int id, const char *val, struct cc_err *err);
 
 /* The usage lines for the table options, and the columns of `cols`. */
 void cc_table_usage(FILE *out, const struct cc_table_col *cols, int ncols, const char *defaults);

@@ -1,6 +1,8 @@
 # bash completion for corecarve(8).  Installed by `make install` into
 # bash-completion's completions directory; load by hand with
 #   source completion/corecarve.bash
+# The options of each command are its table's (cli/cmd_<name>.c, opts.h):
+# test_options checks that they agree.
 # Class names come from the node policy ($CORECARVE_POLICY, else
 # /etc/corecarve/policy.yaml): the names under "classes:".
 
@@ -88,7 +90,7 @@ _corecarve()
 		COMPREPLY=($(compgen -W "$topo_src --json --svg --help" -- "$cur"))
 		;;
 	plan)
-		COMPREPLY=($(compgen -W "--class --cpus --smt --memory --irq --state --json $topo_src --raw --width --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--class --cpus --smt --memory --irq --state --explain --json $topo_src --raw --width --help" -- "$cur"))
 		;;
 	status)
 		COMPREPLY=($(compgen -W "--json --svg --state --table --kernel $topo_src $table --help" -- "$cur"))
@@ -103,7 +105,7 @@ _corecarve()
 		COMPREPLY=($(compgen -W "createRuntime prestart poststop --root --policy --state --verbose --help" -- "$cur"))
 		;;
 	init-parent)
-		COMPREPLY=($(compgen -W "--cpus --mems --policy --if-needed --dry-run --force --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--cpus --mems --policy --root --if-needed --dry-run --force --help" -- "$cur"))
 		;;
 	doctor)
 		COMPREPLY=($(compgen -W "--json --problems --root --policy --state $table --help" -- "$cur"))
@@ -131,9 +133,9 @@ _corecarve()
 		done
 		case $sub in
 		"") COMPREPLY=($(compgen -W "reconcile status xml --help" -- "$cur")) ;;
-		reconcile) COMPREPLY=($(compgen -W "--dry-run --json --verbose --config --policy --state --root" -- "$cur")) ;;
-		status) COMPREPLY=($(compgen -W "--json --config --policy --state --root $table" -- "$cur")) ;;
-		xml) COMPREPLY=($(compgen -W "--vcpus --config --policy --state --root" -- "$cur")) ;;
+		reconcile) COMPREPLY=($(compgen -W "--dry-run --json --verbose --config --policy --state --root --help" -- "$cur")) ;;
+		status) COMPREPLY=($(compgen -W "--json --config --policy --state --root $table --help" -- "$cur")) ;;
+		xml) COMPREPLY=($(compgen -W "--vcpus --config --policy --state --root --help" -- "$cur")) ;;
 		esac
 		;;
 	irq)
@@ -143,9 +145,9 @@ _corecarve()
 		done
 		case $sub in
 		"") COMPREPLY=($(compgen -W "status reconcile notify --help" -- "$cur")) ;;
-		status) COMPREPLY=($(compgen -W "--json --sample-ms --state --root $table" -- "$cur")) ;;
-		reconcile) COMPREPLY=($(compgen -W "--dry-run --verbose --state --root --policy" -- "$cur")) ;;
-		notify) COMPREPLY=($(compgen -W "--state" -- "$cur")) ;;
+		status) COMPREPLY=($(compgen -W "--json --sample-ms --state --root $table --help" -- "$cur")) ;;
+		reconcile) COMPREPLY=($(compgen -W "--dry-run --verbose --state --root --policy --help" -- "$cur")) ;;
+		notify) COMPREPLY=($(compgen -W "--state --help" -- "$cur")) ;;
 		esac
 		;;
 	esac

@@ -23,7 +23,8 @@
  *     hold the container's id as a JSON string anywhere (a carve, a
  *     releasing carve or a record's owner: all of them need the full
  *     hook).
- * Anything it does not understand (an option other than --state, --policy
+ * Anything it does not understand (an option the hook's table,
+ * hook_opts.c, does not mark as one it reads: all but --state, --policy
  * and --verbose, a state it cannot parse, a config.json or a ledger it
  * cannot read, an id that JSON would escape) goes to the full hook, which
  * reports it.  It writes nothing and logs nothing: the full hook's debug
@@ -49,6 +50,7 @@
 #include "cleanup.h"
 #include "fileio.h"
 #include "grant.h"
+#include "hook_opts.h"
 #include "ledger.h"
 #include "oci.h"
 #include "paths.h"
@@ -61,21 +63,27 @@ struct first_args {
 	bool simple; /* only options the first stage knows not to change the answer */
 };
 
+/* Simple: the stage first, then only options of the hook's table that
+ * the first stage reads itself (hook_opts.c, CC_OPT_FIRST_STAGE). */
 static void parse_args(int argc, char **argv, struct first_args *a)
 {
+	struct cc_err err = CC_ERR_INIT;
+
 	a->simple = argc >= 2;
-	for (int i = 1; i < argc && a->simple; i++) {
-		if (i == 1) {
-			a->stage = argv[1];
-			a->simple = !strcmp(a->stage, "createRuntime") || !strcmp(a->stage, "prestart") ||
-				    !strcmp(a->stage, "poststop");
-		} else if (!strcmp(argv[i], "--state") && i + 1 < argc) {
-			a->state_dir = argv[++i];
-		} else if (!strcmp(argv[i], "--policy") && i + 1 < argc) {
-			i++;
-		} else if (strcmp(argv[i], "--verbose")) {
+	if (a->simple) {
+		a->stage = argv[1];
+		a->simple = !strcmp(a->stage, "createRuntime") || !strcmp(a->stage, "prestart") ||
+			    !strcmp(a->stage, "poststop");
+	}
+	for (int i = 2; i < argc && a->simple; i++) {
+		const char *v;
+		int id = cc_opts_next(cc_opts_hook, NULL, argc, argv, &i, &v, &err);
+		const struct cc_opt *o = id > 0 ? cc_opts_find(cc_opts_hook, id) : NULL;
+
+		if (!o || !(o->flags & CC_OPT_FIRST_STAGE))
 			a->simple = false;
-		}
+		else if (id == CC_HOOK_OPT_STATE)
+			a->state_dir = v;
 	}
 }
 

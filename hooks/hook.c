@@ -16,6 +16,7 @@
 
 #include "cleanup.h"
 #include "commands.h"
+#include "hook_opts.h"
 #include "container.h"
 #include "cpulist.h"
 #include "fileio.h"
@@ -94,30 +95,30 @@ struct args {
 static int parse_args(int argc, char **argv, struct args *a, struct cc_err *err)
 {
 	for (int i = 1; i < argc; i++) {
-		int r;
+		const char *v;
+		int id = cc_opts_next(cc_opts_hook, NULL, argc, argv, &i, &v, err);
 
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		switch (id) {
+		case -1:
+			return -1;
+		case CC_CLI_OPT_HELP:
 			usage(stdout);
 			return 1;
-		}
-		if (!strcmp(argv[i], "--verbose")) {
+		case CC_HOOK_OPT_VERBOSE:
 			a->verbose = true;
-			continue;
+			break;
+		case CC_HOOK_OPT_STATE:
+			a->state_dir = v;
+			break;
+		case CC_OPT_WORD:
+			if (!a->stage && v[0] != '-') {
+				a->stage = v;
+				break;
+			}
+			return cc_err_set(err, EINVAL, "hook: unexpected argument \"%s\"", v);
+		default:
+			cc_cli_common_set(&a->common, id, v);
 		}
-		if (!strcmp(argv[i], "--state") && i + 1 < argc) {
-			a->state_dir = argv[++i];
-			continue;
-		}
-		r = cc_cli_common_opt(&a->common, argc, argv, &i, err);
-		if (r < 0)
-			return -1;
-		if (r > 0)
-			continue;
-		if (!a->stage && argv[i][0] != '-') {
-			a->stage = argv[i];
-			continue;
-		}
-		return cc_err_set(err, EINVAL, "hook: unexpected argument \"%s\"", argv[i]);
 	}
 	if (!a->stage) {
 		usage(stderr);

@@ -7,14 +7,16 @@
 # under a filter: cc_sandbox_first_stage), and the library's modules it calls
 # (the OCI state and config.json parser, the bounded read, their error,
 # root and fault helpers, the state directory's and ledger's opening,
-# plugin/ledger/ledger_dir.c, shared with the full hook): the library's own objects, except in a
+# plugin/ledger/ledger_dir.c, shared with the full hook, and the option
+# table's walk with the hook's table, plugin/core/opts.c, hooks/hook_opts.c): the library's own objects, except in a
 # SANITIZE=1 tree, where they are compiled again without the sanitizers
 # (which cannot link static), so that tree tests the program it ships.
 # Without libc.a or libjansson.a (STATIC_DEPS=0) it is linked dynamically,
 # and install-on-node.sh refuses it.
 
-FIRST_STAGE_MODULES := oci.c fileio.c error.c text.c root.c fault.c ledger_dir.c sandbox.c
-FIRST_STAGE_LIB_SRC := $(filter $(addprefix %/,$(FIRST_STAGE_MODULES)),$(LIB_SRC))
+FIRST_STAGE_MODULES := oci.c fileio.c error.c text.c root.c fault.c ledger_dir.c sandbox.c opts.c
+# The hook's option table (hooks/hook_opts.c), which the full hook parses too.
+FIRST_STAGE_LIB_SRC := $(filter $(addprefix %/,$(FIRST_STAGE_MODULES)),$(LIB_SRC)) hooks/hook_opts.c
 ifeq ($(SANITIZE),1)
 FIRST_STAGE_OBJ := $(patsubst %.c,$(BUILD)/first/%.o,$(FIRST_STAGE_SRC) $(FIRST_STAGE_LIB_SRC))
 else

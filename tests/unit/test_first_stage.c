@@ -136,6 +136,9 @@ START_TEST(test_unannotated_alone)
 	st = state_json("c1", b, NULL);
 	ck_assert_int_eq(run(dir, NULL, "createRuntime", st), 0);
 	ck_assert_int_eq(run(dir, NULL, "prestart --verbose --state /nonexistent --policy /nonexistent", st), 0);
+	/* The forms of the hook's table (hook_opts.c), the same as the full
+	 * hook's: "--opt=VALUE" too. */
+	ck_assert_int_eq(run(dir, NULL, "createRuntime --state=/nonexistent --policy=/nonexistent", st), 0);
 	assert_alone(dir);
 	/* The state's annotations are where the full hook looks first: when
 	 * it has some, config.json is not read (here it would ask). */
@@ -211,6 +214,13 @@ START_TEST(test_unsure_goes_full)
 	snprintf(path, sizeof(path), "%s/full.args", dir);
 	ck_assert_int_eq(run(dir, NULL, "createRuntime --root /", st2), STANDIN_RC);
 	assert_full(dir, "hook createRuntime --root /", st2);
+	unlink(path);
+	/* An option without its value, or one the table does not know. */
+	ck_assert_int_eq(run(dir, NULL, "createRuntime --state", st2), STANDIN_RC);
+	assert_full(dir, "hook createRuntime --state", st2);
+	unlink(path);
+	ck_assert_int_eq(run(dir, NULL, "createRuntime --verbose=1", st2), STANDIN_RC);
+	assert_full(dir, "hook createRuntime --verbose=1", st2);
 	unlink(path);
 	ck_assert_int_eq(run(dir, NULL, "", st2), STANDIN_RC);
 	assert_full(dir, "hook", st2);
