@@ -104,6 +104,13 @@ MESSAGES = {
     "Container": [("id", 1, "string"), ("pod_sandbox_id", 2, "string"), ("metadata", 3, "ContainerMetadata"),
                   ("state", 6, "ContainerState")],
     "ListContainersResponse": [("containers", 1, "repeated Container")],
+    "PodSandboxStateValue": [("state", 1, "PodSandboxState")],
+    "PodSandboxFilter": [("id", 1, "string"), ("state", 2, "PodSandboxStateValue"), ("label_selector", 3, "map")],
+    "ListPodSandboxRequest": [("filter", 1, "PodSandboxFilter")],
+    "PodSandbox": [("id", 1, "string"), ("metadata", 2, "PodSandboxMetadata"), ("state", 3, "PodSandboxState"),
+                   ("created_at", 4, "int64"), ("labels", 5, "map"), ("annotations", 6, "map"),
+                   ("runtime_handler", 7, "string")],
+    "ListPodSandboxResponse": [("items", 1, "repeated PodSandbox")],
 }
 
 RUNTIME = {
@@ -119,6 +126,7 @@ RUNTIME = {
     "ContainerStatus": "ContainerStatusRequest",
     "UpdateContainerResources": "UpdateContainerResourcesRequest",
     "ListContainers": "ListContainersRequest",
+    "ListPodSandbox": "ListPodSandboxRequest",
 }
 
 _SCALARS = {

@@ -16,10 +16,6 @@ seconds; its env, securityContext and hostPath mounts).
              carved on exactly the granted cores, siblings parked; the
              cores turn Unhealthy for the classes that share them within a
              second, stay Healthy for latency
-  restart    the container restarted (the cached annotation): the same cores
-  full       more cores than are free: refused at admission (the pod would
-             stay Pending), no container made
-  annotated  an annotation-only carve turns its core Unhealthy within a second
   forged     a container whose annotations carry a grant it was not given
              (another pod's, or a made-up token) is refused at its start,
              nothing carved
@@ -27,9 +23,17 @@ seconds; its env, securityContext and hostPath mounts).
   plugin     the plugin's container stopped (StopContainer: SIGTERM, exit 0,
              sockets gone) and started again: registered again, the grant
              kept
-  kubelet    a kubelet restart: registered again
   deleted    the pod deleted: its grant freed, its cores Healthy everywhere;
              the ledger empty at the end
+
+What the real kubelet does with the plugin (registration, Allocate at
+admission, a full class refused there, a container restart, an
+annotation-only carve beside a grant, a kubelet restart, a deleted pod's
+grant freed) is 55-kubelet's, with the real kubelet v1.37 (realkubelet.py);
+what stays here is what no kubelet does or what it does not show: a
+container whose annotations carry a grant it was not given, another class's
+Allocate of a granted core, the Healthy lists against `corecarve status`,
+the plugin's container stopped and started again.
 """
 import json
 import os
@@ -167,33 +171,6 @@ def run(dm, kl, plugin, pods):
         e2e.check(t("granted-%s-unhealthy-for-isolated" % d), secs < 1.5, "after %.2fs" % secs)
         dm.wait_health(thr, d, "Unhealthy")
         e2e.check_eq(t("granted-%s-healthy-for-latency" % d), "Healthy", dm.health(lat, d))
-    # -- restart
-    old = a.containers["engine"].id
-    err = kl.restart_container(a, a.containers["engine"])
-    e2e.check_eq(t("restart-started"), None, err)
-    cv = N.carves()
-    e2e.check(t("restart-old-gone"), old not in cv, "the old container's carve stayed")
-    e2e.check_eq(t("restart-same-cpus"), N.fmt(set(want_cpus)), cv.get(a.containers["engine"].id, {}).get("cpus"))
-    # -- full
-    free = len([i for i in dm.healthy(lat) if i not in ids])
-    b = K.Pod("dp-b", [K.Ctr("engine", limit=str(free + 1), memory="64Mi")])
-    try:
-        dm.admit(b.uid, "engine", lat, free + 1)
-        e2e.fail(t("full-refused"), "admitted %d cores with %d free" % (free + 1, free))
-    except D.Insufficient as e:
-        e2e.passed(t("full-refused"))
-        e2e.info("devplugin: full: %s" % e)
-    e2e.check(t("full-no-sandbox"), b.sandbox is None, "a sandbox was made")
-    # -- annotated
-    c3 = K.Pod("dp-c", [K.Ctr("engine", limit="1", memory="64Mi")],
-               annotations={"corecarve.io/placement": "{class: latency, cpus: 1}"})
-    pods.append(c3)
-    c3.containers["engine"].annotations = {"corecarve.io/placement": "{class: latency, cpus: 1}"}
-    e2e.check_eq(t("annotated-started"), None, kl.run_pod(c3)["engine"])
-    cc = N.carves().get(c3.containers["engine"].id, {})
-    dev = "cpu%d" % min(N.expand(cc.get("cpus", "")) or {0})
-    secs = dm.wait_health(lat, dev, "Unhealthy")
-    e2e.check(t("annotated-unhealthy"), secs < 1.5, "%s after %.2fs" % (dev, secs))
     # -- forged
     value = ann["corecarve.io/grant"]
     for name, forged in (("copied", value), ("token", value[:-32] + "0123456789abcdef0123456789abcdef")):
@@ -227,10 +204,6 @@ def run(dm, kl, plugin, pods):
     dm.sync(RES.values())
     e2e.check_eq(t("plugin-grant-kept"), "Healthy", dm.health(lat, ids[0]))
     e2e.check_eq(t("plugin-grant-kept-off-isolated"), "Unhealthy", dm.health(iso, ids[0]))
-    # -- kubelet
-    dm.restart()
-    dm.reg.wait(len(RES), timeout=15)
-    e2e.passed(t("kubelet-registered-again"))
     # -- deleted
     kl.delete_pod(a)
     pods.remove(a)

@@ -136,9 +136,25 @@ libs=$(ldd "$ccbin" | awk '$2 == "=>" && $3 ~ /^\// { print $3; next } $1 ~ /^\/
 smartcols=$(ldconfig -p 2>/dev/null | awk '$1 == "libsmartcols.so.1" { print $NF; exit }')
 [ -n "$smartcols" ] || die "libsmartcols.so.1 not found (apt-get install libsmartcols1)"
 libs="$libs --file=$(readlink -f "$smartcols")=$smartcols"
+# What the DaemonSet's init container runs besides (install-on-node.sh, as
+# the Containerfile's Debian image has them): glibc's ldd (a bash script)
+# with bash and its libraries, ldconfig (static), the hooks.d files and the
+# default policy.
+bash_bin=$(command -v bash) && ldd_bin=$(command -v ldd) && ldconfig_bin=$(command -v ldconfig || echo /sbin/ldconfig)
+[ -x "$ldconfig_bin" ] || die "ldconfig not found (libc-bin)"
+for l in $(ldd "$bash_bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3; next } $1 ~ /^\// { print $1 }'); do
+	case " $libs " in *"=$l "*) ;; *) libs="$libs --file=$(readlink -f "$l")=$l" ;; esac
+done
+installer="--file $(readlink -f "$bash_bin")=/bin/bash --file $ldd_bin=/usr/bin/ldd --file $(readlink -f "$ldconfig_bin")=/sbin/ldconfig"
+for h in "$repo"/manifests/hooks.d/*.json; do
+	installer="$installer --file $h=/usr/share/corecarve/hooks.d/$(basename "$h")"
+done
+installer="$installer --file $repo/examples/policy-default.yaml=/usr/share/corecarve/policy-default.yaml"
+links=$(printf '%s\n' $links | grep -v -e '^--link=/bin/bash=' -e '^--link=/sbin/ldconfig=' -e '^--link=/usr/bin/ldd=')
 # shellcheck disable=SC2086 # option lists
 "$py" "$e2e/cri/mkoci.py" "$stage/e2e/images/corecarve.tar" ghcr.io/corecarve/corecarve:0.1.0 \
 	--file "$ccbin=/usr/bin/corecarve" --file "$firstbin=/usr/bin/corecarve-hook" $libs --file "$busybox=/bin/busybox" $links \
+	$installer \
 	--file "$repo/manifests/kubernetes/image/install-on-node.sh=/usr/libexec/corecarve/install-on-node.sh" \
 	--dir /tmp --dir /proc --dir /sys --dir /dev --dir /etc --entrypoint '["/usr/bin/corecarve"]' 2>/dev/null
 
