@@ -1,10 +1,11 @@
 /* corecarve audit: the checks.  Pure functions of the ledger, the
- * topology, the policy and the snapshot; each appends findings.  Every
+ * topology, the policy and the snapshot; each appends findings.  The
+ * checks of the records and the ledger's carves are audit_records.c.  Every
  * check is linear in cgroups + carves (+ tasks or IRQs for the checks
  * that look at them): per-CPU owner tables and the snapshot's index stand
  * in for pairwise comparisons. */
 #define _GNU_SOURCE
-#include "audit.h"
+#include "audit_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 /* ---- helpers ---------------------------------------------------------- */
 
 /* A cpu-list into a buffer; "none" for the empty set. */
-static const char *fmt(char *buf, size_t len, hwloc_const_bitmap_t set)
+const char *audit_fmt(char *buf, size_t len, hwloc_const_bitmap_t set)
 {
 	_cleanup_free_ char *s = set ? cc_cpulist_format(set) : NULL;
 
@@ -25,19 +26,19 @@ static const char *fmt(char *buf, size_t len, hwloc_const_bitmap_t set)
 	return buf;
 }
 
-static bool partition_word(const char *p)
+bool audit_partition_word(const char *p)
 {
 	return !strncmp(p, "root", 4) || !strncmp(p, "isolated", 8);
 }
 
-static const char *base_name(const char *path)
+const char *audit_base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
 	return s ? s + 1 : path;
 }
 
-static int carve_mode(const struct cc_carve *c, enum cc_cg_mode *m)
+int audit_carve_mode(const struct cc_carve *c, enum cc_cg_mode *m)
 {
 	return c->cgroup[0] ? cc_cg_mode_parse(c->mode, m) : -1;
 }
@@ -48,7 +49,7 @@ static bool partition_broken(const struct cc_carve *c, const struct cc_audit_cgr
 {
 	enum cc_cg_mode m;
 
-	return carve_mode(c, &m) == 0 && m != CC_MODE_CPUSET_ONLY && !cc_cg_partition_valid(g->partition);
+	return audit_carve_mode(c, &m) == 0 && m != CC_MODE_CPUSET_ONLY && !cc_cg_partition_valid(g->partition);
 }
 
 /* The carve's cgroup in the snapshot, -1 when it has none or it is gone. */
@@ -114,402 +115,6 @@ static const char *owner_id(const struct cc_ledger *l, const int *own, hwloc_con
 		_f;                                                            \
 	})
 
-#define BUF 256
-
-/* ---- records: STALE_RECORD, UNKNOWN_CARVE ----------------------------- */
-
-/* What the record's file reads in the snapshot, in the record's words;
- * NULL when the cgroup is gone (a parked cgroup: absent). */
-static char *record_now(const struct cc_audit_snap *s, const char *cgroup, const char *file)
-{
-	int i = cc_audit_snap_find(s, cgroup);
-	const struct cc_audit_cgroup *g;
-	char buf[64];
-
-	if (i < 0)
-		return NULL;
-	g = &s->cgroups[i];
-	if (!strcmp(file, "cpu.max")) {
-		if (g->quota < 0)
-			snprintf(buf, sizeof(buf), "max %lld", g->period);
-		else
-			snprintf(buf, sizeof(buf), "%lld %lld", g->quota, g->period);
-		return strdup(buf);
-	}
-	if (!strcmp(file, "cpuset.cpus.exclusive"))
-		return g->exclusive ? cc_cpulist_format(g->exclusive) : NULL;
-	return cc_cpulist_format(g->cpus);
-}
-
-static bool same_value(const char *file, const char *a, const char *b)
-{
-	_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc(), y = hwloc_bitmap_alloc();
-	struct cc_err e = CC_ERR_INIT;
-
-	if (!a || !b)
-		return a == b;
-	if (!strcmp(file, "cpu.max")) {
-		long long qa, pa, qb, pb;
-
-		return cc_cg_parse_cpu_max(a, &qa, &pa) == 0 && cc_cg_parse_cpu_max(b, &qb, &pb) == 0 && qa == qb &&
-		       pa == pb;
-	}
-	return x && y && cc_cpulist_parse(a, x, "a", &e) == 0 && cc_cpulist_parse(b, y, "b", &e) == 0 &&
-	       hwloc_bitmap_isequal(x, y);
-}
-
-/* A held record (noderec.h) holds exactly the shares of the carves its
- * rule names: a remote carve below an ancestor's exclusive set, a carve
- * parking in a parked partition.  CPUs no such carve has are an orphan
- * share (their owner went without taking them out); a live carve whose
- * share is missing would lose its CPUs at the next change of the file.
- * *owner: the first carve it holds, for RECORD_DRIFT. */
-static int check_held(const struct cc_audit_in *in, const struct cc_noderec *r, const char *cgroup,
-		      const char **owner, struct cc_audit_report *out, struct cc_err *err)
-{
-	const struct cc_ledger *l = in->ledger;
-	bool parked = !strcmp(r->kind, "parked");
-	_cleanup_bitmap_ hwloc_bitmap_t held = hwloc_bitmap_alloc(), all = hwloc_bitmap_alloc();
-	size_t n = strlen(cgroup);
-	char a[BUF], b[BUF];
-	struct cc_finding *f;
-
-	if (!held || !all)
-		return cc_err_sys(err, ENOMEM, "audit");
-	if (cc_cpulist_parse(r->held, held, r->path, err) < 0)
-		return -1;
-	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
-		const struct cc_carve *c = cc_ledger_carve_at(l, k);
-		hwloc_const_bitmap_t share = parked ? c->parked : c->cpus;
-		enum cc_cg_mode m;
-		char pk[PATH_MAX];
-		bool theirs;
-
-		if (carve_mode(c, &m) < 0 || !c->exclusive || hwloc_bitmap_iszero(share))
-			continue;
-		if (parked)
-			theirs = m != CC_MODE_CPUSET_ONLY &&
-				 cc_cg_parked_cgroup(m, c->cgroup, pk, sizeof(pk), &(struct cc_err)CC_ERR_INIT) == 0 &&
-				 !strcmp(pk, cgroup);
-		else
-			theirs = m == CC_MODE_REMOTE && !strncmp(c->cgroup, cgroup, n) && c->cgroup[n] == '/';
-		if (!theirs)
-			continue;
-		hwloc_bitmap_or(all, all, share);
-		if (hwloc_bitmap_isincluded(share, held)) {
-			if (!*owner)
-				*owner = c->id;
-			continue;
-		}
-		/* One kept as releasing may have given it back already. */
-		if (c->releasing && !hwloc_bitmap_intersects(share, held))
-			continue;
-		if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_DRIFT, c->id, err)))
-			return -1;
-		f->repair = CC_REPAIR_REAPPLY;
-		CC_AUDIT_SET(f->object, "record %s", r->path);
-		CC_AUDIT_SET(f->expected, "holds %s of carve %s", fmt(a, sizeof(a), share), c->id);
-		CC_AUDIT_SET(f->actual, "held %s", r->held);
-		CC_AUDIT_SET(f->fix, "--fix re-applies carve %s: its share is recorded again", c->id);
-	}
-	hwloc_bitmap_andnot(held, held, all);
-	if (hwloc_bitmap_iszero(held))
-		return 0;
-	if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_ORPHAN, "", err)))
-		return -1;
-	f->repair = CC_REPAIR_DROP_OWNER;
-	CC_AUDIT_SET(f->object, "record %s", r->path);
-	CC_AUDIT_SET(f->expected, "held for carves of the ledger");
-	CC_AUDIT_SET(f->actual, "CPUs %s held for no carve", fmt(b, sizeof(b), held));
-	CC_AUDIT_SET(f->fix, "--fix recomputes the file without them (the last owner restores the original)");
-	CC_AUDIT_TARGET(f->target, r->path);
-	return 0;
-}
-
-/* A shared container's record (its cpuset.cpus: the pool minus the live
- * carves in it).  RECORD_DRIFT: a live carve in its pool that is no owner
- * (its release would not give its CPUs back).  SHARED_NARROW: the file,
- * as corecarve wrote it, lacks CPUs of the pool no live carve holds (CPUs
- * freed that never came back).  A file someone else wrote since is
- * theirs (the next carve takes it as the pool); one gone is dropped by
- * the next carve. */
-static int check_shared(const struct cc_audit_in *in, const struct cc_noderec *r, const char *cgroup,
-			struct cc_audit_report *out, struct cc_err *err)
-{
-	_cleanup_free_ char *now = record_now(in->snap, cgroup, "cpuset.cpus");
-	_cleanup_bitmap_ hwloc_bitmap_t have = hwloc_bitmap_alloc(), want = hwloc_bitmap_alloc();
-	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
-	const struct cc_ledger *l = in->ledger;
-	struct cc_err e = CC_ERR_INIT;
-	struct cc_finding *f;
-	char a[BUF], b[BUF];
-
-	if (!have || !want || !both)
-		return cc_err_sys(err, ENOMEM, "audit");
-	if (!now || !r->set || !r->orig || !r->orig[0] ||
-	    !(same_value("cpuset.cpus", now, r->set) || (r->pending && same_value("cpuset.cpus", now, r->pending))))
-		return 0;
-	/* A malformed record is the plan's to refuse, not a finding. */
-	if (cc_cpulist_parse(r->orig, want, r->path, &e) < 0 || cc_cpulist_parse(now, have, r->path, &e) < 0)
-		return 0;
-	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
-		const struct cc_carve *c = cc_ledger_carve_at(l, k);
-
-		hwloc_bitmap_or(both, c->cpus, c->parked);
-		if (!c->exclusive || !hwloc_bitmap_intersects(both, want))
-			continue;
-		if (!cc_noderec_share(r, c->id)) {
-			if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_DRIFT, c->id, err)))
-				return -1;
-			f->repair = CC_REPAIR_REAPPLY;
-			CC_AUDIT_SET(f->object, "record %s", r->path);
-			CC_AUDIT_SET(f->expected, "owned by carve %s (its CPUs %s are in the shared pool %s)", c->id,
-				     fmt(a, sizeof(a), both), r->orig);
-			CC_AUDIT_SET(f->actual, "not an owner: its release would not give them back");
-			CC_AUDIT_SET(f->fix, "--fix re-applies carve %s: it owns the record again", c->id);
-		}
-	}
-	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
-		hwloc_bitmap_andnot(want, want, cc_ledger_carve_at(l, k)->cpus);
-		hwloc_bitmap_andnot(want, want, cc_ledger_carve_at(l, k)->parked);
-	}
-	hwloc_bitmap_andnot(both, want, have);
-	if (hwloc_bitmap_iszero(both))
-		return 0;
-	if (!(f = cc_audit_add(out, CC_AUDIT_SHARED_NARROW, "", err)))
-		return -1;
-	f->repair = CC_REPAIR_WIDEN_SHARED;
-	CC_AUDIT_SET(f->object, "shared container %s", cgroup);
-	CC_AUDIT_SET(f->expected, "cpuset.cpus %s (its pool %s without the live carves)", fmt(a, sizeof(a), want),
-		     r->orig);
-	CC_AUDIT_SET(f->actual, "\"%s\": %s free but not given back", now, fmt(b, sizeof(b), both));
-	CC_AUDIT_SET(f->fix, "--fix writes %s", a);
-	CC_AUDIT_TARGET(f->target, r->path);
-	return 0;
-}
-
-/* The restore model's invariant over the cgroup records: every owner is a
- * carve of the ledger, and every file written holds what corecarve wrote
- * (or a write in flight). */
-static int check_cgroup_records(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
-{
-	struct cc_noderecs recs;
-	int rc = -1;
-
-	if (cc_noderecs_open(&recs, in->ledger, CC_CG_SECTION, "sections." CC_CG_SECTION,
-			     cc_cg_rec_kinds, cc_cg_rec_held_kinds, err) < 0)
-		return -1;
-	if (cc_noderecs_load_all(&recs, err) < 0)
-		goto out;
-	for (int i = 0; i < recs.n; i++) {
-		const struct cc_noderec *r = &recs.r[i];
-		const char *slash = strrchr(r->path, '/');
-		char cgroup[PATH_MAX];
-		_cleanup_free_ char *now = NULL;
-		const char *owner = r->nowners ? r->owners[0].id : NULL;
-		struct cc_finding *f;
-
-		snprintf(cgroup, sizeof(cgroup), "%.*s", slash && slash != r->path ? (int)(slash - r->path) : 1,
-			 slash && slash != r->path ? r->path : "/");
-		for (int k = 0; k < r->nowners; k++) {
-			bool known = false;
-
-			for (int j = 0; j < cc_ledger_ncarves(in->ledger) && !known; j++)
-				known = !strcmp(cc_ledger_carve_at(in->ledger, j)->id, r->owners[k].id);
-			if (known)
-				continue;
-			if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_ORPHAN, r->owners[k].id, err)))
-				goto out;
-			f->repair = CC_REPAIR_DROP_OWNER;
-			CC_AUDIT_SET(f->object, "record %s", r->path);
-			CC_AUDIT_SET(f->expected, "owned by carves of the ledger");
-			CC_AUDIT_SET(f->actual, "owner \"%s\" is no carve", r->owners[k].id);
-			CC_AUDIT_SET(f->fix, "--fix recomputes the file without it (the last owner restores the original)");
-		}
-		if (r->held && check_held(in, r, cgroup, &owner, out, err) < 0)
-			goto out;
-		if (!strcmp(r->kind, "shared") && check_shared(in, r, cgroup, out, err) < 0)
-			goto out;
-		if (!r->set || !owner)
-			continue;
-		now = record_now(in->snap, cgroup, slash ? slash + 1 : "");
-		if (same_value(slash ? slash + 1 : "", now, r->set) ||
-		    (r->pending && same_value(slash ? slash + 1 : "", now, r->pending)))
-			continue;
-		if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_DRIFT, owner, err)))
-			goto out;
-		f->repair = CC_REPAIR_REAPPLY;
-		CC_AUDIT_SET(f->object, "%s", r->path);
-		CC_AUDIT_SET(f->expected, "\"%s\", as corecarve wrote it", r->set);
-		CC_AUDIT_SET(f->actual, "\"%s\"", now ? now : "(gone)");
-		CC_AUDIT_SET(f->fix, "--fix re-applies carve %s: the new value becomes the one restored at its release",
-			     owner);
-	}
-	rc = 0;
-out:
-	cc_noderecs_fini(&recs);
-	return rc;
-}
-
-/* RELEASE_PENDING and STALE_RECORD: the ledger's carves whose release
- * failed, or whose cgroup is gone without a poststop. */
-static int check_stale(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
-{
-	const struct cc_ledger *l = in->ledger;
-
-	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
-		const struct cc_carve *c = cc_ledger_carve_at(l, k);
-		struct cc_finding *f;
-
-		if (c->releasing) {
-			f = cc_audit_add(out, CC_AUDIT_RELEASE_PENDING, c->id, err);
-			if (!f)
-				return -1;
-			f->repair = CC_REPAIR_RELEASE;
-			CC_AUDIT_SET(f->object, "carve %s", c->id);
-			CC_AUDIT_SET(f->expected, "released: its container is gone or was refused");
-			CC_AUDIT_SET(f->actual, "kept as releasing: undoing what it changed failed; its CPUs stay taken");
-			CC_AUDIT_SET(f->fix, "--fix (or the next hook) tries the undo again");
-			CC_AUDIT_TARGET(f->target, c->cgroup);
-			continue;
-		}
-		if (!c->cgroup[0] || cc_audit_snap_find(in->snap, c->cgroup) >= 0)
-			continue;
-		f = cc_audit_add(out, CC_AUDIT_STALE_RECORD, c->id, err);
-		if (!f)
-			return -1;
-		f->repair = CC_REPAIR_RELEASE;
-		CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
-		CC_AUDIT_SET(f->expected, "the carve's cgroup exists");
-		CC_AUDIT_SET(f->actual, "gone: the %s ended without its poststop hook", c->kind);
-		CC_AUDIT_SET(f->fix, "--fix undoes what it recorded and frees its CPUs");
-		CC_AUDIT_TARGET(f->target, c->cgroup);
-	}
-	return 0;
-}
-
-/* What the carves below each ancestor hold exclusively (remote
- * partitions draw cpuset.cpus.exclusive down the chain), into below[] by
- * snapshot index (NULL: none).  Ancestors are found by path: a stale
- * carve's cgroup is gone, its parents may still hold its CPUs, and that is
- * STALE_RECORD's repair. */
-static int exclusive_below(const struct cc_audit_in *in, hwloc_bitmap_t *below, struct cc_err *err)
-{
-	const struct cc_ledger *l = in->ledger;
-	const struct cc_audit_snap *s = in->snap;
-
-	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
-		char path[PATH_MAX], up[PATH_MAX];
-
-		if (!cc_ledger_carve_at(l, k)->cgroup[0])
-			continue;
-		snprintf(path, sizeof(path), "%s", cc_ledger_carve_at(l, k)->cgroup);
-		while (strcmp(path, "/")) {
-			int p;
-
-			cc_cg_parent(path, up, sizeof(up));
-			memcpy(path, up, sizeof(path));
-			p = cc_audit_snap_find(s, path);
-			if (p < 0 || !s->cgroups[p].exclusive || hwloc_bitmap_iszero(s->cgroups[p].exclusive))
-				continue;
-			if (!below[p] && !(below[p] = hwloc_bitmap_alloc()))
-				return cc_err_sys(err, ENOMEM, "audit");
-			hwloc_bitmap_or(below[p], below[p], cc_ledger_carve_at(l, k)->cpus);
-		}
-	}
-	return 0;
-}
-
-/* UNKNOWN_CARVE: a partition, or exclusive CPUs beyond what the carves
- * below hold (`below`, from exclusive_below), on a cgroup no carve owns. */
-static int check_unknown(const struct cc_audit_in *in, hwloc_bitmap_t *below, struct cc_audit_report *out,
-			 struct cc_err *err)
-{
-	const struct cc_audit_snap *s = in->snap;
-
-	for (int i = 1; i < s->ncgroups; i++) {
-		const struct cc_audit_cgroup *g = &s->cgroups[i];
-		_cleanup_bitmap_ hwloc_bitmap_t extra = NULL;
-		bool part = partition_word(g->partition);
-		char a[BUF], b[BUF];
-		struct cc_finding *f;
-
-		if (g->carve >= 0 || g->within >= 0 || !strcmp(base_name(g->path), CC_PARKED_NAME))
-			continue;
-		if (g->exclusive && !hwloc_bitmap_iszero(g->exclusive)) {
-			extra = hwloc_bitmap_dup(g->exclusive);
-			if (!extra)
-				return cc_err_sys(err, ENOMEM, "audit");
-			if (below[i])
-				hwloc_bitmap_andnot(extra, extra, below[i]);
-		}
-		/* A partition that hands cpuset on to its children is a parent
-		 * prepared for local partitions (corecarve init-parent), not a
-		 * carve; ancestors of carves are partitions or hold exclusive
-		 * CPUs because of them. */
-		if (part && (g->above_carve || g->delegates_cpuset))
-			part = false;
-		if (!part && (!extra || hwloc_bitmap_iszero(extra)))
-			continue;
-		f = cc_audit_add(out, CC_AUDIT_UNKNOWN_CARVE, "", err);
-		if (!f)
-			return -1;
-		CC_AUDIT_SET(f->object, "cgroup %s", g->path);
-		CC_AUDIT_SET(f->expected, "no partition or exclusive CPUs outside the ledger");
-		if (part)
-			CC_AUDIT_SET(f->actual, "partition \"%s\" on %s", g->partition,
-				 fmt(a, sizeof(a), g->effective));
-		else
-			CC_AUDIT_SET(f->actual, "cpuset.cpus.exclusive %s (%s not held for a carve)",
-				 fmt(a, sizeof(a), g->exclusive), fmt(b, sizeof(b), extra));
-		CC_AUDIT_SET(f->fix, "not corecarve's: if a crashed hook left it, write member to its partition and clear cpuset.cpus.exclusive; else its owner must");
-	}
-	return 0;
-}
-
-/* LEDGER_MISSING: no carve, yet cgroups only corecarve makes: this is not
- * the ledger the hook keeps (a wrong --state, a misspelt
- * CORECARVE_STATE_DIR, a DaemonSet volume on another path) or it was lost.
- * Without this a wrong directory reads as a clean node. */
-static int check_ledger_missing(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
-{
-	const struct cc_audit_snap *s = in->snap;
-
-	for (int i = 1; i < s->ncgroups && !cc_ledger_ncarves(in->ledger); i++) {
-		const struct cc_audit_cgroup *g = &s->cgroups[i];
-		bool parked = !strcmp(base_name(g->path), CC_PARKED_NAME) && !hwloc_bitmap_iszero(g->cpus);
-		bool exec = !strncmp(g->path, "/corecarve.exec/exec-", 21) && g->populated;
-		struct cc_finding *f;
-
-		if (!parked && !exec)
-			continue;
-		if (!(f = cc_audit_add(out, CC_AUDIT_LEDGER_MISSING, "", err)))
-			return -1;
-		CC_AUDIT_SET(f->object, "cgroup %s", g->path);
-		CC_AUDIT_SET(f->expected, "a carve in the ledger that made it");
-		CC_AUDIT_SET(f->actual, "the ledger holds no carve; %s", parked ? "parked CPUs held" : "a carved command runs");
-		CC_AUDIT_SET(f->fix, "audit the hook's state directory (its --state or CORECARVE_STATE_DIR, "
-				     "the DaemonSet's run-corecarve path); if the ledger was lost, see corecarve(8), DAMAGED LEDGER");
-	}
-	return 0;
-}
-
-int cc_audit_check_records(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
-{
-	const struct cc_audit_snap *s = in->snap;
-	_cleanup_free_ hwloc_bitmap_t *below = calloc((size_t)s->ncgroups + 1, sizeof(*below));
-	int rc = -1;
-
-	if (!below)
-		return cc_err_sys(err, ENOMEM, "audit");
-	if (check_stale(in, out, err) == 0 && exclusive_below(in, below, err) == 0 &&
-	    check_unknown(in, below, out, err) == 0 && check_ledger_missing(in, out, err) == 0)
-		rc = check_cgroup_records(in, out, err);
-	for (int i = 0; i < s->ncgroups; i++)
-		if (below[i])
-			hwloc_bitmap_free(below[i]);
-	return rc;
-}
 
 /* ---- drift: CARVE_DRIFT, MEMS_MISALIGNED ------------------------------- */
 
@@ -525,10 +130,10 @@ int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *o
 		int i = carve_cgroup(in, c);
 		const struct cc_audit_cgroup *g;
 		enum cc_cg_mode mode;
-		char a[BUF], b[BUF], x[BUF];
+		char a[AUDIT_BUF], b[AUDIT_BUF], x[AUDIT_BUF];
 		struct cc_finding *f;
 
-		if (i < 0 || carve_mode(c, &mode) < 0)
+		if (i < 0 || audit_carve_mode(c, &mode) < 0)
 			continue;
 		g = &in->snap->cgroups[i];
 		if ((!hwloc_bitmap_isequal(g->effective, c->cpus) && !partition_broken(c, g)) ||
@@ -544,9 +149,9 @@ int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *o
 			f->repair = CC_REPAIR_REAPPLY;
 			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
 			CC_AUDIT_TARGET(f->target, c->cgroup);
-			CC_AUDIT_SET(f->expected, "cpuset.cpus and .effective %s", fmt(a, sizeof(a), c->cpus));
+			CC_AUDIT_SET(f->expected, "cpuset.cpus and .effective %s", audit_fmt(a, sizeof(a), c->cpus));
 			CC_AUDIT_SET(f->actual, "cpuset.cpus %s, effective %s",
-				 g->has_cpuset ? fmt(b, sizeof(b), g->cpus) : "absent", fmt(x, sizeof(x), g->effective));
+				 g->has_cpuset ? audit_fmt(b, sizeof(b), g->cpus) : "absent", audit_fmt(x, sizeof(x), g->effective));
 			CC_AUDIT_SET(f->fix, "--fix writes the carve's cpuset again");
 		}
 		if (mode == CC_MODE_REMOTE && g->exclusive && !hwloc_bitmap_isequal(g->exclusive, c->cpus)) {
@@ -554,8 +159,8 @@ int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *o
 			f->repair = CC_REPAIR_REAPPLY;
 			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
 			CC_AUDIT_TARGET(f->target, c->cgroup);
-			CC_AUDIT_SET(f->expected, "cpuset.cpus.exclusive %s", fmt(a, sizeof(a), c->cpus));
-			CC_AUDIT_SET(f->actual, "cpuset.cpus.exclusive %s", fmt(b, sizeof(b), g->exclusive));
+			CC_AUDIT_SET(f->expected, "cpuset.cpus.exclusive %s", audit_fmt(a, sizeof(a), c->cpus));
+			CC_AUDIT_SET(f->actual, "cpuset.cpus.exclusive %s", audit_fmt(b, sizeof(b), g->exclusive));
 			CC_AUDIT_SET(f->fix, "--fix writes the carve's exclusive CPUs again");
 		}
 		if (!hwloc_bitmap_iszero(c->mems) && g->mems && !hwloc_bitmap_isequal(g->mems, c->mems)) {
@@ -570,9 +175,9 @@ int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *o
 			f->repair = CC_REPAIR_REAPPLY;
 			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
 			CC_AUDIT_TARGET(f->target, c->cgroup);
-			CC_AUDIT_SET(f->expected, "cpuset.mems.effective %s%s", fmt(a, sizeof(a), c->mems),
+			CC_AUDIT_SET(f->expected, "cpuset.mems.effective %s%s", audit_fmt(a, sizeof(a), c->mems),
 				 local ? " (the NUMA nodes of its CPUs)" : "");
-			CC_AUDIT_SET(f->actual, "cpuset.mems.effective %s", fmt(b, sizeof(b), g->mems));
+			CC_AUDIT_SET(f->actual, "cpuset.mems.effective %s", audit_fmt(b, sizeof(b), g->mems));
 			CC_AUDIT_SET(f->fix, "--fix writes cpuset.mems again");
 		}
 	}
@@ -588,7 +193,7 @@ static int claimant(const struct cc_audit_snap *s, hwloc_const_bitmap_t cpus)
 	for (int i = 1; i < s->ncgroups; i++) {
 		const struct cc_audit_cgroup *g = &s->cgroups[i];
 
-		if (g->within < 0 && !g->above_carve && strcmp(base_name(g->path), CC_PARKED_NAME) &&
+		if (g->within < 0 && !g->above_carve && strcmp(audit_base_name(g->path), CC_PARKED_NAME) &&
 		    hwloc_bitmap_intersects(g->cpus, cpus))
 			return i;
 	}
@@ -620,7 +225,7 @@ static void partition_fix(const struct cc_audit_snap *s, hwloc_const_bitmap_t cp
 {
 	int who = claimant(s, cpus);
 	_cleanup_bitmap_ hwloc_bitmap_t x = NULL;
-	char a[BUF];
+	char a[AUDIT_BUF];
 
 	if (kept && s->panic_on_warn) {
 		f->repair = CC_REPAIR_NONE;
@@ -630,7 +235,7 @@ static void partition_fix(const struct cc_audit_snap *s, hwloc_const_bitmap_t cp
 			     "panic the node; CPUs %s stay the container's meanwhile; restart the container in a "
 			     "maintenance window (its release takes the partition back the same way), or set "
 			     "kernel.panic_on_warn=0 first",
-			     fmt(a, sizeof(a), cpus));
+			     audit_fmt(a, sizeof(a), cpus));
 		return;
 	}
 	if (who < 0 || !(x = hwloc_bitmap_alloc())) {
@@ -643,7 +248,7 @@ static void partition_fix(const struct cc_audit_snap *s, hwloc_const_bitmap_t cp
 	if (kept)
 		f->repair = CC_REPAIR_NONE;
 	CC_AUDIT_SET(f->fix, "cgroup %s claims %s in its cpuset.cpus: its owner must drop them, then --fix re-arms it%s",
-		     s->cgroups[who].path, fmt(a, sizeof(a), x), kept ? " " KEPT_WARNS : "");
+		     s->cgroups[who].path, audit_fmt(a, sizeof(a), x), kept ? " " KEPT_WARNS : "");
 }
 
 /* One finding about the partition state `got` of `path`, if it is not
@@ -652,13 +257,13 @@ static int partition_state(const struct cc_audit_in *in, const char *carve, cons
 			   const char *want, bool remote, hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t effective,
 			   struct cc_audit_report *out, struct cc_err *err)
 {
-	char a[BUF], b[BUF];
+	char a[AUDIT_BUF], b[AUDIT_BUF];
 	size_t n = strcspn(got, " ");
 	bool invalid = strstr(got, "invalid") != NULL;
 	bool kept = kernel_kept(in->snap, remote, invalid, cpus);
 	struct cc_finding *f;
 
-	if (!invalid && partition_word(got) && (!want || (strlen(want) == n && !strncmp(got, want, n))))
+	if (!invalid && audit_partition_word(got) && (!want || (strlen(want) == n && !strncmp(got, want, n))))
 		return 0;
 	f = ADD(invalid ? CC_AUDIT_PARTITION_INVALID : CC_AUDIT_PARTITION_MISSING, carve);
 	f->repair = CC_REPAIR_REAPPLY;
@@ -668,8 +273,8 @@ static int partition_state(const struct cc_audit_in *in, const char *carve, cons
 	 * kernel still holds its CPUs for it. */
 	CC_AUDIT_SET(f->actual, "cpuset.cpus.partition %s%s%s%s%s%s", *got ? got : "absent",
 		     hwloc_bitmap_isincluded(effective, cpus) ? "" : "; effective ",
-		     hwloc_bitmap_isincluded(effective, cpus) ? "" : fmt(a, sizeof(a), effective),
-		     kept ? "; the kernel still keeps CPUs " : "", kept ? fmt(b, sizeof(b), cpus) : "",
+		     hwloc_bitmap_isincluded(effective, cpus) ? "" : audit_fmt(a, sizeof(a), effective),
+		     kept ? "; the kernel still keeps CPUs " : "", kept ? audit_fmt(b, sizeof(b), cpus) : "",
 		     kept ? " for it alone (it left the invalid remote partition on its list)" : "");
 	partition_fix(in->snap, cpus, kept, f);
 	return 0;
@@ -690,10 +295,10 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 		_cleanup_bitmap_ hwloc_bitmap_t held = NULL;
 		int i = carve_cgroup(in, c), j;
 		enum cc_cg_mode mode;
-		char pk[PATH_MAX], a[BUF], b[BUF];
+		char pk[PATH_MAX], a[AUDIT_BUF], b[AUDIT_BUF];
 		struct cc_finding *f;
 
-		if (i < 0 || carve_mode(c, &mode) < 0 || mode == CC_MODE_CPUSET_ONLY)
+		if (i < 0 || audit_carve_mode(c, &mode) < 0 || mode == CC_MODE_CPUSET_ONLY)
 			continue;
 		if (partition_state(in, c->id, c->cgroup, s->cgroups[i].partition, want, mode == CC_MODE_REMOTE, c->cpus,
 				    s->cgroups[i].effective,
@@ -713,7 +318,7 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 			enum cc_cg_mode mm;
 			char other[PATH_MAX];
 
-			if (carve_mode(cc_ledger_carve_at(l, m), &mm) == 0 && mm != CC_MODE_CPUSET_ONLY &&
+			if (audit_carve_mode(cc_ledger_carve_at(l, m), &mm) == 0 && mm != CC_MODE_CPUSET_ONLY &&
 			    cc_cg_parked_cgroup(mm, cc_ledger_carve_at(l, m)->cgroup, other, sizeof(other), err) == 0 &&
 			    !strcmp(other, pk))
 				hwloc_bitmap_or(held, held, cc_ledger_carve_at(l, m)->parked);
@@ -724,7 +329,7 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 			f->repair = CC_REPAIR_REAPPLY;
 			CC_AUDIT_SET(f->object, "cgroup %s", pk);
 			CC_AUDIT_SET(f->expected, "isolated partition holding parked %s",
-				 fmt(a, sizeof(a), held));
+				 audit_fmt(a, sizeof(a), held));
 			CC_AUDIT_SET(f->actual, "no such cgroup");
 			CC_AUDIT_SET(f->fix, "--fix parks the siblings again");
 			continue;
@@ -737,9 +342,9 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 			f->repair = CC_REPAIR_REAPPLY;
 			CC_AUDIT_SET(f->object, "cgroup %s", pk);
 			CC_AUDIT_SET(f->expected, "cpuset.cpus.effective holds parked %s",
-				 fmt(a, sizeof(a), held));
+				 audit_fmt(a, sizeof(a), held));
 			CC_AUDIT_SET(f->actual, "cpuset.cpus.effective %s",
-				 fmt(b, sizeof(b), s->cgroups[j].effective));
+				 audit_fmt(b, sizeof(b), s->cgroups[j].effective));
 			CC_AUDIT_SET(f->fix, "--fix parks the siblings again");
 		}
 	}
@@ -755,7 +360,7 @@ static bool boundary(const struct cc_audit_snap *s, int i)
 {
 	const struct cc_audit_cgroup *g = &s->cgroups[i];
 
-	if (i == 0 || g->within >= 0 || g->above_carve || !strcmp(base_name(g->path), CC_PARKED_NAME))
+	if (i == 0 || g->within >= 0 || g->above_carve || !strcmp(audit_base_name(g->path), CC_PARKED_NAME))
 		return false;
 	return g->parent == 0 || s->cgroups[g->parent].above_carve;
 }
@@ -779,7 +384,7 @@ static int check_carves_exclusive(const struct cc_audit_in *in, const int *own, 
 	const struct cc_ledger *l = in->ledger;
 	const struct cc_audit_snap *s = in->snap;
 	hwloc_bitmap_t x = e->x;
-	char a[BUF], b[BUF];
+	char a[AUDIT_BUF], b[AUDIT_BUF];
 
 	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
 		const struct cc_carve *c = cc_ledger_carve_at(l, k);
@@ -792,12 +397,12 @@ static int check_carves_exclusive(const struct cc_audit_in *in, const int *own, 
 		if (!hwloc_bitmap_iszero(x)) {
 			f = ADD(CC_AUDIT_RESERVED_CARVED, c->id);
 			CC_AUDIT_SET(f->object, "carve %s", c->id);
-			CC_AUDIT_SET(f->expected, "none of the reserved CPUs %s", fmt(a, sizeof(a), e->reserved));
-			CC_AUDIT_SET(f->actual, "holds %s", fmt(b, sizeof(b), x));
+			CC_AUDIT_SET(f->expected, "none of the reserved CPUs %s", audit_fmt(a, sizeof(a), e->reserved));
+			CC_AUDIT_SET(f->actual, "holds %s", audit_fmt(b, sizeof(b), x));
 			CC_AUDIT_SET(f->fix, "the policy's reserved set changed under a running carve: restart the container to carve it again");
 		}
 		/* A stale carve's CPUs are its record's to release. */
-		if (i >= 0 && carve_mode(c, &mode) == 0) {
+		if (i >= 0 && audit_carve_mode(c, &mode) == 0) {
 			if (mode == CC_MODE_CPUSET_ONLY)
 				hwloc_bitmap_or(e->soft, e->soft, c->cpus);
 			else
@@ -815,8 +420,8 @@ static int check_carves_exclusive(const struct cc_audit_in *in, const int *own, 
 			f->repair = CC_REPAIR_REAPPLY;
 			CC_AUDIT_SET(f->object, "cgroup %s", c->cgroup);
 			CC_AUDIT_TARGET(f->target, c->cgroup);
-			CC_AUDIT_SET(f->expected, "only its own CPUs %s", fmt(a, sizeof(a), c->cpus));
-			CC_AUDIT_SET(f->actual, "also runs on %s of carve %.64s", fmt(b, sizeof(b), x),
+			CC_AUDIT_SET(f->expected, "only its own CPUs %s", audit_fmt(a, sizeof(a), c->cpus));
+			CC_AUDIT_SET(f->actual, "also runs on %s of carve %.64s", audit_fmt(b, sizeof(b), x),
 				 owner_id(l, own, x));
 			CC_AUDIT_SET(f->fix, "--fix writes the carve's cpuset again");
 		}
@@ -865,7 +470,7 @@ static int check_outside_carves(const struct cc_audit_in *in, const int *own, co
 	const struct cc_audit_snap *s = in->snap;
 	hwloc_bitmap_t x = e->x;
 	_cleanup_free_ bool *pop_child = calloc((size_t)s->ncgroups + 1, sizeof(bool));
-	char a[BUF], b[BUF];
+	char a[AUDIT_BUF], b[AUDIT_BUF];
 
 	if (!pop_child)
 		return cc_err_sys(err, ENOMEM, "audit");
@@ -882,7 +487,7 @@ static int check_outside_carves(const struct cc_audit_in *in, const int *own, co
 		 * narrowed: cpuset-only carves cannot keep its tasks away
 		 * (that is why they are soft), partitions take their CPUs out
 		 * of its effective set. */
-		if (!g->populated || partition_word(g->partition) || (!root && !boundary(s, i)))
+		if (!g->populated || audit_partition_word(g->partition) || (!root && !boundary(s, i)))
 			continue;
 		hwloc_bitmap_and(x, g->effective, e->soft);
 		if (!root && !hwloc_bitmap_iszero(x))
@@ -893,8 +498,8 @@ static int check_outside_carves(const struct cc_audit_in *in, const int *own, co
 			CC_AUDIT_SET(f->object, "cgroup %s", g->path);
 			CC_AUDIT_TARGET(f->target, g->path);
 			CC_AUDIT_SET(f->expected, "no CPU of a cpuset-only carve");
-			CC_AUDIT_SET(f->actual, "runs tasks on carved %s (effective %s)", fmt(a, sizeof(a), x),
-				 fmt(b, sizeof(b), g->effective));
+			CC_AUDIT_SET(f->actual, "runs tasks on carved %s (effective %s)", audit_fmt(a, sizeof(a), x),
+				 audit_fmt(b, sizeof(b), g->effective));
 			CC_AUDIT_SET(f->fix, "--fix takes the carved CPUs out of its cpuset.cpus");
 		}
 		hwloc_bitmap_and(x, g->effective, root ? e->parked_part : e->parked);
@@ -906,12 +511,12 @@ static int check_outside_carves(const struct cc_audit_in *in, const int *own, co
 			enum cc_cg_mode mode = CC_MODE_CPUSET_ONLY;
 
 			if (c)
-				carve_mode(c, &mode);
+				audit_carve_mode(c, &mode);
 			f = ADD(CC_AUDIT_SPLIT_CORE, id);
 			CC_AUDIT_SET(f->object, "cgroup %s", g->path);
 			CC_AUDIT_SET(f->expected, "no task on the parked siblings");
-			CC_AUDIT_SET(f->actual, "runs tasks on parked %s (effective %s)", fmt(a, sizeof(a), x),
-				 fmt(b, sizeof(b), g->effective));
+			CC_AUDIT_SET(f->actual, "runs tasks on parked %s (effective %s)", audit_fmt(a, sizeof(a), x),
+				 audit_fmt(b, sizeof(b), g->effective));
 			if (mode == CC_MODE_CPUSET_ONLY) {
 				f->repair = CC_REPAIR_TAKE_BACK;
 				CC_AUDIT_TARGET(f->target, g->path);
@@ -981,7 +586,7 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 	const struct cc_ledger *l = in->ledger;
 	const struct cc_audit_snap *s = in->snap;
 	_cleanup_bitmap_ hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
-	char a[BUF], b[BUF], q[BUF];
+	char a[AUDIT_BUF], b[AUDIT_BUF], q[AUDIT_BUF];
 
 	if (!nodes)
 		return cc_err_sys(err, ENOMEM, "audit");
@@ -1055,8 +660,8 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 		CC_AUDIT_SET(f->object, "task %d (cgroup %s)", task->tid, g->path);
 		CC_AUDIT_SET(f->expected, "no hand pinning under a CFS quota");
 		quota_text(q, sizeof(q), qg);
-		CC_AUDIT_SET(f->actual, "pinned to %s of %s%s, %s at %s", fmt(a, sizeof(a), task->affinity),
-			 fmt(b, sizeof(b), g->effective), hwloc_bitmap_weight(nodes) > 1 ? " across NUMA nodes" : "", q,
+		CC_AUDIT_SET(f->actual, "pinned to %s of %s%s, %s at %s", audit_fmt(a, sizeof(a), task->affinity),
+			 audit_fmt(b, sizeof(b), g->effective), hwloc_bitmap_weight(nodes) > 1 ? " across NUMA nodes" : "", q,
 			 qg->path);
 		CC_AUDIT_SET(f->fix, "drop the quota or the pinning: the quota is sized for %d CPUs, the task can use %d",
 			 hwloc_bitmap_weight(g->effective), hwloc_bitmap_weight(task->affinity));
@@ -1069,7 +674,7 @@ int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *o
 int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
 {
 	const struct cc_audit_snap *s = in->snap;
-	char a[BUF], b[BUF];
+	char a[AUDIT_BUF], b[AUDIT_BUF];
 
 	for (int t = 0; t < s->ntasks; t++) {
 		const struct cc_audit_task *task = &s->tasks[t];
@@ -1090,8 +695,8 @@ int cc_audit_check_tasks(const struct cc_audit_in *in, struct cc_audit_report *o
 		f->start = task->start;
 		CC_AUDIT_TARGET(f->target, g->path);
 		CC_AUDIT_SET(f->object, "task %d (cgroup %s)", task->tid, g->path);
-		CC_AUDIT_SET(f->expected, "affinity %s", fmt(a, sizeof(a), c->cpus));
-		CC_AUDIT_SET(f->actual, "affinity %s", fmt(b, sizeof(b), task->affinity));
+		CC_AUDIT_SET(f->expected, "affinity %s", audit_fmt(a, sizeof(a), c->cpus));
+		CC_AUDIT_SET(f->actual, "affinity %s", audit_fmt(b, sizeof(b), task->affinity));
 		CC_AUDIT_SET(f->fix, "--fix sets its affinity back to the carve");
 	}
 	/* Threads this reader cannot see (PID 0 in cgroup.threads: another
@@ -1161,7 +766,7 @@ static int irq_on_carve(const struct cc_audit_in *in, const struct cc_irq_state 
 			struct cc_audit_report *out, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc();
-	char a[BUF], b[BUF];
+	char a[AUDIT_BUF], b[AUDIT_BUF];
 	struct cc_finding *f;
 
 	if (!x)
@@ -1178,8 +783,8 @@ static int irq_on_carve(const struct cc_audit_in *in, const struct cc_irq_state 
 		CC_AUDIT_SET(f->object, "/proc/irq/default_smp_affinity");
 	else
 		CC_AUDIT_SET(f->object, "irq %d (%s)", irq, *name ? name : "no handler");
-	CC_AUDIT_SET(f->expected, "affinity outside steer-away carves %s", fmt(a, sizeof(a), avoid));
-	CC_AUDIT_SET(f->actual, "affinity %s", fmt(b, sizeof(b), aff));
+	CC_AUDIT_SET(f->expected, "affinity outside steer-away carves %s", audit_fmt(a, sizeof(a), avoid));
+	CC_AUDIT_SET(f->actual, "affinity %s", audit_fmt(b, sizeof(b), aff));
 	CC_AUDIT_SET(f->fix, "--fix steers it off the carves");
 	return 0;
 }
@@ -1191,7 +796,7 @@ int cc_audit_check_irqs(const struct cc_audit_in *in, struct cc_audit_report *ou
 	_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc();
 	_cleanup_free_ int *own = NULL;
 	struct cc_irq_state st;
-	char a[BUF], b[BUF];
+	char a[AUDIT_BUF], b[AUDIT_BUF];
 	int rc = -1;
 
 	if (!avoid || !x)
@@ -1229,9 +834,9 @@ int cc_audit_check_irqs(const struct cc_audit_in *in, struct cc_audit_report *ou
 			goto out;
 		f->num = g->irq;
 		CC_AUDIT_SET(f->object, "irq %d (%s)", g->irq, q && *q->name ? q->name : "no handler");
-		CC_AUDIT_SET(f->expected, "no interrupt on %s in %d ms", fmt(a, sizeof(a), avoid),
+		CC_AUDIT_SET(f->expected, "no interrupt on %s in %d ms", audit_fmt(a, sizeof(a), avoid),
 			 s->sample_ms);
-		CC_AUDIT_SET(f->actual, "fired on %s", fmt(b, sizeof(b), x));
+		CC_AUDIT_SET(f->actual, "fired on %s", audit_fmt(b, sizeof(b), x));
 		if (r)
 			CC_AUDIT_SET(f->fix, "kernel-managed (writes refused with %s): boot with isolcpus=managed_irq,<carved CPUs> or move the device's queues",
 				 r->refused[0] ? r->refused : "an error");

@@ -1,0 +1,23 @@
+/* corecarve audit: what the audit's check files share (audit_checks.c,
+ * audit_records.c), private to plugin/report/audit*. */
+#ifndef CC_AUDIT_INT_H
+#define CC_AUDIT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "audit.h"
+
+/* Room for a cpu-list or a value in a finding's text. */
+#define AUDIT_BUF 256
+
+/* A cpu-list into a buffer; "none" for the empty set. */
+const char *audit_fmt(char *buf, size_t len, hwloc_const_bitmap_t set);
+/* A partition state that is a partition ("root", "isolated", valid or not). */
+bool audit_partition_word(const char *p);
+/* The last component of a path. */
+const char *audit_base_name(const char *path);
+/* The carve's mode; -1 for one without a cgroup (an exec's affinity). */
+int audit_carve_mode(const struct cc_carve *c, enum cc_cg_mode *m);
+
+#endif
