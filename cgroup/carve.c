@@ -159,8 +159,7 @@ static int rec_quota_value(const struct cc_noderec *r, char **value, struct cc_e
 	return (*value = strdup(buf)) ? 0 : cc_err_sys(err, ENOMEM, "cgroup record");
 }
 
-/* The CPUs a cpuset record's owners and holder took, together. */
-static int rec_taken_cpus(const struct cc_noderec *r, hwloc_bitmap_t all, struct cc_err *err)
+int cg_rec_taken(const struct cc_noderec *r, hwloc_bitmap_t all, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t share = hwloc_bitmap_alloc();
 
@@ -229,7 +228,7 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 	}
 	if (k == K_QUOTA)
 		return rec_quota_value(r, value, err);
-	if (rec_taken_cpus(r, all, err) < 0)
+	if (cg_rec_taken(r, all, err) < 0)
 		return -1;
 	switch (k) {
 	case K_EXCLUSIVE:

@@ -158,65 +158,99 @@ static int plan_parked(struct planner *p, const char *share, struct cc_err *err)
 	return 0;
 }
 
-/* cpuset-only mode: the carve's CPUs and parked siblings leave every
- * sibling cgroup that is not itself a carve. */
-static int plan_peers(struct planner *p, const char *share, struct cc_err *err)
+/* cpuset-only mode: `peer`, a cgroup beside the carve or beside one of
+ * its ancestors (`parent_cpus`: its parent's effective CPUs), gives up
+ * the carve's CPUs and parked siblings, unless it is a carve itself, the
+ * parked cgroup, a shared container (plan_shared), a partition of its
+ * own, or without a cpuset. */
+static int plan_peer(struct planner *p, const char *peer, hwloc_const_bitmap_t parent_cpus,
+		     const char *share, struct cc_err *err)
+{
+	_cleanup_free_ char *cur = NULL, *part = NULL;
+	char key[PATH_MAX + 64];
+	struct cc_noderec *r;
+	bool fresh;
+
+	if (!strcmp(strrchr(peer, '/') + 1, CC_PARKED_NAME))
+		return 0;
+	if (cg_rec_key(key, sizeof(key), peer, "cpuset.cpus", err) < 0)
+		return -1;
+	/* A live carve's cgroup is never a peer: it holds its own CPUs. */
+	if (p->others->is_carve(p->others->arg, peer))
+		return 0;
+	if (cg_read_opt(p->cg, peer, "cpuset.cpus", &cur, err) < 0 ||
+	    cg_read_opt(p->cg, peer, "cpuset.cpus.partition", &part, err) < 0)
+		return -1;
+	if (!cur || (part && strcmp(part, "member")))
+		return 0;
+	r = cc_noderecs_find(p->recs, key);
+	/* A shared container beside the carve is narrowed as one
+	 * (plan_shared), wherever it is. */
+	if (r && cg_rec_kind(r) == K_SHARED)
+		return 0;
+	fresh = !r;
+	r = cg_take_record(p, key, K_PEER, cur, true, err);
+	if (!r)
+		return -1;
+	/* Met for the first time: the cpuset-only carves whose CPUs it runs
+	 * on, but those inside it, are its owners too (made after them, in a
+	 * pod or a branch of its own, it inherited their CPUs). */
+	if (fresh) {
+		_cleanup_bitmap_ hwloc_bitmap_t held = hwloc_bitmap_alloc();
+		_cleanup_free_ struct cc_cg_share *sib = NULL;
+		int nsib = 0;
+
+		if (!held)
+			return cc_err_sys(err, ENOMEM, "cgroup plan");
+		if (cc_cg_read_cpus(p->cg, peer, "cpuset.cpus.effective", held, err) < 0 ||
+		    p->others->beside(p->others->arg, peer, held, &sib, &nsib, err) < 0)
+			return -1;
+		for (int i = 0; i < nsib; i++)
+			if (cc_noderec_set_owner(r, sib[i].id, sib[i].share) < 0)
+				return cc_err_sys(err, ENOMEM, "cgroup records");
+	}
+	if (own_share(p, r, share, peer, "cpuset.cpus", cur, parent_cpus, err) < 0)
+		return -1;
+	/* Nothing to take and nothing recorded before: no record. */
+	if (fresh && !r->pending)
+		cc_noderecs_del(p->recs, key);
+	return 0;
+}
+
+/* The peers beside `cgroup` (plan_peer). */
+static int plan_peers_of(struct planner *p, const char *cgroup, const char *share, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
-	_cleanup_free_ struct cc_cg_share *sib = NULL;
 	_cleanup_siblings_ struct cg_siblings it = { 0 };
 	char parent[PATH_MAX], peer[PATH_MAX];
-	int nsib = -1, more;
+	int more;
 
 	if (!parent_cpus)
 		return cc_err_sys(err, ENOMEM, "cgroup plan");
-	cc_cg_parent(p->c->cgroup, parent, sizeof(parent));
+	cc_cg_parent(cgroup, parent, sizeof(parent));
 	if (cc_cg_read_cpus(p->cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0 ||
-	    cg_siblings_open(p->cg, p->c->cgroup, &it, err) < 0)
+	    cg_siblings_open(p->cg, cgroup, &it, err) < 0)
 		return -1;
-	while ((more = cg_siblings_next(&it, peer, sizeof(peer), err)) > 0) {
-		_cleanup_free_ char *cur = NULL;
-		char key[PATH_MAX + 64];
-		struct cc_noderec *r;
-		bool fresh;
-
-		if (!strcmp(strrchr(peer, '/') + 1, CC_PARKED_NAME))
-			continue;
-		if (cg_rec_key(key, sizeof(key), peer, "cpuset.cpus", err) < 0)
+	while ((more = cg_siblings_next(&it, peer, sizeof(peer), err)) > 0)
+		if (plan_peer(p, peer, parent_cpus, share, err) < 0)
 			return -1;
-		/* A live carve's cgroup is never a peer: it holds its own CPUs. */
-		if (p->others->is_carve(p->others->arg, peer))
-			continue;
-		if (cg_read_opt(p->cg, peer, "cpuset.cpus", &cur, err) < 0)
-			return -1;
-		if (!cur)
-			continue;
-		r = cc_noderecs_find(p->recs, key);
-		/* A shared container beside the carve is narrowed as one
-		 * (plan_shared), wherever it is. */
-		if (r && cg_rec_kind(r) == K_SHARED)
-			continue;
-		fresh = !r;
-		r = cg_take_record(p, key, K_PEER, cur, true, err);
-		if (!r)
-			return -1;
-		/* Met for the first time: the cpuset-only carves already under
-		 * this parent are its owners too (it may have been made after
-		 * them). */
-		if (fresh) {
-			if (nsib < 0 && p->others->siblings(p->others->arg, parent, &sib, &nsib, err) < 0)
-				return -1;
-			for (int i = 0; i < nsib; i++)
-				if (cc_noderec_set_owner(r, sib[i].id, sib[i].share) < 0)
-					return cc_err_sys(err, ENOMEM, "cgroup records");
-		}
-		if (own_share(p, r, share, peer, "cpuset.cpus", cur, parent_cpus, err) < 0)
-			return -1;
-		/* Nothing to take and nothing recorded before: no record. */
-		if (fresh && !r->pending)
-			cc_noderecs_del(p->recs, key);
-	}
 	return more;
+}
+
+/* cpuset-only mode: without partitions nothing keeps other tasks off the
+ * carve's CPUs but their own cgroups' cpusets.  The carve's CPUs and
+ * parked siblings leave every cgroup beside it and beside each of its
+ * ancestors (the pod's other containers, the other pods, /system.slice
+ * and /init.scope where cpuset is enabled at the root, as the kubelet's
+ * systemd driver does): each subtree that does not hold the carve. */
+static int plan_peers(struct planner *p, char (*anc)[PATH_MAX], int nanc, const char *share, struct cc_err *err)
+{
+	if (plan_peers_of(p, p->c->cgroup, share, err) < 0)
+		return -1;
+	for (int i = nanc - 1; i >= 0; i--)
+		if (plan_peers_of(p, anc[i], share, err) < 0)
+			return -1;
+	return 0;
 }
 
 /* Every shared-pool container whose pool holds CPUs of the carve gives
@@ -426,7 +460,7 @@ static int plan_cpus(struct planner *p, char (*anc)[PATH_MAX], int nanc, const c
 		break;
 	case CC_MODE_CPUSET_ONLY:
 		if ((!c->exclusive && c->pool ? plan_shared_self(p, err) : own(p, "cpuset.cpus", cpus, err)) < 0 ||
-		    (c->exclusive && plan_peers(p, both_s, err) < 0) ||
+		    (c->exclusive && plan_peers(p, anc, nanc, both_s, err) < 0) ||
 		    fault_point(p, err) < 0)
 			return -1;
 		break;

@@ -46,8 +46,10 @@ static int by_undo_rank(const void *a, const void *b)
 
 /* A set that inherits goes back to inheriting.  Linux 6.1 refuses an
  * empty cpuset.cpus or cpuset.mems on a cgroup with tasks (ENOSPC)
- * although it means "inherit": then it gets its parent's written out
- * (`parent_set`, the parent's effective), and a --verbose note says so. */
+ * although it means "inherit": then it gets what it would inherit written
+ * out (`parent_set`: the parent's effective set, and for a peer the CPUs
+ * its ancestors give up for live carves, ancestors_taken), and a --verbose
+ * note says so. */
 static int write_inherit(struct cc_cg *cg, const char *cgroup, const char *file, const char *value,
 			 hwloc_const_bitmap_t parent_set, struct cc_cg_msgs *msgs, struct cc_err *err)
 {
@@ -64,7 +66,7 @@ static int write_inherit(struct cc_cg *cg, const char *cgroup, const char *file,
 	if (!all)
 		return cc_err_sys(err, ENOMEM, "cgroup");
 	cg_note(msgs, "%s/%s: the kernel refuses the empty (inheriting) set on a cgroup with tasks; "
-	     "it gets its parent's %s written out", cgroup, file, all);
+	     "it gets the CPUs it inherits, %s, written out", cgroup, file, all);
 	return cg_put(cg, cgroup, file, all, err);
 }
 
@@ -268,13 +270,40 @@ static int undo_theirs(struct cc_cg *cg, struct cc_noderecs *recs, struct cc_nod
 	return 1;
 }
 
+/* The CPUs `cgroup`'s ancestors give up for live carves (their peer
+ * records' owners), into `taken`.  Written out where 6.1 refuses the
+ * empty set, the parent's effective CPUs and these are what the cgroup
+ * inherits once no carve narrows its ancestors: it then follows them back
+ * as inheriting would (its effective set is this and its parent's), where
+ * the parent's effective set alone would keep another carve's CPUs out for
+ * good once that carve went too.  Reading the ancestors' records may read
+ * them into `recs`: pointers into it are stale after this. */
+static int ancestors_taken(struct cc_noderecs *recs, const char *cgroup, hwloc_bitmap_t taken, struct cc_err *err)
+{
+	char a[PATH_MAX], up[PATH_MAX];
+
+	for (cc_cg_parent(cgroup, a, sizeof(a)); strcmp(a, "/"); snprintf(a, sizeof(a), "%s", up)) {
+		char key[PATH_MAX + 64];
+		struct cc_noderec *r;
+
+		cc_cg_parent(a, up, sizeof(up));
+		if (cg_rec_key(key, sizeof(key), a, "cpuset.cpus", err) < 0)
+			return -1;
+		r = cc_noderecs_find(recs, key);
+		if (r && cg_rec_kind(r) == K_PEER && cg_rec_taken(r, taken, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The file brought to the value.  The parked partition is more than its
  * cpuset.cpus (the exclusive set may be wider after a write that failed
  * half-way): every file is brought to the value, and one corecarve made
- * goes with its last owner.  1 when the cgroup went meanwhile (the
- * record settled), 0 when written, -1 on an error. */
+ * goes with its last owner; a peer or shared cgroup inherits again (6.1:
+ * `later` written out, ancestors_taken).  1 when the cgroup went
+ * meanwhile (the record settled), 0 when written, -1 on an error. */
 static int undo_write(struct cc_cg *cg, struct cc_noderecs *recs, struct cc_noderec *r, enum rec_kind k,
-		      const char *cgroup, const char *file, const char *target, hwloc_const_bitmap_t parent_cpus,
+		      const char *cgroup, const char *file, const char *target, hwloc_const_bitmap_t later,
 		      struct cc_cg_msgs *msgs, struct cc_err *err)
 {
 	int rc;
@@ -282,7 +311,7 @@ static int undo_write(struct cc_cg *cg, struct cc_noderecs *recs, struct cc_node
 	if (k == K_PARKED)
 		rc = write_parked(cg, cgroup, target, err);
 	else if (k == K_PEER || k == K_SHARED)
-		rc = write_inherit(cg, cgroup, "cpuset.cpus", target, parent_cpus, msgs, err);
+		rc = write_inherit(cg, cgroup, "cpuset.cpus", target, later, msgs, err);
 	else
 		rc = cg_put(cg, cgroup, file, target, err);
 	/* Gone between the read and the write: as a cgroup gone before (the
@@ -329,17 +358,24 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 {
 	_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
 	_cleanup_bitmap_ hwloc_bitmap_t mine = hwloc_bitmap_alloc();
-	_cleanup_free_ char *cur = NULL, *target = NULL, *share = NULL;
+	_cleanup_bitmap_ hwloc_bitmap_t later = hwloc_bitmap_alloc();
+	_cleanup_free_ char *cur = NULL, *target = NULL, *share = NULL, *key = NULL;
 	char cgroup[PATH_MAX], parent[PATH_MAX];
 	enum rec_kind k = cg_rec_kind(r);
 	const char *file = NULL;
 	bool written = false, listed;
 	int rc;
 
-	if (!parent_cpus || !mine)
+	if (!parent_cpus || !mine || !later || !(key = strdup(r->path)))
 		return cc_err_sys(err, ENOMEM, "cgroup");
 	if (cg_rec_split(r, cgroup, sizeof(cgroup), &file, err) < 0)
 		return -1;
+	/* First, as it may read records and move this one. */
+	if ((k == K_PEER || k == K_SHARED) && ancestors_taken(recs, cgroup, later, err) < 0)
+		return -1;
+	r = cc_noderecs_find(recs, key);
+	if (!r)
+		return cc_err_set(err, ENOENT, "%s: the record went", key);
 	listed = cc_noderec_share(r, c->id) != NULL;
 	share = undo_share(c, r, k, listed, mine, err);
 	if (!share)
@@ -355,6 +391,7 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 		cc_cg_parent(cgroup, parent, sizeof(parent));
 		if (cc_cg_read_cpus(cg, parent, "cpuset.cpus.effective", parent_cpus, err) < 0)
 			return -1;
+		hwloc_bitmap_or(later, later, parent_cpus);
 	}
 	if (listed)
 		cc_noderec_del_owner(r, c->id);
@@ -367,7 +404,7 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 		goto theirs_or_keep;
 	if (!cg_same(k, cur, target) || k == K_PARKED) {
 		written = true;
-		rc = undo_write(cg, recs, r, k, cgroup, file, target, parent_cpus, msgs, err);
+		rc = undo_write(cg, recs, r, k, cgroup, file, target, later, msgs, err);
 		if (rc)
 			goto theirs_or_keep;
 	}

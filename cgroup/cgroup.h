@@ -135,7 +135,9 @@ int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m);
  *              (orig null: corecarve made the cgroup, and removes it)
  *   peer       (orig, or the parent's CPUs when orig is "" = inherit)
  *              minus the owners' CPUs and parked siblings; the owners are
- *              every cpuset-only carve under the same parent
+ *              every cpuset-only carve whose CPUs it held when it was met,
+ *              but those inside it, and each carve made beside it or beside
+ *              one of its ancestors since
  *   quota      a pod's cpu.max: "max <period>" while it has owners (every
  *              live quota-dropping carve below it), orig after the last
  *   shared     a shared-pool container's cpuset.cpus: orig (its pool as
@@ -185,9 +187,14 @@ struct cc_cg_share {
 struct cc_cg_others {
 	/* Whether `cgroup` is the cgroup of a live carve other than this one. */
 	bool (*is_carve)(void *arg, const char *cgroup);
-	/* The cpuset-only carves other than this one whose cgroup is a child
-	 * of `parent`; *shares is the caller's to free.  -1 with err. */
-	int (*siblings)(void *arg, const char *parent, struct cc_cg_share **shares, int *n, struct cc_err *err);
+	/* The live cpuset-only carves other than this one whose CPUs or
+	 * parked siblings meet `held` (what `peer` runs on now), but those in
+	 * `peer` or below it: the owners of `peer`'s record made now (a peer
+	 * gives up the CPUs of every carve outside it, never of those inside
+	 * it, and it may have been made after them); *shares is the caller's
+	 * to free.  -1 with err. */
+	int (*beside)(void *arg, const char *peer, hwloc_const_bitmap_t held, struct cc_cg_share **shares, int *n,
+		      struct cc_err *err);
 	/* The live quota-dropping carves other than this one below
 	 * `ancestor`, each with its CPU count as its share ("2"); *shares is
 	 * the caller's to free (NULL callback: none).  -1 with err. */

@@ -77,6 +77,8 @@ struct planner {
 
 /* ---- record rules (carve.c) ---- */
 enum rec_kind cg_rec_kind(const struct cc_noderec *r);
+/* The CPUs a cpuset record's owners and holder took, added to `all`. */
+int cg_rec_taken(const struct cc_noderec *r, hwloc_bitmap_t all, struct cc_err *err);
 bool cg_held_kind(enum rec_kind k);
 hwloc_const_bitmap_t cg_held_share(const struct cc_cg_carve *c, enum rec_kind k);
 int cg_held_update(struct cc_noderec *r, hwloc_const_bitmap_t share, bool add, struct cc_err *err);

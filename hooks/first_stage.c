@@ -16,9 +16,10 @@
  * It exits 0 by itself only where the full hook would do nothing and
  * exit 0:
  *   createRuntime, prestart: the state parses as `corecarve hook` parses
- *     it, and no annotation key (the state's, else config.json's, where
- *     the full hook looks) starts with corecarve.io/placement, and none
- *     is corecarve.io/grant;
+ *     it, no annotation key (the state's, else config.json's, where the
+ *     full hook looks) starts with corecarve.io/placement, none is
+ *     corecarve.io/grant, and the ledger holds no live cpuset-only carve
+ *     (whose CPUs the full hook takes from a newcomer);
  *   poststop: the state parses, and the ledger does not exist or does not
  *     hold the container's id as a JSON string anywhere (a carve, a
  *     releasing carve or a record's owner: all of them need the full
@@ -186,6 +187,53 @@ static bool release_needs_full(const char *state_dir, const char *id)
 	return memmem(text, len, quoted, strlen(quoted)) != NULL || !ledger_plausible(text, len);
 }
 
+/* A carve line of a live exclusive carve in cpuset-only mode, among the
+ * ledger's lines (a plausible ledger: ledger_plausible). */
+static bool holds_cpuset_only(const char *text, size_t len)
+{
+	json_error_t je;
+	size_t off = (size_t)(memchr(text, '\n', len) - (const void *)text) + 1;
+
+	for (; off < len; off += (size_t)je.position) {
+		_cleanup_json_ json_t *v = NULL;
+		const char *mode;
+
+		off += strspn(text + off, " \t\r\n");
+		if (off >= len)
+			break;
+		v = json_loadb(text + off, len - off, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &je);
+		if (!v)
+			return true;
+		mode = json_string_value(json_object_get(v, "mode"));
+		if (mode && !strcmp(mode, "cpuset-only") && json_is_true(json_object_get(v, "exclusive")))
+			return true;
+	}
+	return false;
+}
+
+/* createRuntime, prestart of a container that asks for nothing: while a
+ * cpuset-only carve lives, no partition keeps the newcomer off its CPUs
+ * and the full hook narrows it as the carve's peer (container.c,
+ * beside_carves).  Does the ledger hold one?  Read as release_needs_full
+ * reads it; unsure is yes. */
+static bool peers_need_full(const char *state_dir)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int dfd = -1;
+	struct cc_err err = CC_ERR_INIT;
+	bool missing = false;
+	size_t len = 0;
+
+	dfd = cc_state_dir_open(state_dir, false, &missing, &err);
+	if (dfd < 0)
+		return !missing;
+	if (cc_state_ledger_read(dfd, state_dir, &text, &len, &err) < 0)
+		return true;
+	if (!text)
+		return false;
+	return !ledger_plausible(text, len) || holds_cpuset_only(text, len);
+}
+
 /* PATH (a file or a directory) is one only root (or we, when run by
  * another user for a test) can have changed: owned by root or us, writable
  * by nobody else.  0, or -1 with the reason on stderr. */
@@ -281,7 +329,7 @@ static bool needs_full(const struct first_args *a, const char *state_dir, const 
 	if (cc_oci_state_parse(text, len, &st, &err) < 0)
 		return true;
 	if (strcmp(a->stage, "poststop"))
-		full = create_needs_full(&st);
+		full = create_needs_full(&st) || peers_need_full(state_dir);
 	else
 		full = release_needs_full(state_dir, st.id);
 	cc_oci_state_fini(&st);

@@ -90,60 +90,14 @@ static bool is_carve(void *arg, const char *cgroup)
 	return json_object_get(o->cgroups, cgroup) != NULL;
 }
 
-static int siblings(void *arg, const char *parent, struct cc_cg_share **out, int *nout, struct cc_err *err)
+/* `cgroup` is `top` or below it. */
+static bool within(const char *cgroup, const char *top)
 {
-	struct others *o = arg;
-	_cleanup_free_ const char **ids = NULL, **cgs = NULL;
-	_cleanup_free_ char **mine = NULL;
-	_cleanup_free_ struct cc_cg_share *sh = NULL;
-	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
-	int n = 0, k = 0, rc = -1;
+	size_t n = strlen(top);
 
-	*out = NULL;
-	*nout = 0;
-	if (!both || cc_ledger_refs(o->l, o->self, &ids, &cgs, &n) < 0)
-		return cc_err_sys(err, errno ? errno : ENOMEM, "the carves of the ledger");
-	mine = calloc((size_t)n + 1, sizeof(*mine));
-	if (!mine)
-		return cc_err_sys(err, ENOMEM, "carves");
-	/* The ids first: looking a carve up may load them all, which frees
-	 * what the refs point into. */
-	for (int i = 0; i < n; i++) {
-		char p[PATH_MAX];
-
-		if (!cgs[i][0])
-			continue;
-		cc_cg_parent(cgs[i], p, sizeof(p));
-		if (!strcmp(p, parent) && !(mine[k++] = strdup(ids[i])))
-			goto out;
-	}
-	sh = calloc((size_t)k + 1, sizeof(*sh));
-	if (!sh)
-		goto out;
-	for (int i = 0; i < k; i++) {
-		struct cc_carve *c = NULL;
-		_cleanup_free_ char *s = NULL;
-
-		if (cc_ledger_lookup(o->l, mine[i], &c, err) < 0)
-			goto out;
-		if (!c || !c->exclusive || strcmp(c->mode, "cpuset-only"))
-			continue;
-		hwloc_bitmap_or(both, c->cpus, c->parked);
-		s = cc_cpulist_format(both);
-		if (!s)
-			goto out;
-		snprintf(sh[*nout].id, sizeof(sh[*nout].id), "%s", c->id);
-		snprintf(sh[*nout].share, sizeof(sh[*nout].share), "%s", s);
-		(*nout)++;
-	}
-	*out = cc_steal_ptr(sh);
-	rc = 0;
-out:
-	for (int i = 0; i < k; i++)
-		free(mine[i]);
-	if (rc < 0 && !cc_err_isset(err))
-		cc_err_sys(err, ENOMEM, "carves");
-	return rc;
+	if (!strcmp(top, "/"))
+		return true;
+	return !strncmp(cgroup, top, n) && (!cgroup[n] || cgroup[n] == '/');
 }
 
 /* Room for a share per live carve, the carves loaded: the owners a
@@ -185,6 +139,41 @@ static int quota_carves_below(void *arg, const char *ancestor, struct cc_cg_shar
 			continue;
 		snprintf(sh[k].id, sizeof(sh[k].id), "%s", c->id);
 		snprintf(sh[k].share, sizeof(sh[k].share), "%d", hwloc_bitmap_weight(c->cpus));
+		k++;
+	}
+	*out = cc_steal_ptr(sh);
+	*nout = k;
+	return 0;
+}
+
+static int beside(void *arg, const char *peer, hwloc_const_bitmap_t held, struct cc_cg_share **out, int *nout,
+		  struct cc_err *err)
+{
+	struct others *o = arg;
+	const struct cc_carve *c;
+	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
+	_cleanup_free_ struct cc_cg_share *sh = NULL;
+	int k = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (!both)
+		return cc_err_sys(err, ENOMEM, "carves");
+	if (!(sh = shares_of_all(o, err)))
+		return -1;
+	cc_ledger_foreach_carve(o->l, i, c) {
+		_cleanup_free_ char *s = NULL;
+
+		if (!strcmp(c->id, o->self) || !c->exclusive || strcmp(c->mode, cc_cg_mode_name(CC_MODE_CPUSET_ONLY)) ||
+		    within(c->cgroup, peer))
+			continue;
+		hwloc_bitmap_or(both, c->cpus, c->parked);
+		if (!hwloc_bitmap_intersects(both, held))
+			continue;
+		if (!(s = cc_cpulist_format(both)))
+			return cc_err_sys(err, ENOMEM, "carves");
+		snprintf(sh[k].id, sizeof(sh[k].id), "%s", c->id);
+		snprintf(sh[k].share, sizeof(sh[k].share), "%s", s);
 		k++;
 	}
 	*out = cc_steal_ptr(sh);
@@ -234,7 +223,7 @@ int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct 
 	struct others o = {
 		.l = run->ledger, .policy = run->policy, .self = c->id, .self_cgroup = c->cgroup, .err = CC_ERR_INIT,
 	};
-	struct cc_cg_others others = { is_carve, siblings, quota_carves_below, carves_in, &o };
+	struct cc_cg_others others = { is_carve, beside, quota_carves_below, carves_in, &o };
 	int rc = -1;
 
 	cc_noderecs_init(&recs);
@@ -334,7 +323,7 @@ int cc_effect_shared_start(struct cc_effect_run *run, const struct cc_cg_carve *
 	const char *cgroup = shared->cgroup;
 	struct others o = { .l = run->ledger, .policy = run->policy, .self = "", .self_cgroup = cgroup,
 			    .err = CC_ERR_INIT };
-	struct cc_cg_others others = { is_carve, siblings, quota_carves_below, carves_in, &o };
+	struct cc_cg_others others = { is_carve, beside, quota_carves_below, carves_in, &o };
 	struct cc_cg_plan plan = { 0 };
 	struct cc_noderecs recs;
 	int rc = -1;

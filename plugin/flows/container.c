@@ -14,6 +14,7 @@
 #include "cpulist.h"
 #include "effect.h"
 #include "fault.h"
+#include "paths.h"
 #include "topo_cache.h"
 
 void cc_fault_point(const struct cc_ctx *ctx, const char *step)
@@ -60,6 +61,8 @@ static int load_request(const struct cc_oci_state *st, struct cc_oci_config *cfg
 	return 0;
 }
 
+static int beside_carves(const struct cc_ctx *ctx, const struct cc_oci_state *st, struct cc_oci_config *cfg);
+
 int cc_container_create(const struct cc_ctx *ctx, const struct cc_oci_state *st,
 			struct cc_create_result *res, struct cc_err *err)
 {
@@ -87,7 +90,7 @@ int cc_container_create(const struct cc_ctx *ctx, const struct cc_oci_state *st,
 		}
 	}
 	if (!found && !granted) {
-		rc = 0;
+		rc = beside_carves(ctx, st, &cfg);
 		goto out;
 	}
 	if (!cfg.annotations && st->bundle[0] && cc_oci_config_load(st->bundle, &cfg, err) < 0)
@@ -554,6 +557,107 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 		return 0;
 	}
 	return carve_exclusive(&j, err);
+}
+
+/* Whether the ledger holds a live exclusive carve in cpuset-only mode (the
+ * carves loaded).  -1 with err. */
+static int cpuset_only_live(struct cc_ledger *l, struct cc_err *err)
+{
+	const struct cc_carve *c;
+
+	if (cc_ledger_load_all(l, err) < 0)
+		return -1;
+	cc_ledger_foreach_carve(l, i, c)
+		if (c->exclusive && !c->releasing && !strcmp(c->mode, cc_cg_mode_name(CC_MODE_CPUSET_ONLY)))
+			return 1;
+	return 0;
+}
+
+/* The branch a newcomer at `cgroup` gives the carves' CPUs up through:
+ * its topmost ancestor (or itself) that holds no live carve, below the
+ * deepest that holds one.  A new pod's cgroup, not only the container's,
+ * so that what else runs in the pod inherits the narrowed set: its pause
+ * container, which containerd starts without the hooks of its base spec.
+ * One made before the carve (a QoS slice) is a peer already, and taking
+ * it again changes nothing. */
+static void newcomer_branch(struct cc_ledger *l, const char *cgroup, char *out, size_t len)
+{
+	const struct cc_carve *c;
+
+	for (const char *p = strchr(cgroup + 1, '/');; p = strchr(p + 1, '/')) {
+		size_t n = p ? (size_t)(p - cgroup) : strlen(cgroup);
+		bool holds = false;
+
+		cc_ledger_foreach_carve(l, i, c)
+			holds |= !strncmp(c->cgroup, cgroup, n) && (c->cgroup[n] == '/' || !c->cgroup[n]);
+		if (!holds || !p) {
+			snprintf(out, len, "%.*s", (int)n, cgroup);
+			return;
+		}
+	}
+}
+
+/* A container corecarve does not carve (no annotation, no grant), started
+ * while cpuset-only carves live: no partition keeps it off their CPUs, and
+ * its cgroup, new, inherits them, so its branch (newcomer_branch) gives
+ * them up as their peer (a peer record the carves own: the last of them
+ * to go gives the CPUs back; cc_effect_cgroup_take_peer, the audit's
+ * repair of the same).  It asked
+ * for nothing, so corecarve's failure here does not stop it: the reason
+ * goes to the log, and the audit reports the leak (SOFT_EXCLUSIVITY_LEAK).
+ * Looked at first without the lock: with no such carve, nothing is locked
+ * (on 6.7 and later, and with partition parents, there never is one). */
+static int beside_carves(const struct cc_ctx *ctx, const struct cc_oci_state *st, struct cc_oci_config *cfg)
+{
+	_cleanup_ledger_ struct cc_ledger *look = NULL, *ledger = NULL;
+	const char *dir = ctx->state_dir ? ctx->state_dir : CC_LEDGER_DIR;
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int dfd = -1;
+	struct cc_err err = CC_ERR_INIT;
+	char cgroup[PATH_MAX], branch[PATH_MAX];
+	bool missing = false;
+	struct cc_cg cg;
+	size_t len = 0;
+	int live;
+
+	/* No state directory or no ledger, as the first stage finds them: no
+	 * carve, and no lock to take (the usual container on most nodes). */
+	dfd = cc_state_dir_open(dir, false, &missing, &err);
+	if (dfd < 0 && missing)
+		return 0;
+	if (dfd >= 0 && cc_state_ledger_read(dfd, dir, &text, &len, &err) == 0 && !text)
+		return 0;
+	cc_err_clear(&err);
+	look = cc_ledger_open_as(ctx->state_dir, CC_LEDGER_READ, ctx->lock, &err);
+	if (!look || (live = cpuset_only_live(look, &err)) < 0)
+		goto fail;
+	/* Its lock goes before the writer's is taken. */
+	cc_ledger_close(look);
+	look = NULL;
+	if (!live)
+		return 0;
+	if ((!cfg->annotations && st->bundle[0] && cc_oci_config_load(st->bundle, cfg, &err) < 0) ||
+	    cc_container_cgroup(ctx->root, st->pid, cfg->cgroups_path, cgroup, sizeof(cgroup), &err) < 0 ||
+	    open_cg(ctx, &cg, &err) < 0 || !(ledger = lock_and_gc(ctx, &cg, &err)) ||
+	    (live = cpuset_only_live(ledger, &err)) < 0)
+		goto fail;
+	if (!live)
+		return 0;
+	newcomer_branch(ledger, cgroup, branch, sizeof(branch));
+	if (ctx->dry_run) {
+		fprintf(ctx->log, "corecarve: dry run: %s (%s) would give up the CPUs of the cpuset-only carves\n", st->id,
+			branch);
+		return 0;
+	}
+	if (cc_effect_cgroup_take_peer(&(struct cc_effect_run){ .ctx = ctx, .cg = &cg, .ledger = ledger }, branch,
+				       &err) < 0)
+		goto fail;
+	return 0;
+fail:
+	if (ctx->log)
+		fprintf(ctx->log, "corecarve: warning: container %s, started beside cpuset-only carves, still runs on "
+			"their CPUs: %s\n", st->id, err.msg);
+	return 0;
 }
 
 int cc_container_release(const struct cc_ctx *ctx, const char *id, const char *kind, struct cc_err *err)

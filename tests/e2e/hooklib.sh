@@ -219,16 +219,17 @@ carves_hold() {
 	if [ -z "$_why" ]; then pass "$1-carves-hold-their-cpus"; else fail "$1-carves-hold-their-cpus" "$_why"; fi
 }
 
-# peer_want BASE PARENT FILE: the cpuset.cpus.effective a cgroup under
-# PARENT that is no live carve must have, BASE being what it has with no
-# carve at all: the CPUs, carved and parked, of the carves in FILE taken
-# out.  In cpuset-only mode corecarve takes them out of the cgroups beside
-# the carve (same PARENT); a partition's CPUs (remote or local, and the
-# parked partition's) the kernel takes out of every cgroup outside it.
+# peer_want BASE FILE: the cpuset.cpus.effective a cgroup that is no live
+# carve and holds none must have, BASE being what it has with no carve at
+# all: the CPUs, carved and parked, of every carve in FILE taken out.  A
+# partition's CPUs (remote or local, and the parked partition's) the
+# kernel takes out of every cgroup outside it; a cpuset-only carve's
+# corecarve takes out of every cgroup beside it or beside one of its
+# ancestors when it is made, and out of a container started later (the
+# hook: plugin/flows/container.c, beside_carves).
 peer_want() {
-	_take=$(awk -v p="$2" '{ q = $4; sub(/\/[^\/]*$/, "", q) }
-		$5 != "cpuset-only" || q == p { s = s "," $2; if ($3 != "-") s = s "," $3 }
-		END { sub(/^,/, "", s); print s }' "$3")
+	_take=$(awk '{ s = s "," $2; if ($3 != "-") s = s "," $3 }
+		END { sub(/^,/, "", s); print s }' "$2")
 	minus "$1" "$_take"
 }
 

@@ -17,6 +17,7 @@
 #include "admit.h"
 #include "cleanup.h"
 #include "container.h"
+#include "cpulist.h"
 #include "hookenv.h"
 #include "ledger.h"
 #include "oci.h"
@@ -542,6 +543,59 @@ START_TEST(test_hook_refuses_burstable)
 }
 END_TEST
 
+/* A container that asks for nothing, started after a carve: on 6.1
+ * (cpuset-only, no partition keeps it off) its new pod's cgroup,
+ * inheriting the carve's CPUs, gives them up as the carve's peer, with
+ * everything in it, and gets them back when the carve goes; beside a
+ * partition it is left as it is. */
+START_TEST(test_newcomer_narrowed)
+{
+	struct hookenv e;
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_bitmap_ hwloc_bitmap_t carved = hwloc_bitmap_alloc(), eff = hwloc_bitmap_alloc();
+	char ann[512];
+
+	hookenv_init(&e, kernels[_i], env_policy, SYNTH);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods", false), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod2", false), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod2/b", true), 0);
+	snprintf(ann, sizeof(ann), "\"%s\": \"{class: latency, cpus: 2}\", \"" CC_K8S_CONTAINERD_TYPE "\": \"container\"",
+		 CC_ANNOTATION_KEY);
+	ck_assert_msg(hookenv_create_res(&e, "b", 4243, "/kubepods/pod2/b", ann, 200000, 2048, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(cc_cpulist_parse(fakecg_get(e.f, "/kubepods/pod2/b", "cpuset.cpus.effective"), carved, "b",
+					  &err),
+			 0);
+	/* A pod made after the carve, with a pause container no hook sees
+	 * (containerd's sandbox) and a container: they inherit. */
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod3", false), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod3/pause", true), 0);
+	ck_assert_int_eq(fakecg_mkdir(e.f, "/kubepods/pod3/c", true), 0);
+	ck_assert_msg(hookenv_create_res(&e, "c", 4250, "/kubepods/pod3/c",
+					 "\"" CC_K8S_CONTAINERD_TYPE "\": \"container\"", 0, -1, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(cc_cpulist_parse(fakecg_get(e.f, "/kubepods/pod3/c", "cpuset.cpus.effective"), eff, "c", &err),
+			 0);
+	ck_assert_msg(!hwloc_bitmap_intersects(eff, carved), "kernel %d: the newcomer runs on %s, the carve's CPUs among them",
+		      _i, fakecg_get(e.f, "/kubepods/pod3/c", "cpuset.cpus.effective"));
+	ck_assert_int_eq(cc_cpulist_parse(fakecg_get(e.f, "/kubepods/pod3/pause", "cpuset.cpus.effective"), eff, "pause",
+					  &err),
+			 0);
+	ck_assert_msg(!hwloc_bitmap_intersects(eff, carved), "kernel %d: its pod's pause runs on %s, the carve's CPUs among them",
+		      _i, fakecg_get(e.f, "/kubepods/pod3/pause", "cpuset.cpus.effective"));
+	if (kernels[_i] != FAKECG_6_1)
+		ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod3/c", "cpuset.cpus"), "");
+	ck_assert_int_eq(hookenv_ncarves(&e), 1);
+	/* The carve goes: the newcomer has every CPU again. */
+	fakecg_exit(e.f, "/kubepods/pod2/b");
+	ck_assert_int_eq(fakecg_rmdir(e.f, "/kubepods/pod2/b"), 0);
+	ck_assert_msg(hookenv_release(&e, "b", &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod3/c", "cpuset.cpus.effective"), "0-15");
+	ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod3/pause", "cpuset.cpus.effective"), "0-15");
+	hookenv_fini(&e);
+}
+END_TEST
+
 /* An admin's cap on /kubepods stays as it is while carves live below;
  * one that the carves below would exceed refuses the carve, naming it. */
 START_TEST(test_quota_above_pod_kept)
@@ -775,6 +829,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_hook_refuses_unpaid, 0, 3);
 	tcase_add_loop_test(t, test_hook_refuses_burstable, 0, 3);
 	tcase_add_loop_test(t, test_quota_above_pod_kept, 0, 3);
+	tcase_add_loop_test(t, test_newcomer_narrowed, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -291,6 +291,52 @@ START_TEST(test_poststop_by_ledger)
 }
 END_TEST
 
+/* A container that asks for nothing, started while a cpuset-only carve
+ * lives: the full hook narrows it as the carve's peer (container.c,
+ * beside_carves), so the first stage hands it over; beside partition
+ * carves only, it answers alone. */
+START_TEST(test_unannotated_beside_cpuset_only)
+{
+	char dir[] = "/tmp/cc-first-XXXXXX", state[4096], args[4200], b[4096], path[4096], full[4400];
+	_cleanup_free_ char *st = NULL;
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_carve c;
+	struct cc_ledger *l;
+
+	if (!setup(dir))
+		return;
+	snprintf(state, sizeof(state), "%s/state", dir);
+	snprintf(path, sizeof(path), "%s/full.args", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	bundle(dir, "{\"io.kubernetes.cri.container-type\":\"container\"}");
+	st = state_json("c9", b, NULL);
+	snprintf(args, sizeof(args), "createRuntime --state %s", state);
+
+	l = cc_ledger_open(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	cc_test_carve(&c, "p1", "2-3", "10-11", false);
+	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	cc_carve_fini(&c);
+	cc_ledger_close(l);
+	ck_assert_int_eq(run(dir, NULL, args, st), 0);
+	assert_alone(dir);
+
+	l = cc_ledger_open(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	cc_test_carve(&c, "k1", "4-5", "12-13", false);
+	snprintf(c.mode, sizeof(c.mode), "cpuset-only");
+	ck_assert_int_eq(cc_ledger_add(l, &c, &err), 0);
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	cc_carve_fini(&c);
+	cc_ledger_close(l);
+	ck_assert_int_eq(run(dir, NULL, args, st), STANDIN_RC);
+	snprintf(full, sizeof(full), "hook %s", args);
+	assert_full(dir, full, st);
+	teardown(dir);
+}
+END_TEST
+
 /* What neither stage reads refuses nothing: "annotations": null (in the
  * state and in config.json), a NUL byte in another tool's annotation
  * value, and a bad $CORECARVE_LOCK_TIMEOUT for a container that needs no
@@ -475,6 +521,7 @@ static Suite *first_stage_suite(void)
 	tcase_add_test(tc, test_annotated_goes_full);
 	tcase_add_test(tc, test_unsure_goes_full);
 	tcase_add_test(tc, test_poststop_by_ledger);
+	tcase_add_test(tc, test_unannotated_beside_cpuset_only);
 	tcase_add_test(tc, test_unread_agree);
 	tcase_add_test(tc, test_poststop_refused_state);
 	tcase_add_test(tc, test_full_binary_checked);

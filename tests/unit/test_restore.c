@@ -546,6 +546,117 @@ START_TEST(test_inheriting_peer)
 }
 END_TEST
 
+static char *carve_cpus(struct env *e, const char *id);
+
+/* Whether cgroup `cg`'s effective CPUs meet the list `cpus`. */
+static bool runs_on(struct env *e, const char *cg, const char *cpus)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t a = hwloc_bitmap_alloc(), b = hwloc_bitmap_alloc();
+
+	set_of(fakecg_get(e->f, cg, "cpuset.cpus.effective"), a);
+	set_of(cpus, b);
+	return hwloc_bitmap_intersects(a, b);
+}
+
+/* The CPUs and parked siblings of carve `id`. */
+static char *carve_both(struct env *e, const char *id)
+{
+	_cleanup_ledger_ struct cc_ledger *l = ledger(e);
+	struct cc_carve *c = cc_ledger_find(l, id);
+	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
+
+	ck_assert_ptr_nonnull(c);
+	hwloc_bitmap_or(both, c->cpus, c->parked);
+	return cc_cpulist_format(both);
+}
+
+/* Linux 6.1, cpuset-only: nothing but cpusets keeps other tasks off a
+ * carve, so its CPUs leave every cgroup beside it and beside each of its
+ * ancestors (the pod's sidecar, another pod and its containers, a slice
+ * at the root with tasks, as the kubelet's systemd driver leaves them),
+ * never one that holds a carve; each comes back with the last carve it
+ * gave CPUs up for, in either release order. */
+START_TEST(test_ancestor_peers)
+{
+	for (int order = 0; order < 2; order++) {
+		struct env e;
+		struct cc_err err = CC_ERR_INIT;
+		_cleanup_free_ char *a = NULL, *b = NULL, *ac = NULL, *bc = NULL;
+
+		env_init(&e, FAKECG_6_1);
+		snprintf(e.where, sizeof(e.where), "kernel 6.1, release order %d", order);
+		mk_pod(&e, "max 100000");
+		mk(&e, POD "/a", true);
+		mk(&e, "/system.slice", true);
+		mk(&e, "/kubepods/pod2", false);
+		mk(&e, "/kubepods/pod2/b", true);
+		mk(&e, "/kubepods/pod2/y", true);
+		OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+		a = carve_both(&e, "a");
+		ck_assert_msg(!runs_on(&e, SIDECAR, a) && !runs_on(&e, "/kubepods/pod2/b", a) &&
+				      !runs_on(&e, "/kubepods/pod2/y", a) && !runs_on(&e, "/system.slice", a),
+			      "%s: a carve's CPUs %s left somewhere: %s", e.where, a, fakecg_dump(e.f));
+		/* A carve inside a pod that gave up the first carve's CPUs:
+		 * that pod keeps its CPUs, the first pod gives them up. */
+		OK(carve(&e, "b", "/kubepods/pod2/b", "latency", 1, &err));
+		b = carve_both(&e, "b");
+		ac = carve_cpus(&e, "a");
+		bc = carve_cpus(&e, "b");
+		ck_assert_msg(same_set(fakecg_get(e.f, "/kubepods/pod2/b", "cpuset.cpus.effective"), bc) &&
+				      same_set(fakecg_get(e.f, POD "/a", "cpuset.cpus.effective"), ac),
+			      "%s: a carve lost CPUs: %s", e.where, fakecg_dump(e.f));
+		ck_assert_msg(!runs_on(&e, SIDECAR, b) && !runs_on(&e, "/kubepods/pod2/y", b) &&
+				      !runs_on(&e, "/system.slice", b) && !runs_on(&e, "/kubepods/pod2/y", a),
+			      "%s: b's CPUs %s left somewhere: %s", e.where, b, fakecg_dump(e.f));
+		OK(release(&e, order ? "b" : "a", order ? "/kubepods/pod2/b" : POD "/a", &err));
+		ck_assert_msg(!runs_on(&e, "/system.slice", order ? a : b) && runs_on(&e, "/system.slice", order ? b : a),
+			      "%s: after the first release: %s", e.where, fakecg_dump(e.f));
+		OK(release(&e, order ? "a" : "b", order ? POD "/a" : "/kubepods/pod2/b", &err));
+		/* Back as they were: inheriting where the kernel takes the empty
+		 * set back (no tasks), the parent's CPUs where it does not. */
+		ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod2", "cpuset.cpus"), "");
+		ck_assert_str_eq(fakecg_get(e.f, POD, "cpuset.cpus"), "");
+		ck_assert_str_eq(fakecg_get(e.f, "/system.slice", "cpuset.cpus"), "0-15");
+		ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod2/y", "cpuset.cpus"), "0-15");
+		check_restored(&e, "max 100000");
+		env_fini(&e);
+	}
+}
+END_TEST
+
+/* 10-hook's node on 6.1: a carve's release reads its peers' ancestors'
+ * records from the ledger one at a time (a lazy set), which moves the
+ * record being undone in memory (it crashed the poststop once); a pod
+ * made after both carves takes no part until a carve meets it. */
+START_TEST(test_release_reads_ancestors)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	_cleanup_free_ char *c2 = NULL;
+
+	env_init(&e, FAKECG_6_1);
+	snprintf(e.where, sizeof(e.where), "kernel 6.1");
+	mk(&e, "/kubepods", false);
+	mk(&e, POD, false);
+	mk(&e, SIDECAR, true);
+	mk(&e, POD "/c1", true);
+	OK(carve(&e, "c1", POD "/c1", "latency", 2, &err));
+	mk(&e, "/kubepods/pod2", false);
+	mk(&e, "/kubepods/pod2/c2", true);
+	OK(carve(&e, "c2", "/kubepods/pod2/c2", "latency", 2, &err));
+	c2 = carve_both(&e, "c2");
+	mk(&e, "/kubepods/pod4", false);
+	mk(&e, "/kubepods/pod4/plain", true);
+	OK(release(&e, "c1", POD "/c1", &err));
+	ck_assert_msg(!runs_on(&e, SIDECAR, c2), "%s: the sidecar runs on c2's %s: %s", e.where, c2, fakecg_dump(e.f));
+	ck_assert_str_eq(fakecg_get(e.f, "/kubepods/pod4/plain", "cpuset.cpus.effective"), "0-15");
+	OK(release(&e, "c2", "/kubepods/pod2/c2", &err));
+	ck_assert_str_eq(fakecg_get(e.f, SIDECAR, "cpuset.cpus.effective"), "0-15");
+	check_restored(&e, NULL);
+	env_fini(&e);
+}
+END_TEST
+
 /* Local partitions (carves right below the root) share one parked
  * partition; it goes with the last of them. */
 START_TEST(test_local_partitions)
@@ -1116,6 +1227,34 @@ static void audit(struct env *e, bool fix, struct cc_audit_report *found)
 	cc_audit_snap_fini(&snap);
 }
 
+/* A peer container that exits while the carve lives (a refused one whose
+ * cgroup the runtime removes, a pod's container that ends) keeps its
+ * record until the carve goes: nothing is left to give back, and the
+ * audit finds nothing (it used to report RECORD_DRIFT "(gone)"). */
+START_TEST(test_peer_gone_clean)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_audit_report r;
+
+	env_init(&e, FAKECG_6_1);
+	snprintf(e.where, sizeof(e.where), "kernel 6.1");
+	mk_pod(&e, "max 100000");
+	mk(&e, POD "/a", true);
+	mk(&e, POD "/gone", true);
+	OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+	fakecg_exit(e.f, POD "/gone");
+	ck_assert_int_eq(fakecg_rmdir(e.f, POD "/gone"), 0);
+	audit(&e, false, &r);
+	ck_assert_msg(r.n == 0, "%d findings, the first %s %s", r.n, r.n ? cc_audit_code_name(r.f[0].code) : "",
+		      r.n ? r.f[0].object : "");
+	cc_audit_report_fini(&r);
+	OK(release(&e, "a", POD "/a", &err));
+	check_restored(&e, "max 100000");
+	env_fini(&e);
+}
+END_TEST
+
 /* A resize down while carved brings the double constraint back: the audit
  * finds it and the drift, --fix lifts the quota again with their value as
  * the one to restore; a carve kept as releasing is found and finished. */
@@ -1574,6 +1713,9 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_quota_record_seeded, 0, 3);
 	tcase_add_loop_test(t, test_carve_was_a_peer, 0, 3);
 	tcase_add_test(t, test_inheriting_peer);
+	tcase_add_test(t, test_ancestor_peers);
+	tcase_add_test(t, test_release_reads_ancestors);
+	tcase_add_test(t, test_peer_gone_clean);
 	tcase_add_loop_test(t, test_local_partitions, 0, 3);
 	tcase_add_loop_test(t, test_readback_refused, 0, 3);
 	tcase_add_loop_test(t, test_kind_guarded, 0, 3);

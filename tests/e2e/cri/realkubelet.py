@@ -240,27 +240,19 @@ def pod_devices(pod):
     return sorted(out)
 
 
-def fixed_if_cpuset_only(carve, what):
-    """The audit while a carve runs: clean, except on Linux 6.1 (no
-    partitions: cpuset-only), where a carve narrows only its own pod's
-    other cgroups, and only at its start: the root's other children (the
-    services' slice, init's scope: the kubelet's systemd driver enabled
-    cpuset at the root), other pods' cgroups, and a sandbox systemd
-    re-realized since, run on the carved CPUs.  What the audit finds there
-    is only that (SOFT_EXCLUSIVITY_LEAK, SPLIT_CORE), and its --fix (the
-    DaemonSet's AUTOFIX, every minute) takes them back, as on every
-    cpuset-only node.  Each finding is logged: the busy-node work (#40)
-    narrows these at carve time."""
+def audit_clean(carve, what):
+    """The audit while a carve runs: clean, on every kernel.  On Linux 6.1
+    (no partitions: cpuset-only) that takes the carve's narrowing of every
+    cgroup beside it and beside its ancestors: its pod's sandbox, the
+    other pods' cgroups, the root's other children (the services' slice,
+    init's scope: the kubelet's systemd driver enabled cpuset at the
+    root).  Each finding is logged."""
     doc = node.audit()
     found = sorted("%s %s" % (f["code"], f.get("object")) for f in doc.get("findings", []))
     for f in doc.get("findings", []):
-        e2e.info("%s: audit: %s %s: %s" % (what, f["code"], f.get("object"), f.get("actual")))
-    if carve.get("mode") == "cpuset-only":
-        e2e.check_eq(what + "-cpuset-only-leaks", [], [f for f in found if f.split()[0] not in
-                                                         ("SOFT_EXCLUSIVITY_LEAK", "SPLIT_CORE")])
-        e2e.check_eq(what + "-audit-fixed", [], node.codes(node.audit("--fix")))
-    else:
-        e2e.check_eq(what + "-audit-clean", [], found)
+        e2e.info("%s (%s): audit: %s %s: %s" % (what, carve.get("mode"), f["code"], f.get("object"),
+                                                f.get("actual")))
+    e2e.check_eq(what + "-audit-clean", [], found)
 
 
 def granted_pod():
@@ -290,7 +282,7 @@ def granted_pod():
     e2e.check_eq("pod-container-no-quota", "max", sh("cat /sys/fs/cgroup%s/cpu.max" % cg).split()[0])
     e2e.check_eq("pod-pod-no-quota", "max", sh("cat /sys/fs/cgroup%s/cpu.max" % os.path.dirname(cg)).split()[0])
     e2e.info("carve %s: cpus %s parked %s cgroup %s" % (k.get("id"), k.get("cpus"), k.get("parked"), cg))
-    fixed_if_cpuset_only(k, "pod")
+    audit_clean(k, "pod")
     return k
 
 
@@ -337,7 +329,7 @@ def annotated(k):
               (sorted(healthy), sorted(now()), core_ids(a)))
     e2e.info("annotated carve on %s: the kubelet's Healthy devices %s -> %s within %.1f s" %
              (core_ids(a), sorted(healthy), sorted(now()), time.time() - t0))
-    fixed_if_cpuset_only(a, "annotated")
+    audit_clean(a, "annotated")
     return a
 
 
@@ -564,8 +556,9 @@ def main():
     was, now = sorted(set(before) - set(after)), sorted(set(after) - set(before))
     if os.uname().release.startswith("6.1."):
         # Linux 6.1 refuses the empty (inheriting) cpuset.cpus on a cgroup
-        # with tasks (ENOSPC): what the audit's --fix narrowed gets its
-        # parent's CPUs written out instead (cgroup/carve.c write_inherit).
+        # with tasks (ENOSPC): what a carve narrowed (the root's other
+        # children) gets its parent's CPUs written out instead
+        # (cgroup/carve_undo.c write_inherit).
         cpus = sh("cat /sys/fs/cgroup/cpuset.cpus.effective").strip()
         kept = [w for w in was if w.endswith("/cpuset.cpus ") and w + cpus in now]
         for w in kept:

@@ -111,7 +111,7 @@ settle() {
 	check_eq "$_t-pod-cpu-max" "$(want_max)" "$(cg_read "$POD" cpu.max)"
 	_facts=
 	for _x in $PEERS; do
-		check_eq "$_t-$_x-effective" "$(peer_want "$POD_EFF0" "$POD" $S/all)" "$(cg_read "$POD/$_x" cpuset.cpus.effective)"
+		check_eq "$_t-$_x-effective" "$(peer_want "$POD_EFF0" $S/all)" "$(cg_read "$POD/$_x" cpuset.cpus.effective)"
 		_facts="$_facts; $_x cpus '$(cg_read "$POD/$_x" cpuset.cpus)' effective '$(cg_read "$POD/$_x" cpuset.cpus.effective)'"
 	done
 	if [ $REMOTE = 1 ]; then
