@@ -51,8 +51,12 @@ static int lcg_write(struct cc_cg *cg, const char *cgroup, const char *file, con
 	cgroup_free(&c);
 	if (r) {
 		/* A cgroup removed under us is "gone" (cc_cg_gone), like the
-		 * kernel's own ENOENT. */
-		int e = r == ECGOTHER ? cgroup_get_last_errno() : r == ECGROUPNOTEXIST ? ENOENT : 0;
+		 * kernel's own ENOENT: libcgroup says ECGROUPNOTEXIST for the
+		 * directory, ECGROUPVALUENOTEXIST for its file once the kernel
+		 * removed it (a shared container deleted while a release widens
+		 * it: 45-busy-node on 7.3 kept the carve as releasing). */
+		int e = r == ECGOTHER ? cgroup_get_last_errno()
+			: r == ECGROUPNOTEXIST || r == ECGROUPVALUENOTEXIST ? ENOENT : 0;
 
 		if (e)
 			return cc_err_sys(err, e, "write \"%s\" to %s/%s", value, cgroup, file);
