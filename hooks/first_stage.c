@@ -160,28 +160,37 @@ static bool ledger_plausible(const char *text, size_t len)
 	return true;
 }
 
-/* poststop: does the ledger name this container at all?  The ledger is
- * replaced by rename, so this unlocked read sees one whole version; the
- * container's own createRuntime finished before its poststop began.  The
- * state directory and the ledger are opened as the full hook opens them
- * (ledger.h): one it would refuse (a link, writable by others, another
- * owner's, oversized, with a NUL, damaged) is its to report. */
-static bool release_needs_full(const char *state_dir, const char *id)
+/* The ledger's text as the full hook opens it (ledger.h): 0 with *text
+ * NULL when there is none (no state directory, no file), -1 when it
+ * cannot be read: one it would refuse (a link, writable by others,
+ * another owner's, oversized, with a NUL) is its to report.  The ledger is
+ * replaced by rename, so this unlocked read sees one whole version. */
+static int read_ledger(const char *state_dir, char **text, size_t *len)
 {
-	_cleanup_free_ char *text = NULL, *quoted = NULL;
 	_cleanup_close_ int dfd = -1;
 	struct cc_err err = CC_ERR_INIT;
 	bool missing = false;
+
+	*text = NULL;
+	dfd = cc_state_dir_open(state_dir, false, &missing, &err);
+	if (dfd < 0)
+		return missing ? 0 : -1;
+	return cc_state_ledger_read(dfd, state_dir, text, len, &err);
+}
+
+/* poststop: does the ledger name this container at all?  Its own
+ * createRuntime finished before its poststop began; a damaged ledger is
+ * the full hook's to report. */
+static bool release_needs_full(const char *state_dir, const char *id)
+{
+	_cleanup_free_ char *text = NULL, *quoted = NULL;
 	size_t len = 0;
 
 	if (!id_plain(id) || asprintf(&quoted, "\"%s\"", id) < 0)
 		return true;
-	dfd = cc_state_dir_open(state_dir, false, &missing, &err);
-	/* No state directory: no carve anywhere. */
-	if (dfd < 0)
-		return !missing;
-	if (cc_state_ledger_read(dfd, state_dir, &text, &len, &err) < 0)
+	if (read_ledger(state_dir, &text, &len) < 0)
 		return true;
+	/* No state directory or no ledger: no carve anywhere. */
 	if (!text)
 		return false;
 	return memmem(text, len, quoted, strlen(quoted)) != NULL || !ledger_plausible(text, len);
@@ -219,15 +228,9 @@ static bool holds_cpuset_only(const char *text, size_t len)
 static bool peers_need_full(const char *state_dir)
 {
 	_cleanup_free_ char *text = NULL;
-	_cleanup_close_ int dfd = -1;
-	struct cc_err err = CC_ERR_INIT;
-	bool missing = false;
 	size_t len = 0;
 
-	dfd = cc_state_dir_open(state_dir, false, &missing, &err);
-	if (dfd < 0)
-		return !missing;
-	if (cc_state_ledger_read(dfd, state_dir, &text, &len, &err) < 0)
+	if (read_ledger(state_dir, &text, &len) < 0)
 		return true;
 	if (!text)
 		return false;

@@ -146,10 +146,12 @@ static int quota_carves_below(void *arg, const char *ancestor, struct cc_cg_shar
 	return 0;
 }
 
-static int beside(void *arg, const char *peer, hwloc_const_bitmap_t held, struct cc_cg_share **out, int *nout,
-		  struct cc_err *err)
+/* The live exclusive carves whose CPUs or parked siblings meet `set`, each
+ * with them as its share (the carves are loaded).  With `peer`, only the
+ * cpuset-only carves other than this one, outside `peer`: beside(). */
+static int shares_meeting(struct others *o, hwloc_const_bitmap_t set, const char *peer, struct cc_cg_share **out,
+			  int *nout, struct cc_err *err)
 {
-	struct others *o = arg;
 	const struct cc_carve *c;
 	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
 	_cleanup_free_ struct cc_cg_share *sh = NULL;
@@ -164,11 +166,11 @@ static int beside(void *arg, const char *peer, hwloc_const_bitmap_t held, struct
 	cc_ledger_foreach_carve(o->l, i, c) {
 		_cleanup_free_ char *s = NULL;
 
-		if (!strcmp(c->id, o->self) || !c->exclusive || strcmp(c->mode, cc_cg_mode_name(CC_MODE_CPUSET_ONLY)) ||
-		    within(c->cgroup, peer))
+		if (!c->exclusive || (peer && (!strcmp(c->id, o->self) || within(c->cgroup, peer) ||
+					       strcmp(c->mode, cc_cg_mode_name(CC_MODE_CPUSET_ONLY)))))
 			continue;
 		hwloc_bitmap_or(both, c->cpus, c->parked);
-		if (!hwloc_bitmap_intersects(both, held))
+		if (!hwloc_bitmap_intersects(both, set))
 			continue;
 		if (!(s = cc_cpulist_format(both)))
 			return cc_err_sys(err, ENOMEM, "carves");
@@ -181,38 +183,18 @@ static int beside(void *arg, const char *peer, hwloc_const_bitmap_t held, struct
 	return 0;
 }
 
+static int beside(void *arg, const char *peer, hwloc_const_bitmap_t held, struct cc_cg_share **out, int *nout,
+		  struct cc_err *err)
+{
+	return shares_meeting(arg, held, peer, out, nout, err);
+}
+
 /* The owners of a shared container's record made now: every live
  * exclusive carve in its pool (the carves are loaded: a shared start
  * reads them all, as the allocator's taken set does). */
 static int carves_in(void *arg, hwloc_const_bitmap_t set, struct cc_cg_share **out, int *nout, struct cc_err *err)
 {
-	struct others *o = arg;
-	const struct cc_carve *c;
-	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
-	_cleanup_free_ struct cc_cg_share *sh = NULL;
-	int k = 0;
-
-	*out = NULL;
-	*nout = 0;
-	if (!both)
-		return cc_err_sys(err, ENOMEM, "carves");
-	if (!(sh = shares_of_all(o, err)))
-		return -1;
-	cc_ledger_foreach_carve(o->l, i, c) {
-		_cleanup_free_ char *s = NULL;
-
-		hwloc_bitmap_or(both, c->cpus, c->parked);
-		if (!c->exclusive || !hwloc_bitmap_intersects(both, set))
-			continue;
-		if (!(s = cc_cpulist_format(both)))
-			return cc_err_sys(err, ENOMEM, "carves");
-		snprintf(sh[k].id, sizeof(sh[k].id), "%s", c->id);
-		snprintf(sh[k].share, sizeof(sh[k].share), "%s", s);
-		k++;
-	}
-	*out = cc_steal_ptr(sh);
-	*nout = k;
-	return 0;
+	return shares_meeting(arg, set, NULL, out, nout, err);
 }
 
 int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_cg_plan *plan,
