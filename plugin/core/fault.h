@@ -13,15 +13,17 @@
  *   after-lock            create: ledger locked, nothing decided
  *   after-gc              create: stale carves released in the kernel, ledger not yet written
  *   before-ledger-rename  any commit: temp file written and fsynced, not renamed
- *   after-journal         create: the carve and its cgroup records (pending writes) committed,
- *                         nothing written
+ *   after-journal         create: the carve and every effect's records (cgroup, IRQs, power)
+ *                         with their pending writes committed, nothing written
  *   mid-cgroup-write      create: ancestors/parked/peers changed, container partition not yet
  *   after-cgroup-write    create: every effect applied (cgroup, IRQs, power), the final commit
  *                         not made
- *   after-irq-journal     any IRQ reconcile: records with pending writes committed, no IRQ written
+ *   after-irq-journal     an IRQ reconcile on its own (a release, irq reconcile, audit --fix,
+ *                         a VM): records with pending writes committed, no IRQ written
  *   mid-irq-write         any IRQ reconcile: the first IRQ (or default_smp_affinity) written
- *   after-power-journal   create: power records with pending writes committed, nothing written
- *   mid-power-write       create: the first power setting written
+ *   after-power-journal   a VM's power settings: records with pending writes committed, nothing
+ *                         written
+ *   mid-power-write       create or a VM: the first power setting written
  *   before-release        poststop: ledger locked, nothing undone
  *   before-release-commit poststop (any release): kernel undone, ledger still holds the carve
  *

@@ -64,19 +64,46 @@ static int undo_from(struct cc_effect_run *run, int last, bool only_applied, str
 	return rc;
 }
 
+int cc_effects_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_err *err)
+{
+	bool joined = false;
+
+	memset(run->planned, 0, sizeof(run->planned));
+	for (int i = 0; i < CC_NEFFECTS; i++) {
+		if (!cc_effects[i]->wanted(run, c))
+			continue;
+		if (!cc_effects[i]->sets_mode && !joined) {
+			/* A dry run's ledger is read-only: the carve stays out. */
+			if (run->ctx->dry_run)
+				return 0;
+			if (cc_ledger_add(run->ledger, c, err) < 0)
+				return -1;
+			joined = true;
+		}
+		if (cc_effects[i]->plan(run, c, err) < 0)
+			return -1;
+		run->planned[i] = true;
+	}
+	return joined || run->ctx->dry_run ? 0 : cc_ledger_add(run->ledger, c, err);
+}
+
+/* Apply failed at effect `failed`: those planned after it take their
+ * journal back, so the commit that follows records only what was done. */
+static void unplan_after(struct cc_effect_run *run, int failed)
+{
+	for (int i = CC_NEFFECTS - 1; i > failed; i--)
+		if (run->planned[i] && cc_effects[i]->unplan)
+			cc_effects[i]->unplan(run);
+}
+
 int cc_effects_apply(struct cc_effect_run *run, bool *undo_failed, struct cc_err *err)
 {
-	struct cc_carve *c;
-
 	*undo_failed = false;
 	memset(run->applied, 0, sizeof(run->applied));
 	for (int i = 0; i < CC_NEFFECTS; i++) {
 		struct cc_err undo = CC_ERR_INIT;
 
-		c = effect_carve_of(run, err);
-		if (!c)
-			return -1;
-		if (!cc_effects[i]->wanted(run, c))
+		if (!run->planned[i])
 			continue;
 		/* Marked first where a failed apply needs its undo (every undo
 		 * is computed, so undoing what was not done writes nothing). */
@@ -85,6 +112,7 @@ int cc_effects_apply(struct cc_effect_run *run, bool *undo_failed, struct cc_err
 			run->applied[i] = true;
 			continue;
 		}
+		unplan_after(run, i);
 		if (undo_from(run, i, true, &undo) < 0) {
 			char first[CC_ERR_MSG_MAX];
 
@@ -95,6 +123,13 @@ int cc_effects_apply(struct cc_effect_run *run, bool *undo_failed, struct cc_err
 		return -1;
 	}
 	return 0;
+}
+
+void cc_effects_fini(struct cc_effect_run *run)
+{
+	for (int i = 0; i < CC_NEFFECTS; i++)
+		cc_effects[i]->fini(run);
+	memset(run->planned, 0, sizeof(run->planned));
 }
 
 int cc_effects_undo(struct cc_effect_run *run, struct cc_err *err)

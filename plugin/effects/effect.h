@@ -9,17 +9,25 @@
  *   power   the class's power settings (power.h, section "power")
  *
  * Each effect keeps node-level records of the original values and of the
- * carves that rely on them, journals them before its first write, and
- * computes every value it writes from the originals and the live carves.
- * `apply` brings one carve in; `undo` takes it out again, whether it was
- * applied a moment ago (a later effect failed) or long ago (poststop, gc,
- * audit --fix), with the same code.  An effect that fails to apply leaves
- * nothing of its own applied; an undo that fails keeps what it could not
- * restore recorded with the carve as owner, so a retry computes the same.
+ * carves that rely on them, and computes every value it writes from the
+ * originals and the live carves.  A carve arrives in one loop with two
+ * durability points (docs/design.md, "One loop, two commits"):
  *
- * cc_effects_apply() runs the effects in order and undoes those applied
- * when one fails; cc_effects_undo() undoes them all in reverse.  The
- * caller keeps a carve whose undo failed as `releasing` (ledger.h). */
+ *   cc_effects_plan   each wanted effect reads the world and decides, and
+ *                     puts its records with their pending values in the
+ *                     ledger; the carve joins the ledger.  Nothing written.
+ *   commit            the journal: the caller's cc_ledger_commit
+ *   cc_effects_apply  each effect writes what it planned and updates its
+ *                     records; one that fails is undone with those applied
+ *                     before it, in reverse, and those planned after it take
+ *                     their journal back (`unplan`)
+ *   commit            the caller's again
+ *
+ * `undo` takes a carve out, whether it was applied a moment ago (a later
+ * effect failed) or long ago (poststop, gc, audit --fix), with the same
+ * code.  An undo that fails keeps what it could not restore recorded with
+ * the carve as owner, so a retry computes the same.  The caller keeps a
+ * carve whose undo failed as `releasing` (ledger.h). */
 #ifndef CC_EFFECT_H
 #define CC_EFFECT_H
 
@@ -28,6 +36,7 @@
 #include "cgroup.h"
 #include "ctx.h"
 #include "error.h"
+#include "irq.h"
 #include "ledger.h"
 #include "policy.h"
 #include "power.h"
@@ -45,8 +54,14 @@ struct cc_effect_run {
 	const struct cc_policy *policy;
 	const struct cc_topo *topo;
 	const struct cc_pclass *pclass;
-	struct cc_cg_plan *cg_plan;   /* the cgroup effect's plan, already journaled */
-	struct cc_power_report *power; /* what the power effect wrote or warned of */
+	struct cc_cg_plan *cg_plan;    /* the cgroup effect's plan (what its apply writes, a failed apply's undo reads) */
+	struct cc_power_report *power; /* what the power effect wrote or warned of; NULL: power_scratch */
+	/* The effects' plans, from cc_effects_plan to cc_effects_fini. */
+	struct cc_cg_plan cg_planned;
+	struct cc_irq_pass irq_pass;
+	struct cc_power_pass power_pass;
+	struct cc_power_report power_scratch;
+	bool planned[CC_NEFFECTS];
 	/* how far apply got: applied[i] for cc_effects[i] */
 	bool applied[CC_NEFFECTS];
 };
@@ -58,24 +73,47 @@ struct cc_effect {
 	bool (*wanted)(const struct cc_effect_run *run, const struct cc_carve *c);
 	/* Whether a recorded carve may hold something of it: to undo. */
 	bool (*held)(const struct cc_carve *c);
+	/* Read the world, decide, put the records with their pending values
+	 * in the ledger; write nothing.  `c` is the arriving carve: not in
+	 * the ledger yet for an effect that sets its mode, in it for the
+	 * others. */
+	int (*plan)(struct cc_effect_run *run, struct cc_carve *c, struct cc_err *err);
+	/* Planned, never applied (an earlier effect failed): the records as
+	 * they were before the plan.  NULL: the undo does it. */
+	void (*unplan)(struct cc_effect_run *run);
+	/* Free its plan (zeroed, partly made or whole). */
+	void (*fini)(struct cc_effect_run *run);
 	int (*apply)(struct cc_effect_run *run, struct cc_err *err);
 	int (*undo)(struct cc_effect_run *run, struct cc_err *err);
 	/* An apply that fails half-way is put back by `undo` (the cgroup
 	 * effect: its plan says what was written); false for effects whose
 	 * failed apply puts back what it wrote itself (IRQs, in strict mode)
-	 * or wrote nothing (power: only its journal can fail). */
+	 * or wrote nothing (power: only memory can fail). */
 	bool undo_failed_apply;
+	/* Planned before the carve joins the ledger: it decides the carve's
+	 * mode (the cgroup effect). */
+	bool sets_mode;
 };
 
 /* One per file: effect_cgroup.c, effect_irq.c, effect_power.c. */
 extern const struct cc_effect cc_effect_cgroup, cc_effect_irq, cc_effect_power;
 extern const struct cc_effect *const cc_effects[CC_NEFFECTS];
 
-/* Apply every wanted effect in order; on a failure undo those applied, in
- * reverse, and return -1 with the failure (and, should an undo fail too,
- * its reason appended: the caller keeps the carve as releasing). *undo_failed
- * tells which. */
+/* Plan every wanted effect of the arriving carve `c` in order: those that
+ * set its mode first, then `c` joins the ledger and the others plan with it
+ * there.  Nothing is written; the caller commits the journal next.  A dry
+ * run (ctx->dry_run, the ledger read-only) stops before the carve would join
+ * it.  On failure nothing is committed: the caller drops the ledger. */
+int cc_effects_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_err *err);
+
+/* Apply every planned effect in order; on a failure undo those applied, in
+ * reverse, unplan those left, and return -1 with the failure (and, should
+ * an undo fail too, its reason appended: the caller keeps the carve as
+ * releasing). *undo_failed tells which. */
 int cc_effects_apply(struct cc_effect_run *run, bool *undo_failed, struct cc_err *err);
+
+/* Free the plans of cc_effects_plan. */
+void cc_effects_fini(struct cc_effect_run *run);
 
 /* Undo every effect of the carve, in reverse order.  Each is tried; -1
  * with the first failure. */
@@ -94,13 +132,6 @@ int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *
  * failed — and commit.  Fault step "before-release-commit". */
 int cc_carve_release(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id,
 		     struct cc_err *err);
-
-/* The cgroup effect's parts the orchestrator calls around the journal:
- * plan the carve's cgroups into its journal (the carve must be in the
- * ledger once its mode is known: cc_effect_cgroup_plan sets c->mode), and
- * the view of the other carves a plan needs. */
-int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_cg_plan *plan,
-			  struct cc_err *err);
 
 /* A shared-pool container starting (nothing carved; `shared` with
  * exclusive false and its pool: its class's pool as it would be without

@@ -197,8 +197,10 @@ static int carves_in(void *arg, hwloc_const_bitmap_t set, struct cc_cg_share **o
 	return shares_meeting(arg, set, NULL, out, nout, err);
 }
 
-int cc_effect_cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_cg_plan *plan,
-			  struct cc_err *err)
+/* The carve's cgroups planned into `plan`, its records with their pending
+ * writes put in the ledger, its mode set (the carve joins the ledger with
+ * it). */
+static int plan_into(struct cc_effect_run *run, struct cc_carve *c, struct cc_cg_plan *plan, struct cc_err *err)
 {
 	struct cc_noderecs recs;
 	struct cc_cg_carve cgc;
@@ -229,6 +231,17 @@ out:
 		json_decref(o.cgroups);
 	cc_noderecs_fini(&recs);
 	return rc;
+}
+
+static int cgroup_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_err *err)
+{
+	run->cg_plan = &run->cg_planned;
+	return plan_into(run, c, &run->cg_planned, err);
+}
+
+static void cgroup_fini(struct cc_effect_run *run)
+{
+	cc_cg_plan_fini(&run->cg_planned);
 }
 
 static bool cgroup_held(const struct cc_carve *c)
@@ -337,7 +350,10 @@ out:
 	return rc;
 }
 
-const struct cc_effect cc_effect_cgroup = { "cgroup", cgroup_wanted, cgroup_held, cgroup_apply, cgroup_undo, true };
+const struct cc_effect cc_effect_cgroup = {
+	.name = "cgroup", .wanted = cgroup_wanted, .held = cgroup_held, .plan = cgroup_plan, .fini = cgroup_fini,
+	.apply = cgroup_apply, .undo = cgroup_undo, .undo_failed_apply = true, .sets_mode = true,
+};
 
 /* ---- repairs (audit --fix) ------------------------------------------------ */
 
@@ -353,7 +369,7 @@ int cc_effect_cgroup_reapply(struct cc_effect_run *run, struct cc_err *err)
 	/* The same plan as the carve's arrival: its records get it as owner
 	 * again (a value someone else wrote since becomes their original),
 	 * and only what differs is written. */
-	if (cc_effect_cgroup_plan(run, c, &plan, err) < 0 || cc_ledger_commit(run->ledger, err) < 0)
+	if (plan_into(run, c, &plan, err) < 0 || cc_ledger_commit(run->ledger, err) < 0)
 		goto out;
 	rc = cgroup_apply(run, err);
 	if (cc_ledger_commit(run->ledger, rc < 0 ? NULL : err) < 0)

@@ -21,25 +21,53 @@ static bool irq_wanted(const struct cc_effect_run *run, const struct cc_carve *c
 	return irq_held(c);
 }
 
+static struct cc_irq_opts carve_opts(const struct cc_effect_run *run, const struct cc_irq_fallback *fb)
+{
+	return (struct cc_irq_opts){ .root = run->ctx->root, .fb = fb,
+				     .trace = run->ctx->verbose ? run->ctx->log : NULL };
+}
+
 /* Every IRQ off the union of the steer-away carves, this one included (it
- * is in the ledger): a movable IRQ that cannot be moved refuses the carve,
- * with every IRQ moved so far put back (strict). */
-static int irq_apply(struct cc_effect_run *run, struct cc_err *err)
+ * is in the ledger): read, decided, journaled in the ledger. */
+static int irq_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t reserved = cc_policy_reserved(run->policy, run->topo);
 	struct cc_irq_fallback fb = { 0 };
-	FILE *trace = run->ctx->verbose ? run->ctx->log : NULL;
-	struct cc_irq_opts o = { .root = run->ctx->root, .fb = &fb, .trace = trace };
-	struct cc_irq_report rep;
+	struct cc_irq_opts o;
 	int rc;
 
+	(void)c;
 	if (!reserved)
 		return cc_err_sys(err, ENOMEM, "IRQ steering");
 	if (cc_irq_fallback_from_topo(run->topo, reserved, &fb, err) < 0)
 		return -1;
-	rc = cc_irq_reconcile(run->ledger, &o, &rep, err);
+	o = carve_opts(run, &fb);
+	rc = cc_irq_pass_plan(run->ledger, &o, &run->irq_pass, err);
 	cc_irq_fallback_fini(&fb);
-	if (rc < 0) {
+	return rc < 0 ? cc_err_prefix(err, "steering IRQs") : 0;
+}
+
+static void irq_unplan(struct cc_effect_run *run)
+{
+	struct cc_err ignored = CC_ERR_INIT;
+
+	if (run->irq_pass.journaled)
+		cc_irq_state_store(run->ledger, &run->irq_pass.st, &ignored);
+}
+
+static void irq_fini(struct cc_effect_run *run)
+{
+	cc_irq_pass_fini(&run->irq_pass);
+}
+
+/* The plan written: a movable IRQ that cannot be moved refuses the carve,
+ * with every IRQ moved so far put back (strict). */
+static int irq_apply(struct cc_effect_run *run, struct cc_err *err)
+{
+	struct cc_irq_opts o = carve_opts(run, NULL);
+	struct cc_irq_report rep;
+
+	if (cc_irq_pass_apply(run->ledger, &o, &run->irq_pass, &rep, err) < 0) {
 		struct cc_carve *c = effect_carve_of(run, NULL);
 		_cleanup_free_ char *cpus = c ? cc_cpulist_format(c->cpus) : NULL;
 
@@ -73,4 +101,7 @@ static int irq_undo(struct cc_effect_run *run, struct cc_err *err)
 	return rc < 0 ? cc_err_prefix(err, "carve %s: giving IRQs back", run->id) : 0;
 }
 
-const struct cc_effect cc_effect_irq = { "irq", irq_wanted, irq_held, irq_apply, irq_undo, false };
+const struct cc_effect cc_effect_irq = {
+	.name = "irq", .wanted = irq_wanted, .held = irq_held, .plan = irq_plan, .unplan = irq_unplan,
+	.fini = irq_fini, .apply = irq_apply, .undo = irq_undo,
+};

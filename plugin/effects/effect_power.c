@@ -25,17 +25,41 @@ static bool power_wanted(const struct cc_effect_run *run, const struct cc_carve 
 	return run->pclass && !cc_power_spec_empty(&run->pclass->power);
 }
 
-/* Only a journal that cannot be committed fails: a setting the node does
- * not offer is a warning (power.h). */
+static struct cc_power_report *report_of(struct cc_effect_run *run)
+{
+	return run->power ? run->power : &run->power_scratch;
+}
+
+/* Probed and decided, the records with their pending values in the
+ * ledger: a setting the node does not offer is a warning (power.h). */
+static int power_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_err *err)
+{
+	if (cc_power_pass_plan(run->ctx->root, run->ledger, &run->pclass->power, c->id, c->cpus, c->parked,
+			       &run->power_pass, report_of(run), err) < 0)
+		return cc_err_prefix(err, "power settings");
+	return 0;
+}
+
+static void power_unplan(struct cc_effect_run *run)
+{
+	struct cc_err ignored = CC_ERR_INIT;
+
+	if (run->power_pass.journaled)
+		cc_power_recs_store(run->ledger, &run->power_pass.st, &ignored);
+}
+
+static void power_fini(struct cc_effect_run *run)
+{
+	cc_power_pass_fini(&run->power_pass);
+}
+
+/* A refused write is a warning; only memory can fail. */
 static int power_apply(struct cc_effect_run *run, struct cc_err *err)
 {
-	struct cc_power_report scratch, *rep = run->power ? run->power : &scratch;
-	struct cc_carve *c = effect_carve_of(run, err);
+	struct cc_power_report *rep = report_of(run);
 
-	if (!c)
-		return -1;
-	if (cc_power_apply(run->ctx->root, run->ledger, &run->pclass->power, c->id, c->cpus, c->parked,
-			   run->ctx->verbose ? run->ctx->log : NULL, rep, err) < 0)
+	if (cc_power_pass_apply(run->ctx->root, run->ledger, &run->power_pass,
+				run->ctx->verbose ? run->ctx->log : NULL, rep, err) < 0)
 		return cc_err_prefix(err, "power settings");
 	log_power(run, rep);
 	if (run->ctx->verbose)
@@ -58,4 +82,7 @@ static int power_undo(struct cc_effect_run *run, struct cc_err *err)
 	return rc < 0 ? cc_err_prefix(err, "carve %s: giving power settings back", run->id) : 0;
 }
 
-const struct cc_effect cc_effect_power = { "power", power_wanted, power_held, power_apply, power_undo, false };
+const struct cc_effect cc_effect_power = {
+	.name = "power", .wanted = power_wanted, .held = power_held, .plan = power_plan, .unplan = power_unplan,
+	.fini = power_fini, .apply = power_apply, .undo = power_undo,
+};

@@ -260,6 +260,30 @@ struct cc_irq_opts {
 int cc_irq_reconcile(struct cc_ledger *l, const struct cc_irq_opts *opts, struct cc_irq_report *rep,
 		     struct cc_err *err);
 
+/* One reconcile cut at its journal, for a caller that commits one journal
+ * for several effects (effect_irq.c); cc_irq_reconcile() is the three
+ * steps with the commit between them.  cc_irq_pass_plan reads /proc/irq,
+ * the records and irqbalance's file, decides, and puts the journal (the
+ * records with their pending values) in the ledger's "irq" section,
+ * writing nothing; `journaled` says whether there is one to commit before
+ * cc_irq_pass_apply writes.  cc_irq_pass_fini, whatever happened. */
+struct cc_irq_pass {
+	struct cc_irq_state st;      /* the records as they were */
+	struct cc_irq_table t;
+	struct cc_irq_plan plan;
+	struct cc_irqbalance_pending ib;
+	struct cc_irqbalance_result read_only; /* irqbalance's file on a read-only /etc */
+	enum cc_irq_outcome *outcome;
+	struct cc_err later;         /* best effort: the first failure */
+	bool parsed, ib_ok, journaled;
+};
+
+int cc_irq_pass_plan(struct cc_ledger *l, const struct cc_irq_opts *opts, struct cc_irq_pass *p,
+		     struct cc_err *err);
+int cc_irq_pass_apply(struct cc_ledger *l, const struct cc_irq_opts *opts, struct cc_irq_pass *p,
+		      struct cc_irq_report *rep, struct cc_err *err);
+void cc_irq_pass_fini(struct cc_irq_pass *p);
+
 /* The fallback for a topology and reserved set (cc_policy_reserved()). */
 struct cc_topo;
 int cc_irq_fallback_from_topo(const struct cc_topo *topo, hwloc_const_bitmap_t reserved,

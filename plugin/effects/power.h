@@ -186,6 +186,26 @@ struct cc_power_report {
 	struct cc_power_msgs msgs;
 };
 
+/* cc_power_apply() cut at its journal, for a caller that commits one
+ * journal for several effects (effect_power.c): plan puts the records with
+ * their pending values in the section (`journaled`: something to commit),
+ * writing nothing; apply writes, reads back and stores the final records;
+ * fini whatever happened. */
+struct cc_power_pass {
+	struct cc_noderecs st;
+	struct cc_power_targets t;
+	struct cc_power_plan plan;
+	const char *id;
+	bool journaled;
+};
+
+int cc_power_pass_plan(const struct cc_root *root, struct cc_ledger *l, const struct cc_power_spec *spec,
+		       const char *id, hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t parked,
+		       struct cc_power_pass *p, struct cc_power_report *rep, struct cc_err *err);
+int cc_power_pass_apply(const struct cc_root *root, struct cc_ledger *l, struct cc_power_pass *p, FILE *trace,
+			struct cc_power_report *rep, struct cc_err *err);
+void cc_power_pass_fini(struct cc_power_pass *p);
+
 /* Apply a class's settings for the carve `id` (already in the ledger,
  * which is open for writing): probe, plan, commit the journal (records
  * with `pending`) before the first write, write, read back, store the

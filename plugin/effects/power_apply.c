@@ -64,65 +64,71 @@ static int write_step(const struct cc_root *root, const struct cc_power_step *s,
 	return rc;
 }
 
-int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct cc_power_spec *spec,
-		   const char *id, hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t parked, FILE *trace,
-		   struct cc_power_report *rep, struct cc_err *err)
+int cc_power_pass_plan(const struct cc_root *root, struct cc_ledger *l, const struct cc_power_spec *spec,
+		       const char *id, hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t parked,
+		       struct cc_power_pass *p, struct cc_power_report *rep, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t cores = hwloc_bitmap_dup(cpus);
-	struct cc_power_targets t = { 0 };
-	struct cc_noderecs st;
-	struct cc_power_plan plan = { 0 };
 	struct cc_err e = CC_ERR_INIT;
-	int rc = -1;
 
+	memset(p, 0, sizeof(*p));
 	memset(rep, 0, sizeof(*rep));
-	cc_noderecs_init(&st);
+	cc_noderecs_init(&p->st);
+	p->id = id;
 	if (!cores)
 		return cc_err_sys(err, ENOMEM, "power");
 	if (parked)
 		hwloc_bitmap_or(cores, cores, parked);
-	if (cc_power_recs_load(l, &st, err) < 0)
+	if (cc_power_recs_load(l, &p->st, err) < 0)
 		return -1;
 	/* A host whose sysfs cannot be read as expected keeps its settings:
 	 * the carve itself is sound. */
-	if (cc_power_probe(root, spec, cpus, cores, &t, &e) < 0) {
+	if (cc_power_probe(root, spec, cpus, cores, &p->t, &e) < 0) {
 		cc_power_warn(&rep->msgs, "power: %s; settings left as they are", e.msg);
-		rc = 0;
-		goto out;
+		return 0;
 	}
-	if (cc_power_plan(&st, &t, id, &plan, err) < 0)
-		goto out;
-	cc_power_msgs_add(&rep->msgs, &plan.msgs);
-	if (cc_power_recs_store(l, &plan.next, err) < 0)
-		goto out;
-	if (plan.n) {
-		/* Write-ahead: the originals are on disk before the first
-		 * write, so a crash leaves records the next hook restores. */
-		if (cc_ledger_commit(l, err) < 0)
-			goto out;
-		cc_fault(cc_ledger_fault(l), "after-power-journal");
-	}
-	for (int i = 0; i < plan.n; i++) {
-		const struct cc_power_step *s = &plan.steps[i];
-		struct cc_noderec *r = cc_noderecs_find(&plan.next, s->path);
-		char back[CC_POWER_VALUE_MAX];
+	if (cc_power_plan(&p->st, &p->t, id, &p->plan, err) < 0)
+		return -1;
+	cc_power_msgs_add(&rep->msgs, &p->plan.msgs);
+	/* The journal: the originals and the pending values, committed by
+	 * the caller before the first write. */
+	if (cc_power_recs_store(l, &p->plan.next, err) < 0)
+		return -1;
+	p->journaled = p->plan.n > 0;
+	return 0;
+}
 
-		e = (struct cc_err)CC_ERR_INIT;
+/* A write the kernel refused: it did not happen.  The record loses this
+ * carve and its pending value; without owners it goes when the file reads
+ * its original, else it stays for the audit to report and put back. */
+static int refused(struct cc_power_pass *p, const struct cc_power_step *s, struct cc_noderec *r, const char *back)
+{
+	if (!r)
+		return 0;
+	cc_noderec_del_owner(r, p->id);
+	cc_noderec_put(&r->pending, NULL);
+	if (r->nowners)
+		return 0;
+	if (!strcmp(back, r->orig)) {
+		cc_noderecs_del(&p->plan.next, s->path);
+		return 0;
+	}
+	return cc_noderec_put(&r->set, back);
+}
+
+int cc_power_pass_apply(const struct cc_root *root, struct cc_ledger *l, struct cc_power_pass *p, FILE *trace,
+			struct cc_power_report *rep, struct cc_err *err)
+{
+	for (int i = 0; i < p->plan.n; i++) {
+		const struct cc_power_step *s = &p->plan.steps[i];
+		struct cc_noderec *r = cc_noderecs_find(&p->plan.next, s->path);
+		char back[CC_POWER_VALUE_MAX];
+		struct cc_err e = CC_ERR_INIT;
+
 		if (write_step(root, s, trace, back, sizeof(back), &e) < 0) {
 			cc_power_warn(&rep->msgs, "power.%s: %s; left as it is", cc_power_kind_name(s->kind), e.msg);
-			if (!r)
-				continue;
-			/* Refused: the write did not happen. */
-			cc_noderec_del_owner(r, id);
-			cc_noderec_put(&r->pending, NULL);
-			if (!r->nowners && !strcmp(back, r->orig)) {
-				cc_noderecs_del(&plan.next, s->path);
-			} else if (!r->nowners) {
-				/* Neither ours nor the original: kept, without an
-				 * owner, for the audit to report and put back. */
-				if (cc_noderec_put(&r->set, back) < 0)
-					goto nomem;
-			}
+			if (refused(p, s, r, back) < 0)
+				return cc_err_sys(err, ENOMEM, "power");
 			continue;
 		}
 		if (i == 0)
@@ -136,19 +142,38 @@ int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct
 		/* Written: `set` as read back (what was written when it
 		 * cannot be read), nothing in flight. */
 		if (cc_noderec_put(&r->set, back[0] ? back : s->to) < 0)
-			goto nomem;
+			return cc_err_sys(err, ENOMEM, "power");
 		cc_noderec_put(&r->pending, NULL);
 	}
-	if (cc_power_recs_store(l, &plan.next, err) < 0)
+	return p->plan.n ? cc_power_recs_store(l, &p->plan.next, err) : 0;
+}
+
+void cc_power_pass_fini(struct cc_power_pass *p)
+{
+	cc_power_plan_fini(&p->plan);
+	cc_power_targets_fini(&p->t);
+	cc_noderecs_fini(&p->st);
+}
+
+int cc_power_apply(const struct cc_root *root, struct cc_ledger *l, const struct cc_power_spec *spec,
+		   const char *id, hwloc_const_bitmap_t cpus, hwloc_const_bitmap_t parked, FILE *trace,
+		   struct cc_power_report *rep, struct cc_err *err)
+{
+	struct cc_power_pass p;
+	int rc = -1;
+
+	if (cc_power_pass_plan(root, l, spec, id, cpus, parked, &p, rep, err) < 0)
 		goto out;
-	rc = 0;
-	goto out;
-nomem:
-	cc_err_sys(err, ENOMEM, "power");
+	if (p.journaled) {
+		/* Write-ahead: the originals are on disk before the first
+		 * write, so a crash leaves records the next hook restores. */
+		if (cc_ledger_commit(l, err) < 0)
+			goto out;
+		cc_fault(cc_ledger_fault(l), "after-power-journal");
+	}
+	rc = cc_power_pass_apply(root, l, &p, trace, rep, err);
 out:
-	cc_power_plan_fini(&plan);
-	cc_power_targets_fini(&t);
-	cc_noderecs_fini(&st);
+	cc_power_pass_fini(&p);
 	return rc;
 }
 

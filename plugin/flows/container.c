@@ -421,16 +421,16 @@ static void unjournal(const struct carve_job *j, const char *id, bool undo_faile
 	cc_ledger_commit(j->ledger, &commit);
 }
 
-/* An exclusive carve: planned, journaled (the carve and every record with
- * its pending write on disk before the first write a crash would leave
- * behind), applied (cgroup, IRQ, power), committed.  Killed after the
- * journal, the runtime removes the refused container's cgroup and the
- * next hook's gc undoes exactly what is recorded. */
+/* An exclusive carve: every effect planned (the carve and every record with
+ * its pending write in the ledger), one journal commit before the first
+ * write a crash would leave behind, every effect applied, one commit
+ * (effect.h).  Killed after the journal, the runtime removes the refused
+ * container's cgroup and the next hook's gc undoes exactly what is
+ * recorded. */
 static int carve_exclusive(const struct carve_job *j, struct cc_err *err)
 {
 	const struct cc_ctx *ctx = j->ctx;
 	struct cc_carve carve;
-	struct cc_cg_plan plan = { 0 };
 	struct cc_effect_run run;
 	bool undo_failed;
 	int rc = -1;
@@ -441,22 +441,20 @@ static int carve_exclusive(const struct carve_job *j, struct cc_err *err)
 	run.policy = j->policy;
 	run.topo = j->topo;
 	run.pclass = cc_policy_class(j->policy, j->res->decision.class_name);
-	run.cg_plan = &plan;
 	run.power = &j->res->power;
 	/* Read the world and decide: nothing is written yet but the
-	 * controllers on the path. */
-	if (cc_effect_cgroup_plan(&run, &carve, &plan, err) < 0)
-		goto out;
-	/* A dry run stops here, before the journal: in a captured tree the
-	 * plan itself stops at its first write (the controllers on the
+	 * controllers on the path.  A dry run stops here: in a captured tree
+	 * the plan itself stops at its first write (the controllers on the
 	 * path), as it always has. */
+	if (cc_effects_plan(&run, &carve, err) < 0)
+		goto out;
 	if (ctx->dry_run) {
 		snprintf(j->res->mode, sizeof(j->res->mode), "%s", carve.mode);
 		j->res->would_carve = true;
 		rc = 0;
 		goto out;
 	}
-	if (cc_ledger_add(j->ledger, &carve, err) < 0 || cc_ledger_commit(j->ledger, err) < 0)
+	if (cc_ledger_commit(j->ledger, err) < 0)
 		goto out;
 	cc_fault_point(ctx, "after-journal");
 	if (cc_effects_apply(&run, &undo_failed, err) < 0) {
@@ -476,16 +474,16 @@ static int carve_exclusive(const struct carve_job *j, struct cc_err *err)
 	j->res->carved = true;
 	rc = 0;
 out:
-	cc_cg_plan_fini(&plan);
+	cc_effects_fini(&run);
 	cc_carve_fini(&carve);
 	return rc;
 }
 
 /* Read the world, decide, journal, apply, record:
  *   policy, topology (cached), ledger (its index), gc -> allocate ->
- *   plan the cgroups -> journal (the carve and every record with its
- *   pending write, before the first write) -> the effects (cgroup, IRQ,
- *   power) -> commit.
+ *   plan every effect (cgroup, IRQ, power) -> journal (the carve and every
+ *   record with its pending write, before the first write) -> apply every
+ *   effect -> commit.
  * A failure before the journal changed nothing; after it, the effects
  * applied are undone and the carve goes, or stays as releasing when an
  * undo failed too. */

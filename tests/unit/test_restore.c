@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -1197,6 +1199,161 @@ START_TEST(test_irq_write_fails)
 }
 END_TEST
 
+/* ---- one loop, two commits (effect.h) ---------------------------------- */
+
+/* The policy with latency steering IRQs away and keeping its CPUs out of
+ * deep C-states (power: every state slower than 10 us disabled). */
+static void steer_power_policy(struct env *e)
+{
+	const char *from = "    irq: leave\n";
+	const char *to = "    irq: steer-away\n    power:\n      cstates: shallow\n      cstateMaxLatencyUs: 10\n";
+	const char *at = strstr(policy_yaml, from);
+	char text[sizeof(policy_yaml) + 128];
+
+	ck_assert_ptr_nonnull(at);
+	snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - policy_yaml), policy_yaml, to, at + strlen(from));
+	cc_test_write_file(e->dir, "policy.yaml", text);
+}
+
+/* Two idle states per CPU under the root: state1 (100 us) enabled. */
+static void mk_cstates(struct env *e)
+{
+	ck_assert_int_eq(cc_test_sh(NULL, "cd '%s/sys/devices/system/cpu' && for c in $(seq 0 15); do for s in 0 1; do "
+					  "mkdir -p cpu$c/cpuidle/state$s && echo $((s * 100)) >cpu$c/cpuidle/state$s/latency && "
+					  "echo 0 >cpu$c/cpuidle/state$s/disable; done; done",
+				    e->dir),
+			 0);
+}
+
+/* How many CPUs have state1 disabled. */
+static int cstates_off(struct env *e)
+{
+	_cleanup_free_ char *out = NULL;
+
+	cc_test_sh(&out, "cat '%s'/sys/devices/system/cpu/cpu*/cpuidle/state1/disable | grep -c 1", e->dir);
+	return atoi(out ? out : "0");
+}
+
+/* Whether the ledger's `section` holds a record with a pending value. */
+static bool section_pending(struct cc_ledger *l, const char *section)
+{
+	_cleanup_free_ char *text = NULL;
+	json_t *j = cc_ledger_section(l, section, false);
+
+	if (!j)
+		return false;
+	text = json_dumps(j, JSON_COMPACT);
+	return text && strstr(text, "\"pending\"");
+}
+
+/* A carve whose class moves IRQs and sets power settings commits twice:
+ * its journal (every effect's records with their pending values) and its
+ * result.  The n-th commit fails for n = 1, 2; the third is never reached. */
+START_TEST(test_two_commits)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	char before[256], now[256];
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s, two commits", kernel_names[_i]);
+	steer_power_policy(&e);
+	mk_irqs(&e);
+	mk_cstates(&e);
+	mk_pod_ab(&e, "50000 100000");
+	irqs_now(&e, before, sizeof(before));
+	for (int nth = 1; nth <= 2; nth++) {
+		char armed[64];
+
+		snprintf(armed, sizeof(armed), "ledger-write:ENOSPC@%d", nth);
+		e.ctx.fault = armed;
+		ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) < 0, "%s: commit %d did not fail", e.where, nth);
+		e.ctx.fault = NULL;
+		ck_assert_msg(strstr(err.msg, strerror(ENOSPC)), "%s: commit %d: %s", e.where, nth, err.msg);
+		irqs_now(&e, now, sizeof(now));
+		ck_assert_msg(!strcmp(now, before), "%s: commit %d failed: IRQs %s, before %s", e.where, nth, now, before);
+		ck_assert_int_eq(cstates_off(&e), 0);
+		check_invariant(&e, NULL, NULL);
+		fakecg_exit(e.f, POD "/a");
+		ck_assert_int_eq(fakecg_rmdir(e.f, POD "/a"), 0);
+		mk(&e, POD "/a", true);
+	}
+	e.ctx.fault = "ledger-write:ENOSPC@3";
+	ck_assert_msg(carve(&e, "a", POD "/a", "latency", 1, &err) == 0, "%s: a third commit: %s", e.where, err.msg);
+	e.ctx.fault = NULL;
+	irqs_now(&e, now, sizeof(now));
+	ck_assert_msg(strcmp(now, before), "%s: the carve steered no IRQ (%s)", e.where, now);
+	/* The carve's CPU (its parked sibling runs nothing). */
+	ck_assert_int_eq(cstates_off(&e), 1);
+	check_invariant(&e, NULL, NULL);
+	OK(release(&e, "a", POD "/a", &err));
+	irqs_now(&e, now, sizeof(now));
+	ck_assert_str_eq(now, before);
+	ck_assert_int_eq(cstates_off(&e), 0);
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+}
+END_TEST
+
+/* Killed right after the journal: the cgroup, IRQ and power records are
+ * all on disk with their pending values, nothing of them written; the
+ * runtime removes the refused container's cgroup and the next hook's gc
+ * gives back all three. */
+START_TEST(test_kill_after_journal)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	char before[256], now[256];
+	int status;
+	pid_t pid;
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s, killed after the journal", kernel_names[_i]);
+	steer_power_policy(&e);
+	mk_irqs(&e);
+	mk_cstates(&e);
+	mk_pod_ab(&e, "50000 100000");
+	irqs_now(&e, before, sizeof(before));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		e.ctx.fault = "after-journal";
+		carve(&e, "a", POD "/a", "latency", 1, &err);
+		_exit(3);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "%s: status %d", e.where, status);
+	{
+		_cleanup_ledger_ struct cc_ledger *l = ledger(&e);
+
+		ck_assert_ptr_nonnull(cc_ledger_find(l, "a"));
+		ck_assert_msg(section_pending(l, "irq"), "%s: no IRQ journal", e.where);
+		ck_assert_msg(section_pending(l, "power"), "%s: no power journal", e.where);
+	}
+	irqs_now(&e, now, sizeof(now));
+	ck_assert_str_eq(now, before);
+	ck_assert_int_eq(cstates_off(&e), 0);
+	/* The refused start: the runtime removes its cgroup; the next hook
+	 * (b's start) collects a. */
+	fakecg_exit(e.f, POD "/a");
+	ck_assert_int_eq(fakecg_rmdir(e.f, POD "/a"), 0);
+	OK(carve(&e, "b", POD "/b", "wide", 2, &err));
+	{
+		_cleanup_ledger_ struct cc_ledger *l = ledger(&e);
+
+		ck_assert_ptr_null(cc_ledger_find(l, "a"));
+		ck_assert_msg(!section_pending(l, "irq") && !cc_ledger_section(l, "power", false),
+			      "%s: records left after gc", e.where);
+	}
+	irqs_now(&e, now, sizeof(now));
+	ck_assert_str_eq(now, before);
+	ck_assert_int_eq(cstates_off(&e), 0);
+	OK(release(&e, "b", POD "/b", &err));
+	check_restored(&e, "50000 100000");
+	env_fini(&e);
+}
+END_TEST
+
 /* ---- the audit ------------------------------------------------------------ */
 
 static void audit(struct env *e, bool fix, struct cc_audit_report *found)
@@ -1731,6 +1888,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_small_stack, 0, 3);
 	tcase_add_loop_test(t, test_commit_fails, 0, 3);
 	tcase_add_loop_test(t, test_irq_write_fails, 0, 3);
+	tcase_add_loop_test(t, test_two_commits, 0, 3);
+	tcase_add_loop_test(t, test_kill_after_journal, 0, 3);
 	tcase_add_loop_test(t, test_shared_regains, 0, 3);
 	suite_add_tcase(s, t);
 	return s;

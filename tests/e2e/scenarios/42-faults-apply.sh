@@ -2,8 +2,9 @@
 # 42-faults-apply: createRuntime killed while it applies a journaled carve
 # (see 40-faults and faultlib.sh): half-way through the cgroup writes (the
 # ancestors' exclusive sets widened or the peers narrowed, the container's
-# partition not made), after the cgroup writes, after journaling the IRQs
-# it moves, and after its first IRQ write.  The next hook must undo all of
+# partition not made), after the cgroup writes, right after the journal
+# (the IRQs it moves among its records, nothing written: one journal for
+# every effect), and after its first IRQ write.  The next hook must undo all of
 # it: the CPUs back with the peer, the IRQs back where they were.  Last, a
 # crash repaired by `corecarve audit --fix` instead of a next hook: the
 # audit names the dead carve (STALE_RECORD), --fix gives it back.
@@ -20,7 +21,7 @@ trap faults_cleanup EXIT
 faults_setup
 fault_create mid-cgroup-write yes
 fault_create after-cgroup-write yes
-fault_create after-irq-journal yes
+fault_create after-journal yes
 fault_create mid-irq-write yes
 
 # ---- corecarve audit --fix instead of a next hook -------------------------------
