@@ -130,11 +130,13 @@ static bool id_plain(const char *id)
 	return true;
 }
 
-/* A ledger the full hook's parser could read: a version-2 header object
- * on its own line, then JSON values (its lines).  Finer damage (an index
- * that disagrees with its lines) is for the full hook to find; a ledger
- * that fails here goes to it whole. */
-static bool ledger_plausible(const char *text, size_t len)
+/* Walk a ledger the full hook's parser could read: a version-2 header
+ * object on its own line, then JSON values (its lines), each shown to
+ * `line` (NULL: none) until it says true.  -1: not such a ledger (finer
+ * damage, an index that disagrees with its lines, is for the full hook to
+ * find; a ledger that fails here goes to it whole); 1: `line` said true;
+ * 0: neither. */
+static int ledger_walk(const char *text, size_t len, bool (*line)(json_t *v))
 {
 	_cleanup_json_ json_t *h = NULL;
 	json_error_t je;
@@ -142,22 +144,23 @@ static bool ledger_plausible(const char *text, size_t len)
 
 	h = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
 	if (!json_is_object(h) || json_integer_value(json_object_get(h, "version")) != CC_LEDGER_VERSION)
-		return false;
+		return -1;
 	off = (size_t)je.position;
 	if (off >= len || text[off] != '\n')
-		return false;
+		return -1;
 	for (off++; off < len; off += (size_t)je.position) {
-		json_t *v;
+		_cleanup_json_ json_t *v = NULL;
 
 		off += strspn(text + off, " \t\r\n");
 		if (off >= len)
 			break;
 		v = json_loadb(text + off, len - off, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &je);
 		if (!v)
-			return false;
-		json_decref(v);
+			return -1;
+		if (line && line(v))
+			return 1;
 	}
-	return true;
+	return 0;
 }
 
 /* The ledger's text as the full hook opens it (ledger.h): 0 with *text
@@ -193,31 +196,15 @@ static bool release_needs_full(const char *state_dir, const char *id)
 	/* No state directory or no ledger: no carve anywhere. */
 	if (!text)
 		return false;
-	return memmem(text, len, quoted, strlen(quoted)) != NULL || !ledger_plausible(text, len);
+	return memmem(text, len, quoted, strlen(quoted)) != NULL || ledger_walk(text, len, NULL) < 0;
 }
 
-/* A carve line of a live exclusive carve in cpuset-only mode, among the
- * ledger's lines (a plausible ledger: ledger_plausible). */
-static bool holds_cpuset_only(const char *text, size_t len)
+/* A carve line of a live exclusive carve in cpuset-only mode. */
+static bool cpuset_only_carve(json_t *v)
 {
-	json_error_t je;
-	size_t off = (size_t)(memchr(text, '\n', len) - (const void *)text) + 1;
+	const char *mode = json_string_value(json_object_get(v, "mode"));
 
-	for (; off < len; off += (size_t)je.position) {
-		_cleanup_json_ json_t *v = NULL;
-		const char *mode;
-
-		off += strspn(text + off, " \t\r\n");
-		if (off >= len)
-			break;
-		v = json_loadb(text + off, len - off, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &je);
-		if (!v)
-			return true;
-		mode = json_string_value(json_object_get(v, "mode"));
-		if (mode && !strcmp(mode, "cpuset-only") && json_is_true(json_object_get(v, "exclusive")))
-			return true;
-	}
-	return false;
+	return mode && !strcmp(mode, "cpuset-only") && json_is_true(json_object_get(v, "exclusive"));
 }
 
 /* createRuntime, prestart of a container that asks for nothing: while a
@@ -234,7 +221,8 @@ static bool peers_need_full(const char *state_dir)
 		return true;
 	if (!text)
 		return false;
-	return !ledger_plausible(text, len) || holds_cpuset_only(text, len);
+	/* Unreadable (-1) or holding one (1). */
+	return ledger_walk(text, len, cpuset_only_carve) != 0;
 }
 
 /* PATH (a file or a directory) is one only root (or we, when run by
