@@ -11,6 +11,7 @@
 
 #include "cleanup.h"
 #include "cpulist.h"
+#include "systemctl.h"
 
 int cc_cg_open(struct cc_cg *cg, const struct cc_root *root, struct cc_err *err)
 {
@@ -31,6 +32,7 @@ int cc_cg_open(struct cc_cg *cg, const struct cc_root *root, struct cc_err *err)
 		return cc_err_set(err, ENOTSUP, "%s: the cpuset controller is not available in cgroup v2 (controllers: %s)", cg->mount, controllers);
 	/* Actions that cannot be redirected happen on the real host only. */
 	cg->ops = root->is_host ? &cc_cg_host_ops : NULL;
+	cg->systemd = cc_systemd_booted(root);
 	return 0;
 }
 

@@ -54,6 +54,9 @@ struct cc_cg {
 	const struct cc_cg_ops *ops;
 	void *ops_arg;             /* the test double's state */
 	bool libcgroup_ready;
+	/* The host runs systemd: a slice's cpuset.cpus written is given to
+	 * systemd as its AllowedCPUs= too (host.c says why). */
+	bool systemd;
 	FILE *trace; /* when set, every write is printed there (hook --verbose) */
 	const char *fault; /* fault-injection step armed by the entry point (fault.h) */
 };

@@ -24,6 +24,7 @@
 #include "landlock.h"
 #include "ledger.h"
 #include "sandbox.h"
+#include "systemctl.h"
 
 static void usage(FILE *out)
 {
@@ -236,8 +237,16 @@ static int confine(const struct cc_root *root, const char *state_dir, const stru
 		   const char *stage, bool verbose, struct cc_err *err)
 {
 	_cleanup_close_ int sfd = state_dir_fd(state_dir);
-	int r = cc_landlock_hook(root, sfd, err);
+	struct cc_err e = CC_ERR_INIT;
+	int r;
 
+	/* What the hook writes to a slice it gives systemd too (AllowedCPUs=,
+	 * CPUQuota=: cgroup/host.c), through a helper forked before Landlock
+	 * and the filter, which forbid running systemctl.  Without it the hook
+	 * still writes the files. */
+	if (cc_systemd_booted(root) && cc_systemctl_helper_start(NULL, NULL, NULL, &e) < 0)
+		journal_line(journal, LOG_WARNING, "systemctl", stage, NULL, NULL, NULL, NULL, "%s", e.msg);
+	r = cc_landlock_hook(root, sfd, err);
 	if (r < 0)
 		return -1;
 	if (r == 0) {
@@ -246,7 +255,7 @@ static int confine(const struct cc_root *root, const char *state_dir, const stru
 		if (verbose)
 			fprintf(stderr, "corecarve: landlock: not in this kernel; the seccomp filter alone confines the hook\n");
 	}
-	return cc_sandbox_hook(journal->fd, err);
+	return cc_sandbox_hook(journal->fd, cc_systemctl_helper_fd(), err);
 }
 
 int cc_cmd_hook(int argc, char **argv)

@@ -23,7 +23,7 @@ enum cond {
 	NO_EXEC,      /* arg 2 (prot) without PROT_EXEC */
 	SELF,         /* arg 0 (pid) is 0 or this process */
 	SELF_FAULT,   /* kill(getpid(), SIGKILL or SIGSTOP) only */
-	LOG_FD,       /* arg 0 is the log socket connected before the filter; absent without one */
+	OWN_SOCKET,   /* arg 0 is a socket made before the filter: the log's, the systemctl helper's */
 };
 
 struct rule {
@@ -99,11 +99,13 @@ static const struct rule allowed[] = {
 	/* fault injection: SIGKILL (a crash) or SIGSTOP (a stuck writer) to
 	 * itself, nobody else. */
 	{ "kill", SELF_FAULT },
-	/* The decision's line in the journal or syslog (journal.h): sent on
-	 * the datagram socket connected before the filter, and on no other
-	 * descriptor; no socket(2) or connect(2) is allowed, so nothing else
-	 * can be reached. */
-	{ "sendto", LOG_FD },
+	/* The decision's line in the journal or syslog (journal.h), sent on
+	 * the datagram socket connected before the filter; a slice's
+	 * AllowedCPUs= asked of the systemctl helper forked before it
+	 * (systemctl.h), and its answer.  On those descriptors only; no
+	 * socket(2) or connect(2) is allowed, so nothing else can be reached. */
+	{ "sendto", OWN_SOCKET },
+	{ "recvfrom", OWN_SOCKET },
 	/* Only its own signal stack; the sanitizer runtimes (SANITIZE=1)
 	 * read it before every noreturn call, exit() included. */
 	{ "sigaltstack", ANY },
@@ -128,13 +130,18 @@ static int fail(struct cc_err *err, int r, const char *step)
 	return cc_err_set(err, -r, "seccomp: %s: %s", step, strerror(-r));
 }
 
-static int add(scmp_filter_ctx ctx, int nr, enum cond cond, int log_fd)
+static int add(scmp_filter_ctx ctx, int nr, enum cond cond, const int fds[2])
 {
 	switch (cond) {
-	case LOG_FD:
-		if (log_fd < 0)
-			return 0;
-		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)log_fd));
+	case OWN_SOCKET:
+		for (int i = 0; i < 2; i++) {
+			int r = fds[i] < 0 ? 0 : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+								   SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fds[i]));
+
+			if (r < 0)
+				return r;
+		}
+		return 0;
 	case ANY:
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 	case READ_ONLY:
@@ -162,7 +169,7 @@ static int add(scmp_filter_ctx ctx, int nr, enum cond cond, int log_fd)
 }
 
 /* Load LIST (N rules) with EPERM for everything else. */
-static int load(const struct rule *list, int n, int log_fd, struct cc_err *err)
+static int load(const struct rule *list, int n, const int fds[2], struct cc_err *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	int r = 0;
@@ -181,7 +188,7 @@ static int load(const struct rule *list, int n, int log_fd, struct cc_err *err)
 		/* Not a syscall of this architecture (open on arm64, ...). */
 		if (nr == __NR_SCMP_ERROR)
 			continue;
-		r = add(ctx, nr, list[i].cond, log_fd);
+		r = add(ctx, nr, list[i].cond, fds);
 		if (r < 0) {
 			char step[64];
 
@@ -198,9 +205,11 @@ static int load(const struct rule *list, int n, int log_fd, struct cc_err *err)
 	return r < 0 ? -1 : 0;
 }
 
-int cc_sandbox_hook(int log_fd, struct cc_err *err)
+int cc_sandbox_hook(int log_fd, int helper_fd, struct cc_err *err)
 {
-	return load(allowed, NALLOWED, log_fd, err);
+	const int fds[2] = { log_fd, helper_fd };
+
+	return load(allowed, NALLOWED, fds, err);
 }
 
 /* The first stage's decision (hooks/first_stage.c): parse the state and
@@ -228,7 +237,9 @@ static const struct rule first_stage[] = {
 
 int cc_sandbox_first_stage(struct cc_err *err)
 {
-	return load(first_stage, (int)(sizeof(first_stage) / sizeof(first_stage[0])), -1, err);
+	static const int none[2] = { -1, -1 };
+
+	return load(first_stage, (int)(sizeof(first_stage) / sizeof(first_stage[0])), none, err);
 }
 
 /* ---- the tools' deny-list (sandbox.h says why a deny-list) ---------------- */

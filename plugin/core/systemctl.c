@@ -205,15 +205,112 @@ struct helper_reply {
 
 static int spawn(const char *const opts[], const char *const units[], struct cc_err *err);
 
+/* A slice's name as cc_slice_unit gives it: nothing that could read as an
+ * option. */
+static bool slice_ok(const char *unit)
+{
+	size_t n = strlen(unit);
+
+	return n > 6 && n <= 255 && !strcmp(unit + n - 6, ".slice") && unit[0] != '-' &&
+	       strspn(unit, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789:_.-\\") == n;
+}
+
+/* "NAME=VALUE" of a property corecarve gives a slice: AllowedCPUs= a CPU
+ * list, CPUQuota= empty or a percentage with at most two decimals,
+ * CPUQuotaPeriodSec= microseconds.  Nothing else: checked by the caller
+ * and again by the helper, which a confined process taken over could send
+ * anything. */
+static bool property_ok(const char *p)
+{
+	const char *v;
+	size_t n;
+
+	if (!strncmp(p, "AllowedCPUs=", 12)) {
+		v = p + 12;
+		n = strlen(v);
+		return n < CC_SYSTEMD_CPUS_MAX && strspn(v, "0123456789,-") == n;
+	}
+	if (!strncmp(p, "CPUQuota=", 9)) {
+		v = p + 9;
+		n = strspn(v, "0123456789");
+		if (!*v)
+			return true;
+		if (!n || n > 9)
+			return false;
+		v += n;
+		if (*v == '.') {
+			n = strspn(++v, "0123456789");
+			if (!n || n > 2)
+				return false;
+			v += n;
+		}
+		return !strcmp(v, "%");
+	}
+	if (!strncmp(p, "CPUQuotaPeriodSec=", 18)) {
+		v = p + 18;
+		n = strspn(v, "0123456789");
+		return n && n <= 9 && !strcmp(v + n, "us");
+	}
+	return false;
+}
+
+/* `systemctl set-property --runtime -- UNIT PROPS...` (NULL-ended). */
+static int run_set(const char *path, const char *unit, const char *const props[], struct cc_err *err)
+{
+	static const char *const opts[] = { "set-property", "--runtime", NULL };
+	const char *units[CC_SYSTEMD_PROPS_MAX + 2] = { unit };
+	int n = 0;
+
+	while (props[n] && n < CC_SYSTEMD_PROPS_MAX) {
+		units[n + 1] = props[n];
+		n++;
+	}
+	units[n + 1] = NULL;
+	return path ? cc_systemctl_at(path, opts, units, CC_SYSTEMCTL_TIMEOUT_MS, err) : spawn(opts, units, err);
+}
+
+/* One request: 'r' runs the fixed command (when there is one); 'p' UNIT
+ * NUL then each property NUL sets a slice's properties; anything else is
+ * refused. */
+static void serve_one(const char *req, size_t n, const char *path, const char *const opts[],
+		      const char *const units[], struct cc_err *e)
+{
+	const char *props[CC_SYSTEMD_PROPS_MAX + 1] = { NULL }, *p, *end = req + n;
+	int k = 0;
+
+	if (n == 1 && req[0] == 'r' && opts) {
+		if (path)
+			cc_systemctl_at(path, opts, units, CC_SYSTEMCTL_TIMEOUT_MS, e);
+		else
+			spawn(opts, units, e);
+		return;
+	}
+	if (n < 3 || req[0] != 'p' || req[n - 1] != '\0' || !slice_ok(req + 1))
+		goto refuse;
+	for (p = req + 2 + strlen(req + 1); p < end; p += strlen(p) + 1) {
+		if (k == CC_SYSTEMD_PROPS_MAX || !property_ok(p))
+			goto refuse;
+		props[k++] = p;
+	}
+	if (!k)
+		goto refuse;
+	run_set(path, req + 1, props, e);
+	return;
+refuse:
+	cc_err_set(e, EINVAL, "systemctl helper: a request it does not serve");
+}
+
 static void helper_serve(int fd, const char *path, const char *const opts[], const char *const units[])
 {
-	char c;
+	char req[CC_SYSTEMD_REQ_MAX];
+	ssize_t n;
 
-	while (recv(fd, &c, 1, 0) == 1) {
+	while ((n = recv(fd, req, sizeof(req), 0)) > 0) {
 		struct cc_err e = CC_ERR_INIT;
 		struct helper_reply rep = { 0 };
 
-		if ((path ? cc_systemctl_at(path, opts, units, CC_SYSTEMCTL_TIMEOUT_MS, &e) : spawn(opts, units, &e)) < 0) {
+		serve_one(req, (size_t)n, path, opts, units, &e);
+		if (cc_err_isset(&e)) {
 			rep.code = e.code ? e.code : EIO;
 			memcpy(rep.msg, e.msg, sizeof(rep.msg));
 		}
@@ -274,21 +371,19 @@ int cc_systemctl_helper_start(const char *path, const char *const opts[], const 
 	return 0;
 }
 
-static int ask_helper(struct cc_err *err)
+/* Send REQ (N bytes) to the helper and take its answer; CMD names the
+ * command in errors. */
+static int ask_helper(const char *req, size_t n, const char *cmd, struct cc_err *err)
 {
 	struct helper_reply rep;
-	const char *argv[CC_SYSTEMCTL_ARGS_MAX + 1];
-	char cmd[512], c = 'r';
-	ssize_t n;
+	ssize_t got;
 
-	build_argv(helper.opts, helper.units, argv);
-	join(argv, cmd, sizeof(cmd));
-	if (send(helper.fd, &c, 1, MSG_NOSIGNAL) != 1)
+	if (send(helper.fd, req, n, MSG_NOSIGNAL) != (ssize_t)n)
 		return cc_err_sys(err, errno ? errno : EPIPE, "%s: the helper is gone", cmd);
 	do
-		n = recv(helper.fd, &rep, sizeof(rep), 0);
-	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)sizeof(rep))
+		got = recv(helper.fd, &rep, sizeof(rep), 0);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)sizeof(rep))
 		return cc_err_set(err, EPIPE, "%s: the helper did not answer", cmd);
 	if (!rep.code)
 		return 0;
@@ -298,9 +393,56 @@ static int ask_helper(struct cc_err *err)
 
 int cc_systemctl(const char *const opts[], const char *const units[], struct cc_err *err)
 {
-	if (helper.fd >= 0 && opts == helper.opts && units == helper.units)
-		return ask_helper(err);
+	if (helper.fd >= 0 && helper.opts && opts == helper.opts && units == helper.units) {
+		const char *argv[CC_SYSTEMCTL_ARGS_MAX + 1];
+		char cmd[512];
+
+		build_argv(helper.opts, helper.units, argv);
+		join(argv, cmd, sizeof(cmd));
+		return ask_helper("r", 1, cmd, err);
+	}
 	return spawn(opts, units, err);
+}
+
+int cc_systemd_set(const char *unit, const char *const props[], struct cc_err *err)
+{
+	char req[CC_SYSTEMD_REQ_MAX], cmd[CC_SYSTEMD_REQ_MAX + 64];
+	size_t off, cmd_off;
+	int k;
+
+	if (!unit || !slice_ok(unit))
+		return cc_err_set(err, EINVAL, "systemctl set-property: \"%.64s\": not a slice", unit ? unit : "");
+	for (k = 0; props[k]; k++)
+		if (k == CC_SYSTEMD_PROPS_MAX || !property_ok(props[k]))
+			return cc_err_set(err, EINVAL, "systemctl set-property %s: \"%.64s\": not a property corecarve sets",
+					  unit, props[k]);
+	if (!k)
+		return cc_err_set(err, EINVAL, "systemctl set-property %s: no property", unit);
+	if (helper.fd < 0)
+		return run_set(NULL, unit, props, err);
+	req[0] = 'p';
+	off = 1;
+	cmd_off = (size_t)snprintf(cmd, sizeof(cmd), "systemctl set-property --runtime -- %s", unit);
+	memcpy(req + off, unit, strlen(unit) + 1);
+	off += strlen(unit) + 1;
+	for (k = 0; props[k]; k++) {
+		size_t n = strlen(props[k]) + 1;
+
+		if (off + n > sizeof(req))
+			return cc_err_set(err, E2BIG, "%s: too long", cmd);
+		memcpy(req + off, props[k], n);
+		off += n;
+		cmd_off += (size_t)snprintf(cmd + cmd_off, cmd_off < sizeof(cmd) ? sizeof(cmd) - cmd_off : 0, " %s",
+					    props[k]);
+		if (cmd_off >= sizeof(cmd))
+			cmd_off = sizeof(cmd) - 1;
+	}
+	return ask_helper(req, off, cmd, err);
+}
+
+int cc_systemctl_helper_fd(void)
+{
+	return helper.fd;
 }
 
 static int spawn(const char *const opts[], const char *const units[], struct cc_err *err)

@@ -56,11 +56,38 @@ int cc_systemctl_at(const char *path, const char *const opts[], const char *cons
  * finds it, the tests name a stand-in) each time it is asked and answers with the result.
  * From then on cc_systemctl() with these same arrays asks the helper;
  * any other command is spawned as before (and refused by the filter).
- * The helper takes no input but "run it once more", so a confined
- * process that is taken over can do no more through it than restart
- * that unit.  It exits when this process closes its end (exit included).
- * Once per process; 0, or -1 with err. */
+ * OPTS NULL: no such command (the hook's helper).  The helper takes no
+ * input but "run it once more" and a slice's CPUs and quota
+ * (cc_systemd_set), so a confined process that is taken over can do no
+ * more through it than restart that unit and give a slice what it could
+ * write to the slice's files itself.  It exits when
+ * this process closes its end (exit included).  Once per process; 0, or
+ * -1 with err. */
 int cc_systemctl_helper_start(const char *path, const char *const opts[], const char *const units[],
 			      struct cc_err *err);
+
+/* The longest CPU list, the most properties, the longest request of
+ * cc_systemd_set. */
+#define CC_SYSTEMD_CPUS_MAX 4096
+#define CC_SYSTEMD_PROPS_MAX 3
+#define CC_SYSTEMD_REQ_MAX (CC_SYSTEMD_CPUS_MAX + 512)
+
+/* Give slice UNIT (a name cc_slice_unit gives) PROPS (NULL-ended) for
+ * this boot: `systemctl set-property --runtime -- UNIT PROPS...`, where a
+ * property is AllowedCPUs=LIST, CPUQuota= (none) or CPUQuota=N[.NN]%, or
+ * CPUQuotaPeriodSec=Nus, and nothing else.  systemd writes a slice's
+ * cpuset.cpus and cpu.max back to those whenever it applies the unit again
+ * (a property set through it, as the kubelet's QoS update does every
+ * minute; a daemon-reload), so a value written to the file alone does not
+ * last (cgroup/host.c).  Through this process's helper when it has one
+ * (the helper checks the unit and the properties again: a confined
+ * process taken over can do no more through it than this, which writes
+ * what it could write to the slice's files itself), spawned otherwise.
+ * 0, or -1 with err. */
+int cc_systemd_set(const char *unit, const char *const props[], struct cc_err *err);
+
+/* The helper's socket, -1 without one: the hook's filter lets it send and
+ * receive there (sandbox.h). */
+int cc_systemctl_helper_fd(void);
 
 #endif

@@ -198,7 +198,7 @@ static const struct {
 /* The hook's filter, as testlib's filtered child loads one. */
 static int load_hook_filter(struct cc_err *err)
 {
-	return cc_sandbox_hook(-1, err);
+	return cc_sandbox_hook(-1, -1, err);
 }
 
 /* Run `body` in a forked child after cc_sandbox_hook() (or none). */
@@ -458,7 +458,7 @@ START_TEST(test_lock_stop_cont_confined)
 
 		close(fds[0]);
 		close(fd);
-		if (cc_sandbox_hook(-1, &err) < 0)
+		if (cc_sandbox_hook(-1, -1, &err) < 0)
 			r = -2000;
 		else if (!(l = cc_ledger_open_as(dir, CC_LEDGER_WRITE, &lk, &err))) {
 			fprintf(stderr, "confined waiter: %s\n", err.msg);
@@ -560,7 +560,7 @@ START_TEST(test_log_socket)
 
 		close(fds[0]);
 		cc_journal_open(&j, path, "/nonexistent/log");
-		if (j.fd < 0 || !j.native || cc_sandbox_hook(j.fd, &err) < 0)
+		if (j.fd < 0 || !j.native || cc_sandbox_hook(j.fd, -1, &err) < 0)
 			_exit(4);
 		result[0] = cc_journal_send(&j, 6, "carve c1: class latency\nforged=1", f, 2);
 		result[1] = err_of(sendto(other, "x", 1, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa)));

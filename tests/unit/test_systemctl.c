@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,6 +152,71 @@ START_TEST(test_systemctl_deadline)
 }
 END_TEST
 
+/* A slice's CPUs and quota through the hook's helper (no fixed command):
+ * systemctl set-property --runtime -- UNIT PROPS, for the three
+ * properties corecarve sets.  What is not a slice and those is refused
+ * by the caller, and by the helper when sent raw (a confined process
+ * taken over sends what it likes), as is "run the command" when the
+ * helper has none. */
+START_TEST(test_set_through_helper)
+{
+	char dir[] = "/tmp/cc-sysctl-XXXXXX", path[128];
+	_cleanup_free_ char *args = NULL;
+	struct cc_err err = CC_ERR_INIT;
+	static const char *const cpus[] = { "AllowedCPUs=0-1,4", NULL };
+	static const char *const quota[] = { "CPUQuota=150.50%", "CPUQuotaPeriodSec=100000us", NULL };
+	static const char *const none[] = { "CPUQuota=", "CPUQuotaPeriodSec=100000us", NULL };
+	static const char *const bad[][3] = {
+		{ "AllowedCPUs=1 2", NULL }, { "CPUQuota=1.234%", NULL }, { "CPUQuota=50", NULL },
+		{ "CPUQuotaPeriodSec=1s", NULL }, { "Delegate=yes", NULL }, { NULL },
+	};
+	static const char *const raw[][2] = {
+		{ "p--evil.slice\0" "AllowedCPUs=1", "28" }, { "pkubepods.slice\0" "AllowedCPUs=1;x", "32" },
+		{ "px.service\0" "AllowedCPUs=1", "25" },    { "pkubepods.slice\0" "ExecStart=/x", "29" },
+		{ "pkubepods.slice\0", "16" },               { "pkubepods.slice\0" "AllowedCPUs=1", "29" },
+		{ "r", "1" },
+	};
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	standin(dir, "exit 0");
+	snprintf(path, sizeof(path), "%s/systemctl", dir);
+	ck_assert_msg(cc_systemctl_helper_start(path, NULL, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_ge(cc_systemctl_helper_fd(), 0);
+	snprintf(path, sizeof(path), "%s/args", dir);
+	ck_assert_msg(cc_systemd_set("kubepods-besteffort.slice", cpus, &err) == 0, "%s", err.msg);
+	args = cc_test_slurp(path);
+	ck_assert_str_eq(args, "set-property\n--runtime\n--\nkubepods-besteffort.slice\nAllowedCPUs=0-1,4\n");
+	free(args);
+	ck_assert_msg(cc_systemd_set("kubepods-pod1.slice", quota, &err) == 0, "%s", err.msg);
+	args = cc_test_slurp(path);
+	ck_assert_str_eq(args, "set-property\n--runtime\n--\nkubepods-pod1.slice\nCPUQuota=150.50%\n"
+			       "CPUQuotaPeriodSec=100000us\n");
+	free(args);
+	ck_assert_msg(cc_systemd_set("kubepods-pod1.slice", none, &err) == 0, "%s", err.msg);
+	args = cc_test_slurp(path);
+	ck_assert_str_eq(args, "set-property\n--runtime\n--\nkubepods-pod1.slice\nCPUQuota=\nCPUQuotaPeriodSec=100000us\n");
+	ck_assert_int_eq(cc_systemd_set("init.scope", cpus, &err), -1);
+	ck_assert_int_eq(err.code, EINVAL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(cc_systemd_set("kubepods.slice", bad[i], &err), -1);
+		ck_assert_int_eq(err.code, EINVAL);
+	}
+	for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
+		char rep[2048];
+		size_t n = (size_t)atoi(raw[i][1]);
+
+		ck_assert_int_eq(send(cc_systemctl_helper_fd(), raw[i][0], n, 0), (ssize_t)n);
+		ck_assert_int_gt(recv(cc_systemctl_helper_fd(), rep, sizeof(rep), 0), 0);
+		ck_assert_msg(*(int *)rep == EINVAL, "request %zu: code %d", i, *(int *)rep);
+	}
+	/* Nothing ran for them: the last command is still the quota's. */
+	free(args);
+	args = cc_test_slurp(path);
+	ck_assert_str_eq(args, "set-property\n--runtime\n--\nkubepods-pod1.slice\nCPUQuota=\nCPUQuotaPeriodSec=100000us\n");
+	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", dir), 0);
+}
+END_TEST
+
 static Suite *systemctl_suite(void)
 {
 	Suite *s = suite_create("systemctl");
@@ -162,6 +228,7 @@ static Suite *systemctl_suite(void)
 	tcase_add_test(tc, test_systemctl_result);
 	tcase_add_test(tc, test_systemctl_env_and_args);
 	tcase_add_test(tc, test_systemctl_deadline);
+	tcase_add_test(tc, test_set_through_helper);
 	suite_add_tcase(s, tc);
 	return s;
 }
