@@ -48,14 +48,19 @@ static int undo_from(struct cc_effect_run *run, int last, bool only_applied, str
 
 		if (only_applied && !run->applied[i])
 			continue;
-		c = effect_carve_of(run, &step);
-		if (!c) {
-			if (rc == 0)
-				*err = step;
-			return -1;
+		/* A release asks the recorded carve what it holds; a failed
+		 * apply undoes what it applied (a shared-pool container's is in
+		 * no ledger). */
+		if (!only_applied) {
+			c = effect_carve_of(run, &step);
+			if (!c) {
+				if (rc == 0)
+					*err = step;
+				return -1;
+			}
+			if (!cc_effects[i]->held(c))
+				continue;
 		}
-		if (!only_applied && !cc_effects[i]->held(c))
-			continue;
 		if (cc_effects[i]->undo(run, &step) < 0 && rc == 0) {
 			*err = step;
 			rc = -1;
@@ -72,7 +77,7 @@ int cc_effects_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_err
 	for (int i = 0; i < CC_NEFFECTS; i++) {
 		if (!cc_effects[i]->wanted(run, c))
 			continue;
-		if (!cc_effects[i]->sets_mode && !joined) {
+		if (!cc_effects[i]->sets_mode && !joined && c->exclusive) {
 			/* A dry run's ledger is read-only: the carve stays out. */
 			if (run->ctx->dry_run)
 				return 0;
@@ -84,7 +89,7 @@ int cc_effects_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_err
 			return -1;
 		run->planned[i] = true;
 	}
-	return joined || run->ctx->dry_run ? 0 : cc_ledger_add(run->ledger, c, err);
+	return joined || run->ctx->dry_run || !c->exclusive ? 0 : cc_ledger_add(run->ledger, c, err);
 }
 
 /* Apply failed at effect `failed`: those planned after it take their

@@ -56,6 +56,10 @@ struct cc_effect_run {
 	const struct cc_pclass *pclass;
 	struct cc_cg_plan *cg_plan;    /* the cgroup effect's plan (what its apply writes, a failed apply's undo reads) */
 	struct cc_power_report *power; /* what the power effect wrote or warned of; NULL: power_scratch */
+	/* A shared-pool container starting (the carve not exclusive): its
+	 * cgroup view with its pool, `shared` with exclusive false (cgroup.h);
+	 * it never joins the ledger, its record is its own.  NULL otherwise. */
+	const struct cc_cg_carve *shared;
 	/* The effects' plans, from cc_effects_plan to cc_effects_fini. */
 	struct cc_cg_plan cg_planned;
 	struct cc_irq_pass irq_pass;
@@ -100,8 +104,8 @@ extern const struct cc_effect cc_effect_cgroup, cc_effect_irq, cc_effect_power;
 extern const struct cc_effect *const cc_effects[CC_NEFFECTS];
 
 /* Plan every wanted effect of the arriving carve `c` in order: those that
- * set its mode first, then `c` joins the ledger and the others plan with it
- * there.  Nothing is written; the caller commits the journal next.  A dry
+ * set its mode first, then `c` joins the ledger (an exclusive one: a
+ * shared-pool container never does) and the others plan with it there.  Nothing is written; the caller commits the journal next.  A dry
  * run (ctx->dry_run, the ledger read-only) stops before the carve would join
  * it.  On failure nothing is committed: the caller drops the ledger. */
 int cc_effects_plan(struct cc_effect_run *run, struct cc_carve *c, struct cc_err *err);
@@ -132,13 +136,6 @@ int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *
  * failed — and commit.  Fault step "before-release-commit". */
 int cc_carve_release(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id,
 		     struct cc_err *err);
-
-/* A shared-pool container starting (nothing carved; `shared` with
- * exclusive false and its pool: its class's pool as it would be without
- * any carve): its cpuset.cpus set to the pool minus the live carves, as a "shared" node record (cgroup.h) the carves arriving
- * and going recompute; journaled, written, committed.  Refused, its
- * record goes. */
-int cc_effect_shared_start(struct cc_effect_run *run, const struct cc_cg_carve *shared, struct cc_err *err);
 
 /* audit --fix: the shared container's record `path` reads narrower than
  * its pool minus the live carves: written again, committed. */

@@ -197,21 +197,42 @@ static int carves_in(void *arg, hwloc_const_bitmap_t set, struct cc_cg_share **o
 	return shares_meeting(arg, set, NULL, out, nout, err);
 }
 
+/* The cgroup view of the run's carve: a shared-pool container's as the
+ * flow gave it (run->shared: its pool), never in the ledger; an exclusive
+ * carve's from the ledger, or from `c` while it is not there yet. */
+static int cgc_of(const struct cc_effect_run *run, const struct cc_carve *c, struct cc_cg_carve *out,
+		  struct cc_err *err)
+{
+	if (run->shared) {
+		*out = *run->shared;
+		/* What cc_cg_plan_carve finds for one: its cpuset.cpus only. */
+		out->mode = CC_MODE_CPUSET_ONLY;
+		return 0;
+	}
+	if (!c && !(c = effect_carve_of(run, err)))
+		return -1;
+	cg_carve_of(c, run->pclass, out);
+	return 0;
+}
+
 /* The carve's cgroups planned into `plan`, its records with their pending
- * writes put in the ledger, its mode set (the carve joins the ledger with
- * it). */
+ * writes put in the ledger, its mode set (an exclusive carve joins the
+ * ledger with it).  A shared-pool container's plan is its own "shared"
+ * record: its pool minus the live carves, which carves arriving and going
+ * recompute. */
 static int plan_into(struct cc_effect_run *run, struct cc_carve *c, struct cc_cg_plan *plan, struct cc_err *err)
 {
 	struct cc_noderecs recs;
 	struct cc_cg_carve cgc;
 	struct others o = {
-		.l = run->ledger, .policy = run->policy, .self = c->id, .self_cgroup = c->cgroup, .err = CC_ERR_INIT,
+		.l = run->ledger, .policy = run->policy, .self = run->shared ? "" : c->id, .self_cgroup = c->cgroup,
+		.err = CC_ERR_INIT,
 	};
 	struct cc_cg_others others = { is_carve, beside, quota_carves_below, carves_in, &o };
 	int rc = -1;
 
 	cc_noderecs_init(&recs);
-	cg_carve_of(c, run->pclass, &cgc);
+	cgc_of(run, c, &cgc, err);
 	if (load_recs(run->ledger, &recs, err) < 0)
 		goto out;
 	if (cc_cg_plan_carve(run->cg, &cgc, &others, &recs, plan, err) < 0)
@@ -257,14 +278,12 @@ static bool cgroup_wanted(const struct cc_effect_run *run, const struct cc_carve
 
 static int cgroup_apply(struct cc_effect_run *run, struct cc_err *err)
 {
-	struct cc_carve *c = effect_carve_of(run, err);
 	struct cc_noderecs recs;
 	struct cc_cg_carve cgc;
 	int rc;
 
-	if (!c)
+	if (cgc_of(run, NULL, &cgc, err) < 0)
 		return -1;
-	cg_carve_of(c, run->pclass, &cgc);
 	cc_noderecs_init(&recs);
 	if (load_recs(run->ledger, &recs, err) < 0)
 		return -1;
@@ -276,15 +295,35 @@ static int cgroup_apply(struct cc_effect_run *run, struct cc_err *err)
 	return rc;
 }
 
+/* A shared-pool container refused: its own files back as they were (the
+ * runtime removes its cgroup) and its record gone. */
+static int shared_undo(struct cc_effect_run *run, struct cc_err *err)
+{
+	struct cc_cg_carve cgc = *run->shared;
+	struct cc_noderecs recs;
+	int rc;
+
+	if (load_recs(run->ledger, &recs, err) < 0)
+		return -1;
+	rc = cc_cg_undo_carve(run->cg, &cgc, run->cg_plan, &recs, NULL, err);
+	cc_cg_shared_forget(&recs, cgc.cgroup);
+	if (store_recs(run->ledger, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
+		rc = -1;
+	cc_noderecs_fini(&recs);
+	return rc;
+}
+
 static int cgroup_undo(struct cc_effect_run *run, struct cc_err *err)
 {
-	struct cc_carve *c = effect_carve_of(run, err);
+	struct cc_carve *c;
 	struct cc_cg_msgs msgs = { 0 };
 	struct cc_noderecs recs;
 	struct cc_cg_carve cgc;
 	int rc;
 
-	if (!c)
+	if (run->shared)
+		return shared_undo(run, err);
+	if (!(c = effect_carve_of(run, err)))
 		return -1;
 	if (!c->cgroup[0])
 		return 0;
@@ -308,46 +347,6 @@ static int journal_recs(void *arg, const struct cc_noderecs *recs, struct cc_err
 	if (store_recs(l, (struct cc_noderecs *)recs, err) < 0)
 		return -1;
 	return cc_ledger_commit(l, err);
-}
-
-/* ---- a shared-pool container ------------------------------------------------ */
-
-int cc_effect_shared_start(struct cc_effect_run *run, const struct cc_cg_carve *shared, struct cc_err *err)
-{
-	struct cc_cg_carve cgc = *shared;
-	const char *cgroup = shared->cgroup;
-	struct others o = { .l = run->ledger, .policy = run->policy, .self = "", .self_cgroup = cgroup,
-			    .err = CC_ERR_INIT };
-	struct cc_cg_others others = { is_carve, beside, quota_carves_below, carves_in, &o };
-	struct cc_cg_plan plan = { 0 };
-	struct cc_noderecs recs;
-	int rc = -1;
-
-	cc_noderecs_init(&recs);
-	if (load_recs(run->ledger, &recs, err) < 0 || cc_cg_plan_carve(run->cg, &cgc, &others, &recs, &plan, err) < 0)
-		goto out;
-	log_msgs(run, &plan.msgs);
-	/* The record and its pending write on disk before the write. */
-	if (journal_recs(run->ledger, &recs, err) < 0)
-		goto out;
-	rc = cc_cg_apply_plan(run->cg, &cgc, &plan, &recs, err);
-	if (rc < 0) {
-		struct cc_err undo = CC_ERR_INIT;
-
-		/* Refused: the container's own files back as they were; the
-		 * runtime removes its cgroup, and the record goes. */
-		cc_cg_undo_carve(run->cg, &cgc, &plan, &recs, NULL, &undo);
-		cc_cg_shared_forget(&recs, cgroup);
-		journal_recs(run->ledger, &recs, &undo);
-		goto out;
-	}
-	rc = journal_recs(run->ledger, &recs, err);
-out:
-	cc_cg_plan_fini(&plan);
-	if (o.cgroups)
-		json_decref(o.cgroups);
-	cc_noderecs_fini(&recs);
-	return rc;
 }
 
 const struct cc_effect cc_effect_cgroup = {

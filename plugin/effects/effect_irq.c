@@ -18,7 +18,7 @@ static bool irq_held(const struct cc_carve *c)
 static bool irq_wanted(const struct cc_effect_run *run, const struct cc_carve *c)
 {
 	(void)run;
-	return irq_held(c);
+	return c->exclusive && irq_held(c);
 }
 
 static struct cc_irq_opts carve_opts(const struct cc_effect_run *run, const struct cc_irq_fallback *fb)

@@ -19,10 +19,10 @@ static bool power_held(const struct cc_carve *c)
 	return true;
 }
 
+/* A shared-pool container holds no CPU of its own: nothing to tune. */
 static bool power_wanted(const struct cc_effect_run *run, const struct cc_carve *c)
 {
-	(void)c;
-	return run->pclass && !cc_power_spec_empty(&run->pclass->power);
+	return c->exclusive && run->pclass && !cc_power_spec_empty(&run->pclass->power);
 }
 
 static struct cc_power_report *report_of(struct cc_effect_run *run)

@@ -374,35 +374,6 @@ static int decide(const struct carve_job *j, hwloc_bitmap_t foreign, struct cc_e
 	return j->spec->grant ? decided_grant(j, err) : 0;
 }
 
-/* A shared-pool container: its own cpuset.cpus is its class's pool minus
- * the live carves, as a "shared" node record (cgroup.h) that carves
- * arriving later narrow and carves going widen again.  Its pool is the
- * allocator's with only the partitions that are none of ours taken. */
-static int start_shared(const struct carve_job *j, hwloc_const_bitmap_t foreign, struct cc_err *err)
-{
-	const struct cc_decision *d = &j->res->decision;
-	struct cc_decision pool;
-	struct cc_effect_run run = { .ctx = j->ctx, .cg = j->cg, .ledger = j->ledger, .id = j->spec->id,
-				     .policy = j->policy, .topo = j->topo };
-	int rc;
-
-	if (cc_allocate(j->topo, j->policy, foreign, j->spec->req, &pool, err) < 0)
-		return -1;
-	struct cc_cg_carve shared = {
-		.id = "",
-		.cgroup = j->res->cgroup,
-		.cpus = d->cpus,
-		.parked = d->parked,
-		.mems = d->mems,
-		.exclusive = false,
-		.pool = pool.cpus,
-		.drop_quota = d->quota == CC_QUOTA_DROP,
-	};
-	rc = cc_effect_shared_start(&run, &shared, err);
-	cc_decision_fini(&pool);
-	return rc;
-}
-
 /* The effects failed after the journal: the carve goes from the ledger
  * when they were all undone, or stays as releasing when an undo failed
  * too, so that gc tries again.  Should this commit fail, gc finds the
@@ -421,36 +392,33 @@ static void unjournal(const struct carve_job *j, const char *id, bool undo_faile
 	cc_ledger_commit(j->ledger, &commit);
 }
 
-/* An exclusive carve: every effect planned (the carve and every record with
- * its pending write in the ledger), one journal commit before the first
- * write a crash would leave behind, every effect applied, one commit
- * (effect.h).  Killed after the journal, the runtime removes the refused
- * container's cgroup and the next hook's gc undoes exactly what is
- * recorded. */
-static int carve_exclusive(const struct carve_job *j, struct cc_err *err)
+/* Every effect of `carve` (a shared-pool container's: `shared` its cgroup
+ * view) planned (the carve and every record with its pending write in the
+ * ledger), one journal commit before the first write a crash would leave
+ * behind, every effect applied, one commit (effect.h).  Killed after the
+ * journal, the runtime removes the refused container's cgroup and the
+ * next hook's gc undoes exactly what is recorded. */
+static int run_effects(const struct carve_job *j, struct cc_carve *carve, const struct cc_cg_carve *shared,
+		       struct cc_err *err)
 {
 	const struct cc_ctx *ctx = j->ctx;
-	struct cc_carve carve;
 	struct cc_effect_run run;
 	bool undo_failed;
 	int rc = -1;
 
-	cc_carve_init(&carve);
-	carve_from(j->spec, &j->res->decision, j->res->cgroup, &carve);
-	run = (struct cc_effect_run){ .ctx = ctx, .cg = j->cg, .ledger = j->ledger, .id = carve.id };
+	run = (struct cc_effect_run){ .ctx = ctx, .cg = j->cg, .ledger = j->ledger, .id = carve->id };
 	run.policy = j->policy;
 	run.topo = j->topo;
 	run.pclass = cc_policy_class(j->policy, j->res->decision.class_name);
 	run.power = &j->res->power;
+	run.shared = shared;
 	/* Read the world and decide: nothing is written yet but the
 	 * controllers on the path.  A dry run stops here: in a captured tree
 	 * the plan itself stops at its first write (the controllers on the
 	 * path), as it always has. */
-	if (cc_effects_plan(&run, &carve, err) < 0)
+	if (cc_effects_plan(&run, carve, err) < 0)
 		goto out;
 	if (ctx->dry_run) {
-		snprintf(j->res->mode, sizeof(j->res->mode), "%s", carve.mode);
-		j->res->would_carve = true;
 		rc = 0;
 		goto out;
 	}
@@ -458,7 +426,7 @@ static int carve_exclusive(const struct carve_job *j, struct cc_err *err)
 		goto out;
 	cc_fault_point(ctx, "after-journal");
 	if (cc_effects_apply(&run, &undo_failed, err) < 0) {
-		unjournal(j, carve.id, undo_failed, err);
+		unjournal(j, carve->id, undo_failed, err);
 		goto out;
 	}
 	cc_fault_point(ctx, "after-cgroup-write");
@@ -466,15 +434,69 @@ static int carve_exclusive(const struct carve_job *j, struct cc_err *err)
 		struct cc_err undo = CC_ERR_INIT;
 
 		/* Everything back; the journal on disk lets gc finish should
-		 * this fail too. */
-		cc_carve_release(ctx, j->cg, j->ledger, carve.id, &undo);
+		 * this fail too.  A shared container's record, journaled, goes
+		 * with its cgroup. */
+		if (carve->exclusive)
+			cc_carve_release(ctx, j->cg, j->ledger, carve->id, &undo);
 		goto out;
 	}
-	snprintf(j->res->mode, sizeof(j->res->mode), "%s", carve.mode);
-	j->res->carved = true;
 	rc = 0;
 out:
 	cc_effects_fini(&run);
+	return rc;
+}
+
+/* A shared-pool container: its own cpuset.cpus is its class's pool minus
+ * the live carves, as a "shared" node record (cgroup.h) that carves
+ * arriving later narrow and carves going widen again, through the same
+ * loop as a carve (run_effects: the cgroup effect alone, the container
+ * never in the ledger).  Its pool is the allocator's with only the
+ * partitions that are none of ours taken. */
+static int start_shared(const struct carve_job *j, hwloc_const_bitmap_t foreign, struct cc_err *err)
+{
+	const struct cc_decision *d = &j->res->decision;
+	struct cc_decision pool;
+	struct cc_carve c;
+	int rc;
+
+	if (cc_allocate(j->topo, j->policy, foreign, j->spec->req, &pool, err) < 0)
+		return -1;
+	struct cc_cg_carve shared = {
+		.id = "",
+		.cgroup = j->res->cgroup,
+		.cpus = d->cpus,
+		.parked = d->parked,
+		.mems = d->mems,
+		.exclusive = false,
+		.pool = pool.cpus,
+		.drop_quota = d->quota == CC_QUOTA_DROP,
+	};
+	cc_carve_init(&c);
+	carve_from(j->spec, d, j->res->cgroup, &c);
+	c.exclusive = false;
+	c.steer_irqs = false;
+	rc = run_effects(j, &c, &shared, err);
+	cc_carve_fini(&c);
+	cc_decision_fini(&pool);
+	return rc;
+}
+
+/* An exclusive carve, through run_effects. */
+static int carve_exclusive(const struct carve_job *j, struct cc_err *err)
+{
+	struct cc_carve carve;
+	int rc;
+
+	cc_carve_init(&carve);
+	carve_from(j->spec, &j->res->decision, j->res->cgroup, &carve);
+	rc = run_effects(j, &carve, NULL, err);
+	if (rc == 0) {
+		snprintf(j->res->mode, sizeof(j->res->mode), "%s", carve.mode);
+		if (j->ctx->dry_run)
+			j->res->would_carve = true;
+		else
+			j->res->carved = true;
+	}
 	cc_carve_fini(&carve);
 	return rc;
 }

@@ -1856,6 +1856,68 @@ START_TEST(test_random_sequences)
 }
 END_TEST
 
+/* A shared-pool container starts through the carves' loop (effect.h): two
+ * commits, the first or the second failing refuses it and a third is never
+ * reached; a write that fails refuses it with its file as it was and no
+ * record left; beside a live carve it holds its pool without it. */
+START_TEST(test_shared_two_commits)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+	char before[64];
+
+	env_init(&e, kernels[_i]);
+	snprintf(e.where, sizeof(e.where), "kernel %s, shared start", kernel_names[_i]);
+	shared_policy(&e);
+	mk_pod_ab(&e, "max 100000");
+	mk(&e, POD "/s", true);
+	OK(carve(&e, "a", POD "/a", "latency", 1, &err));
+	snprintf(before, sizeof(before), "%s", fakecg_get(e.f, POD "/s", "cpuset.cpus"));
+	for (int nth = 1; nth <= 2; nth++) {
+		char armed[64];
+
+		snprintf(armed, sizeof(armed), "ledger-write:ENOSPC@%d", nth);
+		e.ctx.fault = armed;
+		ck_assert_msg(carve(&e, "s", POD "/s", "background", 0, &err) < 0, "%s: commit %d did not fail", e.where,
+			      nth);
+		e.ctx.fault = NULL;
+		ck_assert_msg(strstr(err.msg, strerror(ENOSPC)), "%s: commit %d: %s", e.where, nth, err.msg);
+		if (nth == 1)
+			ck_assert_str_eq(fakecg_get(e.f, POD "/s", "cpuset.cpus"), before);
+		/* The refused start: the runtime removes its cgroup; its record,
+		 * journaled or not, goes with it at the next start. */
+		fakecg_exit(e.f, POD "/s");
+		ck_assert_int_eq(fakecg_rmdir(e.f, POD "/s"), 0);
+		mk(&e, POD "/s", true);
+	}
+	/* Its one write fails: refused, no record.  The file as it was,
+	 * except on 6.1, where s was a's peer: its peer record gave way to
+	 * the shared one the plan made, and the undo writes that record's
+	 * original (inherit) until the runtime removes the refused
+	 * container's cgroup (next: keep the peer record, see the note of
+	 * issue 40). */
+	fakecg_fail_write(e.f, 1, EIO);
+	ck_assert_int_lt(carve(&e, "s", POD "/s", "background", 0, &err), 0);
+	fakecg_fail_write(e.f, 0, 0);
+	if (kernels[_i] != FAKECG_6_1)
+		ck_assert_str_eq(fakecg_get(e.f, POD "/s", "cpuset.cpus"), before);
+	{
+		_cleanup_ledger_ struct cc_ledger *l = ledger(&e);
+		json_t *v = NULL;
+
+		ck_assert_int_eq(cc_ledger_rec_get(l, "cgroup", POD "/s/cpuset.cpus", &v, &err), 0);
+	}
+	e.ctx.fault = "ledger-write:ENOSPC@3";
+	OK(carve(&e, "s", POD "/s", "background", 0, &err));
+	e.ctx.fault = NULL;
+	check_shared(&e, POD "/s");
+	check_invariant(&e, NULL, NULL);
+	OK(release(&e, "a", POD "/a", &err));
+	check_shared(&e, POD "/s");
+	env_fini(&e);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("restore");
@@ -1891,6 +1953,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_two_commits, 0, 3);
 	tcase_add_loop_test(t, test_kill_after_journal, 0, 3);
 	tcase_add_loop_test(t, test_shared_regains, 0, 3);
+	tcase_add_loop_test(t, test_shared_two_commits, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }
