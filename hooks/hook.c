@@ -255,7 +255,7 @@ static int confine(const struct cc_root *root, const char *state_dir, const stru
 		if (verbose)
 			fprintf(stderr, "corecarve: landlock: not in this kernel; the seccomp filter alone confines the hook\n");
 	}
-	return cc_sandbox_hook(journal->fd, cc_systemctl_helper_fd(), err);
+	return cc_sandbox_hook(journal->fd, cc_systemctl_helper_fd(), cc_systemctl_helper_pid(), err);
 }
 
 int cc_cmd_hook(int argc, char **argv)

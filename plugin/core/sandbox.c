@@ -24,6 +24,7 @@ enum cond {
 	SELF,         /* arg 0 (pid) is 0 or this process */
 	SELF_FAULT,   /* kill(getpid(), SIGKILL or SIGSTOP) only */
 	OWN_SOCKET,   /* arg 0 is a socket made before the filter: the log's, the systemctl helper's */
+	OWN_CHILD,    /* arg 0 is the systemctl helper's pid; absent without one */
 };
 
 struct rule {
@@ -106,6 +107,9 @@ static const struct rule allowed[] = {
 	 * socket(2) or connect(2) is allowed, so nothing else can be reached. */
 	{ "sendto", OWN_SOCKET },
 	{ "recvfrom", OWN_SOCKET },
+	/* That helper reaped at exit (it leaves when its socket closes), and
+	 * no other process. */
+	{ "wait4", OWN_CHILD },
 	/* Only its own signal stack; the sanitizer runtimes (SANITIZE=1)
 	 * read it before every noreturn call, exit() included. */
 	{ "sigaltstack", ANY },
@@ -130,9 +134,13 @@ static int fail(struct cc_err *err, int r, const char *step)
 	return cc_err_set(err, -r, "seccomp: %s: %s", step, strerror(-r));
 }
 
-static int add(scmp_filter_ctx ctx, int nr, enum cond cond, const int fds[2])
+static int add(scmp_filter_ctx ctx, int nr, enum cond cond, const int fds[2], pid_t child)
 {
 	switch (cond) {
+	case OWN_CHILD:
+		if (child <= 0)
+			return 0;
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)child));
 	case OWN_SOCKET:
 		for (int i = 0; i < 2; i++) {
 			int r = fds[i] < 0 ? 0 : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
@@ -169,7 +177,7 @@ static int add(scmp_filter_ctx ctx, int nr, enum cond cond, const int fds[2])
 }
 
 /* Load LIST (N rules) with EPERM for everything else. */
-static int load(const struct rule *list, int n, const int fds[2], struct cc_err *err)
+static int load(const struct rule *list, int n, const int fds[2], pid_t child, struct cc_err *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	int r = 0;
@@ -188,7 +196,7 @@ static int load(const struct rule *list, int n, const int fds[2], struct cc_err 
 		/* Not a syscall of this architecture (open on arm64, ...). */
 		if (nr == __NR_SCMP_ERROR)
 			continue;
-		r = add(ctx, nr, list[i].cond, fds);
+		r = add(ctx, nr, list[i].cond, fds, child);
 		if (r < 0) {
 			char step[64];
 
@@ -205,11 +213,11 @@ static int load(const struct rule *list, int n, const int fds[2], struct cc_err 
 	return r < 0 ? -1 : 0;
 }
 
-int cc_sandbox_hook(int log_fd, int helper_fd, struct cc_err *err)
+int cc_sandbox_hook(int log_fd, int helper_fd, pid_t helper_pid, struct cc_err *err)
 {
 	const int fds[2] = { log_fd, helper_fd };
 
-	return load(allowed, NALLOWED, fds, err);
+	return load(allowed, NALLOWED, fds, helper_pid, err);
 }
 
 /* The first stage's decision (hooks/first_stage.c): parse the state and
@@ -239,7 +247,7 @@ int cc_sandbox_first_stage(struct cc_err *err)
 {
 	static const int none[2] = { -1, -1 };
 
-	return load(first_stage, (int)(sizeof(first_stage) / sizeof(first_stage[0])), none, err);
+	return load(first_stage, (int)(sizeof(first_stage) / sizeof(first_stage[0])), none, 0, err);
 }
 
 /* ---- the tools' deny-list (sandbox.h says why a deny-list) ---------------- */

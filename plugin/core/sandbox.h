@@ -32,14 +32,17 @@
 #ifndef CC_SANDBOX_H
 #define CC_SANDBOX_H
 
+#include <sys/types.h>
+
 #include "error.h"
 
 /* Load the hook's allow-list into this process (sets no_new_privs).
  * `log_fd` is the journal socket sendto(2) may use, `helper_fd` the
  * systemctl helper's (systemctl.h), which sendto(2) and recvfrom(2) may
- * use (-1: none).  Returns 0, or -1 with err naming the libseccomp step
+ * use (-1: none), `helper_pid` that helper, which wait4(2) may reap at
+ * exit (0: none).  Returns 0, or -1 with err naming the libseccomp step
  * that failed. */
-int cc_sandbox_hook(int log_fd, int helper_fd, struct cc_err *err);
+int cc_sandbox_hook(int log_fd, int helper_fd, pid_t helper_pid, struct cc_err *err);
 
 /* The first stage's filter (hooks/first_stage.c), for the child that
  * parses the state and config.json and reads the ledger: reading files

@@ -445,6 +445,11 @@ int cc_systemctl_helper_fd(void)
 	return helper.fd;
 }
 
+pid_t cc_systemctl_helper_pid(void)
+{
+	return helper.fd >= 0 ? helper.pid : 0;
+}
+
 static int spawn(const char *const opts[], const char *const units[], struct cc_err *err)
 {
 	static const char *const paths[] = { "/usr/bin/systemctl", "/bin/systemctl" };

@@ -11,6 +11,7 @@
 #define CC_SYSTEMCTL_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "root.h"
@@ -89,5 +90,7 @@ int cc_systemd_set(const char *unit, const char *const props[], struct cc_err *e
 /* The helper's socket, -1 without one: the hook's filter lets it send and
  * receive there (sandbox.h). */
 int cc_systemctl_helper_fd(void);
+/* Its pid, 0 without one: the filter lets the hook reap it at exit. */
+pid_t cc_systemctl_helper_pid(void);
 
 #endif

@@ -198,7 +198,7 @@ static const struct {
 /* The hook's filter, as testlib's filtered child loads one. */
 static int load_hook_filter(struct cc_err *err)
 {
-	return cc_sandbox_hook(-1, -1, err);
+	return cc_sandbox_hook(-1, -1, 0, err);
 }
 
 /* Run `body` in a forked child after cc_sandbox_hook() (or none). */
@@ -458,7 +458,7 @@ START_TEST(test_lock_stop_cont_confined)
 
 		close(fds[0]);
 		close(fd);
-		if (cc_sandbox_hook(-1, -1, &err) < 0)
+		if (cc_sandbox_hook(-1, -1, 0, &err) < 0)
 			r = -2000;
 		else if (!(l = cc_ledger_open_as(dir, CC_LEDGER_WRITE, &lk, &err))) {
 			fprintf(stderr, "confined waiter: %s\n", err.msg);
@@ -560,7 +560,7 @@ START_TEST(test_log_socket)
 
 		close(fds[0]);
 		cc_journal_open(&j, path, "/nonexistent/log");
-		if (j.fd < 0 || !j.native || cc_sandbox_hook(j.fd, -1, &err) < 0)
+		if (j.fd < 0 || !j.native || cc_sandbox_hook(j.fd, -1, 0, &err) < 0)
 			_exit(4);
 		result[0] = cc_journal_send(&j, 6, "carve c1: class latency\nforged=1", f, 2);
 		result[1] = err_of(sendto(other, "x", 1, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa)));
@@ -1114,6 +1114,60 @@ START_TEST(test_systemctl_helper)
 }
 END_TEST
 
+/* The hook's helper (no fixed command) forked before the hook's own
+ * allow-list: a slice's properties go through it (send and receive on its
+ * socket), and the hook reaps it at exit (wait4 on its pid) without one
+ * denial; wait4 on any other child and a spawn stay refused. */
+static int hook_helper_then_filter(struct cc_err *err)
+{
+	if (cc_systemctl_helper_start(h_path, NULL, NULL, err) < 0)
+		return -1;
+	return cc_sandbox_hook(-1, cc_systemctl_helper_fd(), cc_systemctl_helper_pid(), err);
+}
+
+static int run_hook_helper(void *arg)
+{
+	static const char *const props[] = { "AllowedCPUs=0-1", NULL };
+	struct cc_err err = CC_ERR_INIT;
+	int st;
+
+	(void)arg;
+	if (cc_systemd_set("kubepods-besteffort.slice", props, &err) < 0) {
+		fprintf(stderr, "helper: %s\n", err.msg);
+		return 1;
+	}
+	if (waitpid(1, &st, WNOHANG) >= 0 || errno != EPERM)
+		return 2;
+	/* Refused: EPERM from the filter, or ENOENT where no systemctl is. */
+	if (cc_systemctl(other_opts, h_units, &err) == 0)
+		return 3;
+	/* What atexit does: the socket closed, the helper leaves, reaped. */
+	close(cc_systemctl_helper_fd());
+	if (waitpid(cc_systemctl_helper_pid(), &st, 0) != cc_systemctl_helper_pid())
+		return 4;
+	return 0;
+}
+
+START_TEST(test_hook_systemctl_helper)
+{
+	char dir[] = "/tmp/cc-helper-XXXXXX";
+	_cleanup_free_ char *args = NULL;
+	char path[128];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(h_path, sizeof(h_path), "%s/systemctl", dir);
+	ck_assert_int_eq(cc_test_sh(NULL,
+				    "printf '#!/bin/sh\\nprintf \"%%%%s\\\\n\" \"$@\" >>%s/args\\n' >%s && chmod 0755 %s",
+				    dir, h_path, h_path),
+			 0);
+	ck_assert_int_eq(cc_test_filtered(hook_helper_then_filter, run_hook_helper, NULL), 0);
+	snprintf(path, sizeof(path), "%s/args", dir);
+	args = cc_test_slurp(path);
+	ck_assert_str_eq(args, "set-property\n--runtime\n--\nkubepods-besteffort.slice\nAllowedCPUs=0-1\n");
+	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", dir), 0);
+}
+END_TEST
+
 /* ---- the real binary: each command loads its filter and still works ------ */
 
 /* `corecarve ARGS` under strace, which must show the filter loaded
@@ -1209,6 +1263,7 @@ static Suite *suite(void)
 	tcase_add_test(tools_tc, test_tool_list_sane);
 	tcase_add_test(tools_tc, test_capture_under_filter);
 	tcase_add_test(tools_tc, test_systemctl_helper);
+	tcase_add_test(tools_tc, test_hook_systemctl_helper);
 	/* Four commands under strace, each discovering a fixture's topology:
 	 * far past Check's default 4 s on a loaded 2-core machine. */
 	tcase_set_timeout(tools_tc, 120);
