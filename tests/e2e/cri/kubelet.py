@@ -20,6 +20,9 @@ What it follows (kubelet 1.27+, pkg/kubelet/cm and pkg/kubelet/kuberuntime):
     (UpdateContainerResources); for less, the containers first.
   - a pod goes: StopContainer for each (in the order given), StopPodSandbox,
     RemoveContainer, RemovePodSandbox, then its cgroup or slice.
+  - the QoS update (update_qos) before each new pod's cgroup and after each
+    pod goes, as SyncPod and killPod run it: with the systemd driver it
+    makes systemd apply the QoS slices again.
 """
 import json
 import os
@@ -194,6 +197,7 @@ class Kubelet:
         self.cri = cri.Client(socket)
         self.systemd = Busctl() if driver == "systemd" else None
         self.log = log
+        self.live = {}  # uid -> Pod: the pods whose cgroup exists (the kubelet's active pods)
 
     # ---- the node's cgroups (kubelet start) ---------------------------------
 
@@ -250,8 +254,30 @@ class Kubelet:
         quota = pod.quota()
         return shares, (quota_of(quota) if quota is not None else None)
 
+    def update_qos(self):
+        """The kubelet's QoS update (pkg/kubelet/cm/qos_container_manager_linux.go
+        UpdateCgroups, setCPUCgroupConfig): besteffort 2 shares (MinShares),
+        burstable the shares of its active pods' CPU requests, each through
+        the cgroup manager's Update.  The kubelet runs it before a new pod's
+        cgroup (kubelet.go SyncPod: when !pcm.Exists(pod)), when it kills a
+        pod (kubelet_pods.go killPod) and every minute.  With the systemd
+        driver that is SetUnitProperties on the slice, which makes systemd
+        apply the whole unit again (its cpuset.cpus from AllowedCPUs=: the
+        kubelet's own comment there says so)."""
+        req = sum(c.request if c.request is not None else (c.limit or 0)
+                  for p in self.live.values() if p.qos() == "burstable" for c in p.containers.values())
+        burstable = weight_of(shares_of(req) if req else 2)
+        if self.driver == "cgroupfs":
+            cg_write("/kubepods/burstable", "cpu.weight", str(burstable))
+            cg_write("/kubepods/besteffort", "cpu.weight", str(weight_of(2)))
+        else:
+            self.systemd.set_props("kubepods-burstable.slice", [("CPUWeight", "t", burstable)])
+            self.systemd.set_props("kubepods-besteffort.slice", [("CPUWeight", "t", weight_of(2))])
+
     def create_pod_cgroup(self, pod):
         self._pod_cgroup(pod)
+        self.live[pod.uid] = pod
+        self.update_qos()
         shares, quota = self._pod_resources(pod)
         if self.driver == "cgroupfs":
             self._enable(pod.cgroup)
@@ -411,6 +437,8 @@ class Kubelet:
                 if c.id:
                     self.cri.call("RemoveContainer", {"container_id": c.id})
             self.cri.call("RemovePodSandbox", {"pod_sandbox_id": pod.sandbox})
+        self.live.pop(pod.uid, None)
+        self.update_qos()
         if pod.cgroup:
             self.remove_pod_cgroup(pod)
 
