@@ -1093,11 +1093,14 @@ static int run_helper(void *arg)
 	return 0;
 }
 
-START_TEST(test_systemctl_helper)
+/* Run BODY in a child that loaded FILTER after starting a helper on a
+ * stand-in systemctl (h_path) that appends its arguments, one a line, to
+ * a file; the child must return 0; what the stand-in got. */
+static char *through_standin(int (*filter)(struct cc_err *), int (*body)(void *))
 {
 	char dir[] = "/tmp/cc-helper-XXXXXX";
-	_cleanup_free_ char *args = NULL;
 	char path[128];
+	char *args;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(h_path, sizeof(h_path), "%s/systemctl", dir);
@@ -1105,12 +1108,19 @@ START_TEST(test_systemctl_helper)
 				    "printf '#!/bin/sh\\nprintf \"%%%%s\\\\n\" \"$@\" >>%s/args\\n' >%s && chmod 0755 %s",
 				    dir, h_path, h_path),
 			 0);
-	ck_assert_int_eq(cc_test_filtered(helper_then_filter, run_helper, NULL), 0);
+	ck_assert_int_eq(cc_test_filtered(filter, body, NULL), 0);
 	snprintf(path, sizeof(path), "%s/args", dir);
 	args = cc_test_slurp(path);
+	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", dir), 0);
+	return args;
+}
+
+START_TEST(test_systemctl_helper)
+{
+	_cleanup_free_ char *args = through_standin(helper_then_filter, run_helper);
+
 	ck_assert_str_eq(args, "--no-block\ntry-restart\n--\nirqbalance.service\n"
 			       "--no-block\ntry-restart\n--\nirqbalance.service\n");
-	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", dir), 0);
 }
 END_TEST
 
@@ -1150,21 +1160,9 @@ static int run_hook_helper(void *arg)
 
 START_TEST(test_hook_systemctl_helper)
 {
-	char dir[] = "/tmp/cc-helper-XXXXXX";
-	_cleanup_free_ char *args = NULL;
-	char path[128];
+	_cleanup_free_ char *args = through_standin(hook_helper_then_filter, run_hook_helper);
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(h_path, sizeof(h_path), "%s/systemctl", dir);
-	ck_assert_int_eq(cc_test_sh(NULL,
-				    "printf '#!/bin/sh\\nprintf \"%%%%s\\\\n\" \"$@\" >>%s/args\\n' >%s && chmod 0755 %s",
-				    dir, h_path, h_path),
-			 0);
-	ck_assert_int_eq(cc_test_filtered(hook_helper_then_filter, run_hook_helper, NULL), 0);
-	snprintf(path, sizeof(path), "%s/args", dir);
-	args = cc_test_slurp(path);
 	ck_assert_str_eq(args, "set-property\n--runtime\n--\nkubepods-besteffort.slice\nAllowedCPUs=0-1\n");
-	ck_assert_int_eq(cc_test_sh(NULL, "rm -rf '%s'", dir), 0);
 }
 END_TEST
 
