@@ -346,14 +346,6 @@ static int plan_shared_self(struct planner *p, struct cc_err *err)
 	return 0;
 }
 
-void cc_cg_shared_forget(struct cc_noderecs *recs, const char *cgroup)
-{
-	char key[PATH_MAX + 64];
-
-	if (cg_rec_key(key, sizeof(key), cgroup, "cpuset.cpus", &(struct cc_err)CC_ERR_INIT) == 0)
-		cc_noderecs_del(recs, key);
-}
-
 /* The pod's quota goes while any carve of it lives: every quota-dropping
  * carve below it is an owner, and the last one gone restores it. */
 static int plan_quota(struct planner *p, const char *anc, const char *share, struct cc_err *err)
@@ -507,9 +499,11 @@ int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg
 	char key[PATH_MAX + 64];
 	_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
 	_cleanup_free_ char *cpus = NULL, *parked = NULL, *both_s = NULL, *mems = NULL;
+	struct cc_noderec *r;
 	int nanc;
 
 	memset(plan, 0, sizeof(*plan));
+	cc_noderecs_init(&plan->replaced);
 	if (!both || !anc)
 		return cc_err_sys(err, ENOMEM, "cgroup plan");
 	if (cg_check_dir(cg, c->cgroup, err) < 0)
@@ -536,9 +530,14 @@ int cc_cg_plan_carve(struct cc_cg *cg, struct cc_cg_carve *c, const struct cc_cg
 		return cc_err_sys(err, ENOMEM, "cgroup plan");
 
 	/* The carve's cgroup, once a peer of an earlier carve, is one no more:
-	 * its cpuset.cpus is the carve's now. */
+	 * its cpuset.cpus is the carve's now (the peer record kept aside in
+	 * the plan for a refused start to put back; a shared record there is
+	 * an earlier start's, refused or gone, and goes for good). */
 	if (cg_rec_key(key, sizeof(key), c->cgroup, "cpuset.cpus", err) < 0)
 		return -1;
+	if ((r = cc_noderecs_find(recs, key)) && cg_rec_kind(r) == K_PEER &&
+	    !cc_noderecs_add_copy(&plan->replaced, r))
+		return cc_err_sys(err, ENOMEM, "cgroup plan");
 	cc_noderecs_del(recs, key);
 
 	if (plan_cpus(&p, anc, nanc, cpus, parked, both_s, both, err) < 0 ||
@@ -562,4 +561,5 @@ void cc_cg_plan_fini(struct cc_cg_plan *plan)
 	free(plan->steps);
 	plan->steps = NULL;
 	plan->n = plan->done = 0;
+	cc_noderecs_fini(&plan->replaced);
 }

@@ -70,6 +70,33 @@ static int write_inherit(struct cc_cg *cg, const char *cgroup, const char *file,
 	return cg_put(cg, cgroup, file, all, err);
 }
 
+/* One of a failed apply's writes back as it was: a partition to its
+ * first word, an emptied cpuset file inheriting again (on 6.1, with the
+ * tasks of the refused container still there, its parent's). */
+static int undo_step(struct cc_cg *cg, const struct cc_cg_step *s, struct cc_err *err)
+{
+	if (s->op == STEP_PARTITION) {
+		_cleanup_free_ char *first = strndup(s->old, strcspn(s->old, " "));
+
+		return first ? cc_cg_write(cg, s->cgroup, s->file, first, NULL, err) : cc_err_sys(err, ENOMEM, "undo");
+	}
+	if (!s->old[0] && !cg_is_cpuset_file(s->file))
+		return 0;
+	if ((!strcmp(s->file, "cpuset.cpus") || !strcmp(s->file, "cpuset.mems")) && !s->old[0]) {
+		_cleanup_bitmap_ hwloc_bitmap_t parent_set = hwloc_bitmap_alloc();
+		char parent[PATH_MAX], eff[64];
+
+		cc_cg_parent(s->cgroup, parent, sizeof(parent));
+		snprintf(eff, sizeof(eff), "%s.effective", s->file);
+		if (!parent_set)
+			return cc_err_sys(err, ENOMEM, "undo");
+		if (cc_cg_read_cpus(cg, parent, eff, parent_set, err) < 0)
+			return -1;
+		return write_inherit(cg, s->cgroup, s->file, "", parent_set, NULL, err);
+	}
+	return cg_put(cg, s->cgroup, s->file, s->old, err);
+}
+
 /* The carve's own files back as they were before a failed apply, in
  * reverse: its partition gives its CPUs back before anything above it
  * narrows. */
@@ -80,35 +107,37 @@ static int undo_own_steps(struct cc_cg *cg, const struct cc_cg_plan *plan, struc
 	for (int i = plan->done < plan->n ? plan->done : plan->n - 1; i >= 0; i--) {
 		const struct cc_cg_step *s = &plan->steps[i];
 		struct cc_err step = CC_ERR_INIT;
-		int r;
 
 		if (s->rec || !s->old || s->op == STEP_MKDIR || s->op == STEP_FAULT)
 			continue;
-		if (s->op == STEP_PARTITION) {
-			_cleanup_free_ char *first = strndup(s->old, strcspn(s->old, " "));
-
-			r = first ? cc_cg_write(cg, s->cgroup, s->file, first, NULL, &step) : cc_err_sys(&step, ENOMEM, "undo");
-		} else if (!s->old[0] && !cg_is_cpuset_file(s->file)) {
-			continue;
-		} else if ((!strcmp(s->file, "cpuset.cpus") || !strcmp(s->file, "cpuset.mems")) && !s->old[0]) {
-			_cleanup_bitmap_ hwloc_bitmap_t parent_set = hwloc_bitmap_alloc();
-			char parent[PATH_MAX], eff[64];
-
-			/* Inheriting again; on 6.1, with the tasks of the refused
-			 * container still there, its parent's. */
-			cc_cg_parent(s->cgroup, parent, sizeof(parent));
-			snprintf(eff, sizeof(eff), "%s.effective", s->file);
-			r = !parent_set ? cc_err_sys(&step, ENOMEM, "undo")
-					: cc_cg_read_cpus(cg, parent, eff, parent_set, &step);
-			if (r == 0)
-				r = write_inherit(cg, s->cgroup, s->file, "", parent_set, NULL, &step);
-		} else {
-			r = cg_put(cg, s->cgroup, s->file, s->old, &step);
-		}
-		if (r < 0 && rc == 0) {
+		if (undo_step(cg, s, &step) < 0 && rc == 0) {
 			*err = step;
 			rc = -1;
 		}
+	}
+	return rc;
+}
+
+/* A refused start's own cpuset.cpus record (a shared container's) goes,
+ * and the record the plan replaced there (a peer's: the cgroup was
+ * narrowed for a carve beside it) comes back with the value it had. */
+static int put_back_replaced(struct cc_cg *cg, const struct cc_cg_carve *c, const struct cc_cg_plan *plan,
+			     struct cc_noderecs *recs, struct cc_err *err)
+{
+	char key[PATH_MAX + 64];
+	int rc = 0;
+
+	if (cg_rec_key(key, sizeof(key), c->cgroup, "cpuset.cpus", err) < 0)
+		return -1;
+	cc_noderecs_del(recs, key);
+	for (int i = 0; i < plan->replaced.n; i++)
+		if (!cc_noderecs_add_copy(recs, &plan->replaced.r[i]))
+			return cc_err_sys(err, ENOMEM, "cgroup records");
+	for (int i = 0; i < plan->n && i <= plan->done; i++) {
+		const struct cc_cg_step *s = &plan->steps[i];
+
+		if (s->rec && s->old && !strcmp(s->rec, key) && undo_step(cg, s, err) < 0)
+			rc = -1;
 	}
 	return rc;
 }
@@ -506,6 +535,10 @@ int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct
 	for (int i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
+	if (plan && put_back_replaced(cg, c, plan, recs, &step) < 0 && rc == 0) {
+		*err = step;
+		rc = -1;
+	}
 	return rc;
 }
 

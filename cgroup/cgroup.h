@@ -225,6 +225,10 @@ struct cc_cg_plan {
 	int n, done;            /* steps, and how many were written */
 	struct cc_cg_step *steps;
 	struct cc_cg_msgs msgs;
+	/* The record the carve's own cpuset.cpus had (a peer's, an earlier
+	 * shared one's), which the plan replaced: a refused start puts it
+	 * back (cc_cg_undo_carve). */
+	struct cc_noderecs replaced;
 };
 
 /* Read the world and decide, for a carve arriving: the writes to its own
@@ -254,17 +258,15 @@ void cc_cg_plan_fini(struct cc_cg_plan *plan);
 
 /* Undo a carve: its own partition released when its cgroup is still
  * there (given the plan of a failed apply, the carve's own files put back
- * as they were), then every record it owns recomputed without it: the
+ * as they were, the record its own cpuset.cpus had before the plan
+ * (plan->replaced) back, a shared container's record made by the plan
+ * gone), then every record it owns recomputed without it: the
  * last owner writes orig back when the file still reads what corecarve
  * wrote.  Best effort: every step is tried, and a record whose write
  * failed keeps the carve as owner so a retry computes the same.  -1 with
  * the first failure (the caller keeps the carve as `releasing`). */
 int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct cc_cg_plan *plan,
 		     struct cc_noderecs *recs, struct cc_cg_msgs *msgs, struct cc_err *err);
-
-/* A shared container's start that failed after its plan: its record
- * goes (the runtime removes the refused container's cgroup). */
-void cc_cg_shared_forget(struct cc_noderecs *recs, const char *cgroup);
 
 /* audit --fix: the shared container's record `path` reads narrower than
  * its pool minus the live carves: its owners become `owners` (the live

@@ -296,7 +296,8 @@ static int cgroup_apply(struct cc_effect_run *run, struct cc_err *err)
 }
 
 /* A shared-pool container refused: its own files back as they were (the
- * runtime removes its cgroup) and its record gone. */
+ * runtime removes its cgroup), its record gone and the one its plan
+ * replaced back (cc_cg_undo_carve). */
 static int shared_undo(struct cc_effect_run *run, struct cc_err *err)
 {
 	struct cc_cg_carve cgc = *run->shared;
@@ -306,7 +307,6 @@ static int shared_undo(struct cc_effect_run *run, struct cc_err *err)
 	if (load_recs(run->ledger, &recs, err) < 0)
 		return -1;
 	rc = cc_cg_undo_carve(run->cg, &cgc, run->cg_plan, &recs, NULL, err);
-	cc_cg_shared_forget(&recs, cgc.cgroup);
 	if (store_recs(run->ledger, &recs, rc < 0 ? NULL : err) < 0 && rc == 0)
 		rc = -1;
 	cc_noderecs_fini(&recs);

@@ -157,6 +157,26 @@ struct cc_noderec *cc_noderecs_add(struct cc_noderecs *s, const char *path, cons
 	return r;
 }
 
+struct cc_noderec *cc_noderecs_add_copy(struct cc_noderecs *s, const struct cc_noderec *r)
+{
+	struct cc_noderec *c = cc_noderecs_add(s, r->path, r->kind, r->orig);
+
+	if (!c)
+		return NULL;
+	c->seq = r->seq;
+	if (cc_noderec_put(&c->set, r->set) < 0 || cc_noderec_put(&c->pending, r->pending) < 0 ||
+	    cc_noderec_put(&c->held, r->held) < 0)
+		goto fail;
+	for (int i = 0; i < r->nowners; i++)
+		if (cc_noderec_set_owner(c, r->owners[i].id, r->owners[i].share) < 0)
+			goto fail;
+	return c;
+fail:
+	rec_fini(c);
+	s->n--;
+	return NULL;
+}
+
 void cc_noderecs_del(struct cc_noderecs *s, const char *path)
 {
 	/* Removed from the ledger too, read or not. */

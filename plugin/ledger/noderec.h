@@ -119,6 +119,9 @@ struct cc_noderec *cc_noderecs_find(const struct cc_noderecs *s, const char *pat
 /* A new record for `path` (orig copied, NULL allowed) with the next seq,
  * no owners; NULL on ENOMEM.  Pointers into s->r are invalidated. */
 struct cc_noderec *cc_noderecs_add(struct cc_noderecs *s, const char *path, const char *kind, const char *orig);
+/* A copy of `r` (its seq, values and owners) added to `s`: a record kept
+ * aside and put back; NULL on ENOMEM.  Pointers into s->r are invalidated. */
+struct cc_noderec *cc_noderecs_add_copy(struct cc_noderecs *s, const struct cc_noderec *r);
 void cc_noderecs_del(struct cc_noderecs *s, const char *path);
 /* Whether the record has an owner, listed or held. */
 bool cc_noderec_owned(const struct cc_noderec *r);

@@ -1858,8 +1858,9 @@ END_TEST
 
 /* A shared-pool container starts through the carves' loop (effect.h): two
  * commits, the first or the second failing refuses it and a third is never
- * reached; a write that fails refuses it with its file as it was and no
- * record left; beside a live carve it holds its pool without it. */
+ * reached; a write that fails refuses it with its file and its record as
+ * they were (a peer's on 6.1); beside a live carve it holds its pool
+ * without it. */
 START_TEST(test_shared_two_commits)
 {
 	struct env e;
@@ -1873,6 +1874,25 @@ START_TEST(test_shared_two_commits)
 	mk(&e, POD "/s", true);
 	OK(carve(&e, "a", POD "/a", "latency", 1, &err));
 	snprintf(before, sizeof(before), "%s", fakecg_get(e.f, POD "/s", "cpuset.cpus"));
+	/* Its one write fails: refused, the file as it was, and its record
+	 * as it was: none, or on 6.1 the peer record a's carve made (s ran
+	 * beside it and was narrowed), which the plan had replaced. */
+	fakecg_fail_write(e.f, 1, EIO);
+	ck_assert_int_lt(carve(&e, "s", POD "/s", "background", 0, &err), 0);
+	fakecg_fail_write(e.f, 0, 0);
+	ck_assert_msg(!strcmp(fakecg_get(e.f, POD "/s", "cpuset.cpus"), before), "%s: s reads %s, was %s", e.where,
+		      fakecg_get(e.f, POD "/s", "cpuset.cpus"), before);
+	{
+		_cleanup_ledger_ struct cc_ledger *l = ledger(&e);
+		json_t *v = NULL;
+		int got = cc_ledger_rec_get(l, "cgroup", POD "/s/cpuset.cpus", &v, &err);
+
+		ck_assert_int_eq(got, kernels[_i] == FAKECG_6_1);
+		if (got) {
+			ck_assert_str_eq(json_string_value(json_object_get(v, "kind")), "peer");
+			ck_assert_ptr_nonnull(json_object_get(json_object_get(v, "owners"), "a"));
+		}
+	}
 	for (int nth = 1; nth <= 2; nth++) {
 		char armed[64];
 
@@ -1889,23 +1909,6 @@ START_TEST(test_shared_two_commits)
 		fakecg_exit(e.f, POD "/s");
 		ck_assert_int_eq(fakecg_rmdir(e.f, POD "/s"), 0);
 		mk(&e, POD "/s", true);
-	}
-	/* Its one write fails: refused, no record.  The file as it was,
-	 * except on 6.1, where s was a's peer: its peer record gave way to
-	 * the shared one the plan made, and the undo writes that record's
-	 * original (inherit) until the runtime removes the refused
-	 * container's cgroup (next: keep the peer record, see the note of
-	 * issue 40). */
-	fakecg_fail_write(e.f, 1, EIO);
-	ck_assert_int_lt(carve(&e, "s", POD "/s", "background", 0, &err), 0);
-	fakecg_fail_write(e.f, 0, 0);
-	if (kernels[_i] != FAKECG_6_1)
-		ck_assert_str_eq(fakecg_get(e.f, POD "/s", "cpuset.cpus"), before);
-	{
-		_cleanup_ledger_ struct cc_ledger *l = ledger(&e);
-		json_t *v = NULL;
-
-		ck_assert_int_eq(cc_ledger_rec_get(l, "cgroup", POD "/s/cpuset.cpus", &v, &err), 0);
 	}
 	e.ctx.fault = "ledger-write:ENOSPC@3";
 	OK(carve(&e, "s", POD "/s", "background", 0, &err));
