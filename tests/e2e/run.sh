@@ -23,6 +23,11 @@
 #                  iotlb_to_section here), before /init is booted again,
 #                  E2E_BOOT_RETRIES times (default: 2); every retry is
 #                  reported on stderr and in the summary
+#   E2E_STALL_TIMEOUT  seconds of a silent console after which the guest is
+#                  taken for stalled (default: its scenario timeout + 120: the
+#                  guest's own timeout would have printed); it is killed, its
+#                  vCPUs' state kept in log-<guest>.txt.stallN, and booted again
+#                  from the start E2E_STALL_RETRIES times (default: 1)
 #   E2E_EXTRA_SCENARIOS   a directory of extra scenarios to run too
 #   CC_BENCH=1     select the scenarios marked "# e2e-only: bench" (95-bench,
 #                  the timings of make bench-qemu; 97-effect-native in the
@@ -185,6 +190,43 @@ total_fail=0
 total_skip=0
 summary=
 retried=
+stalls=
+stall_retries=${E2E_STALL_RETRIES:-1}
+# stall_note LOG MONITOR SECS: why a guest is taken for stalled, as its
+# first line, then what QEMU's monitor says of its vCPUs: halted or running,
+# and where, as an offset from the kernel's _stext (the guest prints where
+# KASLR put it: E2E-STEXT; Debian's System.map is a stub, the one in
+# linux-image-<version>-dbg names the function). Seen under TCG (CI,
+# 2026-12-07, 6.12): 01-kernel-facts, 2 s on every other run, took 156 s,
+# then the console fell silent with QEMU near idle, and neither the
+# guest's scenario timeout nor its watchdog ever printed: its timers no
+# longer fired.
+stall_note() {
+	scen=$(strip_ctl <"$1" | sed -n 's/^== scenario //p' | tail -n 1 | tr -d '\r')
+	stext=$(strip_ctl <"$1" | sed -n 's/^E2E-STEXT \([0-9a-f]*\).*/\1/p' | head -n 1)
+	echo "console silent ${3}s in scenario ${scen:-none}, past the guest's own scenario timeout"
+	perl -MIO::Socket::UNIX -e '
+		my ($sock, $stext) = @ARGV;
+		my $s = IO::Socket::UNIX->new(Peer => $sock) or exit 1;
+		$s->autoflush(1);
+		print $s "info registers -a\n";
+		my ($out, $t) = ("", time);
+		$s->blocking(0);
+		while (time - $t < 5) {
+			my $n = sysread($s, my $b, 65536);
+			if ($n) { $out .= $b; last if $out =~ /\(qemu\) .*\(qemu\) /s; }
+			else { select(undef, undef, undef, 0.2); }
+		}
+		my $cpu = "?";
+		for my $l (split /\r?\n/, $out) {
+			$cpu = $1 if $l =~ /^CPU#(\d+)/;
+			next unless $l =~ /^RIP=([0-9a-f]+) .*CPL=(\d).*HLT=(\d)/;
+			my ($rip, $cpl, $hlt) = (hex $1, $2, $3);
+			my $where = $cpl == 0 && $stext && $rip >= hex $stext
+				? sprintf(" (_stext+0x%x)", $rip - hex $stext) : $cpl == 0 ? "" : " (user)";
+			printf "qemu: CPU %s: %s rip=%x%s\n", $cpu, $hlt ? "halted" : "running", $rip, $where;
+		}' "$2" "$stext" 2>/dev/null || echo "qemu: its monitor did not answer"
+}
 # boot_guest G: boot the guest G (the kernel $k with $initrd, the disk
 # $gdisk, $gappend on the command line), log to $log, add its tallies.
 boot_guest() {
@@ -201,9 +243,12 @@ boot_guest() {
 	qemu_jiffies=0
 	rcfile=$cache/.qemu-rc-$g
 	pidfile=$cache/.qemu-pid-$g
+	monsock=$cache/.qemu-mon-$g
+	stall_s=${E2E_STALL_TIMEOUT:-$((${gstimeout:-$scenario_timeout} + 120))}
 	attempt=1
+	stall_attempt=1
 	while :; do
-		rm -f "$rcfile" "$pidfile" "$log"
+		rm -f "$rcfile" "$pidfile" "$log" "$monsock"
 		# -netdev user,restrict=on: the guest NIC exists (virtio-net IRQs) but
 		# reaches nothing. virtio-blk with 4 queues gives managed multi-queue IRQs.
 		{
@@ -218,6 +263,7 @@ boot_guest() {
 				-kernel "$vmlinuz" -initrd "$initrd" \
 				-append "$append" \
 				-nographic -no-reboot -pidfile "$pidfile" \
+				-monitor "unix:$monsock,server=on,wait=off" \
 				-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
 				-drive file="$gdisk",if=none,id=d0,format=raw$gsnap \
 				-device virtio-blk-pci,drive=d0,num-queues=4 \
@@ -243,16 +289,42 @@ boot_guest() {
 			sleep 5
 			waited=$((waited + 5))
 		done
-		# QEMU's own CPU time (utime + stime), read while it runs.
+		# QEMU's own CPU time (utime + stime), read while it runs; and
+		# the stall watch: a console silent past the guest's own
+		# scenario timeout means the guest's timers no longer fire.
+		stalled=0
 		if [ -n "$qemu_pid" ] || qemu_pid=$(cat "$pidfile" 2>/dev/null); then
+			quiet_since=$(date +%s)
+			last_size=-1
 			while kill -0 "$bootpid" 2>/dev/null; do
 				qj=$(awk '{ print $14 + $15 }' "/proc/$qemu_pid/stat" 2>/dev/null) && qj_last=$qj
+				size=$(wc -c <"$log" 2>/dev/null || echo 0)
+				now=$(date +%s)
+				if [ "$size" != "$last_size" ]; then
+					last_size=$size
+					quiet_since=$now
+				elif [ $((now - quiet_since)) -ge "$stall_s" ] && [ "$hung" = 0 ]; then
+					stalled=1
+					stall_note "$log" "$monsock" "$((now - quiet_since))" >"$log.stall$stall_attempt"
+					kill -KILL "$qemu_pid" 2>/dev/null || true
+					break
+				fi
 				sleep 2
 			done
 			qemu_jiffies=$((qemu_jiffies + ${qj_last:-0}))
 			qj_last=
 		fi
 		wait "$bootpid" || true
+		# A stalled guest is booted again from the start, once (the
+		# stall's console and vCPUs kept, the retry in the summary): its
+		# timers had stopped, so what it ran last says nothing either way.
+		if [ "$stalled" = 1 ] && [ "$stall_attempt" -le "$stall_retries" ]; then
+			echo "e2e: [$g] INFO the guest stalled: $(head -n 1 "$log.stall$stall_attempt"); console and vCPUs kept in $log.stall$stall_attempt; booting again" >&2
+			strip_ctl <"$log" | tr -d '\r' >>"$log.stall$stall_attempt"
+			stalls="$stalls $g ($(sed -n '1s/.* in scenario \([^ ,;]*\).*/\1/p' "$log.stall$stall_attempt"))"
+			stall_attempt=$((stall_attempt + 1))
+			continue
+		fi
 		# Only a boot that never reached /init is tried again: nothing of
 		# corecarve ran in it.
 		if began "$log" || [ "$attempt" -gt "$boot_retries" ]; then
@@ -286,6 +358,9 @@ boot_guest() {
 	if ! grep -q '^E2E-DONE' "$log"; then
 		if [ "$hung" = 1 ]; then
 			why="the boot hung: no E2E-BEGIN after ${boot_timeout}s, $attempt attempts"
+		elif [ "$stalled" = 1 ]; then
+			why="the guest stalled twice: $(head -n 1 "$log.stall$stall_attempt")"
+			strip_ctl <"$log" | tr -d '\r' >>"$log.stall$stall_attempt"
 		elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 			why="killed after ${timeout_s}s (host timeout)"
 		else
@@ -378,7 +453,7 @@ for k in $kernels; do
 	if [ "$want_initramfs" = 1 ]; then
 		initrd=$cache/initramfs-$k.cpio.gz
 		log=$cache/log-$k.txt
-		rm -f "$log" "$log".attempt*
+		rm -f "$log" "$log".attempt* "$log".stall*
 		if ! E2E_SCENARIOS=$scenarios "$here/mkinitramfs.sh" "$kdir" "$initrd" >&2; then
 			echo "[$k] FAIL $k/initramfs: mkinitramfs.sh failed (see above)"
 			total_fail=$((total_fail + 1))
@@ -407,7 +482,7 @@ for k in $kernels; do
 		if [ "$suite" = bookworm ]; then g=$k-k8s; else g=$k-$suite; fi
 		initrd=${node_initrd:-$cache/initramfs-$g.cpio.gz}
 		log=$cache/log-$g.txt
-		rm -f "$log" "$log".attempt*
+		rm -f "$log" "$log".attempt* "$log".stall*
 		if ! node_image "$suite"; then
 			echo "[$g] FAIL $g/image: mkimage.sh failed for $suite (see above)"
 			total_fail=$((total_fail + 1))
@@ -428,6 +503,7 @@ done
 
 printf '%s\n' "$summary" | sed '/^$/d'
 [ -z "$retried" ] || echo "e2e: booted again after a boot that never reached /init:$retried"
+[ -z "$stalls" ] || echo "e2e: booted again after the guest stalled (its log.stallN keeps why):$stalls"
 strict=0
 case ${CI:-} in
 '' | 0 | false) ;;

@@ -31,6 +31,9 @@ mkdir -p /etc/corecarve /run/corecarve
 ) &
 
 echo "E2E-BEGIN kernel=$kernel uname=$(uname -r) cpus=$(nproc) pid1=$(cat /proc/1/comm) guest=k8s suite=$suite boot=$(cut -d' ' -f1 /proc/uptime)s"
+# Where the kernel's text starts (KASLR): run.sh gives a stalled vCPU's
+# program counter as an offset from it.
+echo "E2E-STEXT $(sed -n 's/ [Tt] _stext$//p' /proc/kallsyms | head -n 1)"
 state=$(systemctl is-system-running 2>/dev/null)
 [ "$state" = running ] || echo "INFO e2e: systemd is $state: $(systemctl --failed --no-legend --plain 2>/dev/null | tr '\n' ';')"
 
