@@ -36,6 +36,15 @@ struct cc_carve *effect_carve_of(const struct cc_effect_run *run, struct cc_err 
 
 const struct cc_effect *const cc_effects[CC_NEFFECTS] = { &cc_effect_cgroup, &cc_effect_irq, &cc_effect_power };
 
+int cc_effects_repair(struct cc_effect_run *run, enum cc_effect_repair what, const char *target,
+		      struct cc_err *err)
+{
+	for (int i = 0; i < CC_NEFFECTS; i++)
+		if (what < CC_EFFECT_NREPAIRS && (cc_effects[i]->repairs & (1u << what)) && cc_effects[i]->repair)
+			return cc_effects[i]->repair(run, what, target, err);
+	return cc_err_set(err, EINVAL, "repair %d: no effect makes it", (int)what);
+}
+
 /* ---- the loops --------------------------------------------------------------- */
 
 static int undo_from(struct cc_effect_run *run, int last, bool only_applied, struct cc_err *err)

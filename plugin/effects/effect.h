@@ -70,6 +70,18 @@ struct cc_effect_run {
 	bool applied[CC_NEFFECTS];
 };
 
+/* What an effect repairs outside a carve's arrival and release: the
+ * audit's --fix, and the hook for a container started beside cpuset-only
+ * carves (cc_effects_repair).  `target` as each says. */
+enum cc_effect_repair {
+	CC_EFFECT_REAPPLY,      /* run->id's carve planned and applied again as on its arrival (target unused) */
+	CC_EFFECT_TAKE_BACK,    /* the cgroup `target` holds carves' CPUs: it becomes their peer, narrowed */
+	CC_EFFECT_DROP_OWNER,   /* `target` owns records and is no carve: they are recomputed without it */
+	CC_EFFECT_DROP_HELD,    /* the held record `target` holds CPUs of no carve: recomputed without them */
+	CC_EFFECT_WIDEN_SHARED, /* the shared container's record `target` lacks CPUs of its pool: given back */
+	CC_EFFECT_NREPAIRS
+};
+
 struct cc_effect {
 	const char *name;
 	/* Whether the carve has anything of this effect (a carve with
@@ -97,6 +109,10 @@ struct cc_effect {
 	/* Planned before the carve joins the ledger: it decides the carve's
 	 * mode (the cgroup effect). */
 	bool sets_mode;
+	/* The repairs it makes (a bit per enum cc_effect_repair), each one
+	 * plan, journal commit, apply and commit of its own. */
+	unsigned repairs;
+	int (*repair)(struct cc_effect_run *run, enum cc_effect_repair what, const char *target, struct cc_err *err);
 };
 
 /* One per file: effect_cgroup.c, effect_irq.c, effect_power.c. */
@@ -137,22 +153,9 @@ int cc_carve_undo(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *
 int cc_carve_release(const struct cc_ctx *ctx, struct cc_cg *cg, struct cc_ledger *l, const char *id,
 		     struct cc_err *err);
 
-/* audit --fix: the shared container's record `path` reads narrower than
- * its pool minus the live carves: written again, committed. */
-int cc_effect_shared_widen(struct cc_effect_run *run, const char *path, struct cc_err *err);
-
-/* audit --fix: the carve's cgroups planned and applied again as on its
- * arrival (a partition made invalid, a quota put back, peers that regained
- * its CPUs), journaled and committed. */
-int cc_effect_cgroup_reapply(struct cc_effect_run *run, struct cc_err *err);
-/* audit --fix: `peer` holds CPUs of carves: it becomes their peer (a peer
- * record owned by each of them), narrowed, committed. */
-int cc_effect_cgroup_take_peer(struct cc_effect_run *run, const char *peer, struct cc_err *err);
-/* audit --fix: `owner` is no carve of the ledger: every cgroup record it
- * owns is recomputed without it (the last owner restores the original). */
-int cc_effect_cgroup_drop_owner(struct cc_effect_run *run, const char *owner, struct cc_err *err);
-/* audit --fix: the held record `path` (noderec.h) holds CPUs of no carve of
- * the ledger: recomputed without them. */
-int cc_effect_cgroup_drop_held(struct cc_effect_run *run, const char *path, struct cc_err *err);
+/* The repair `what` of `target`, by the effect that makes it (its
+ * `repairs`), committed.  -1 with err. */
+int cc_effects_repair(struct cc_effect_run *run, enum cc_effect_repair what, const char *target,
+		      struct cc_err *err);
 
 #endif

@@ -349,14 +349,12 @@ static int journal_recs(void *arg, const struct cc_noderecs *recs, struct cc_err
 	return cc_ledger_commit(l, err);
 }
 
-const struct cc_effect cc_effect_cgroup = {
-	.name = "cgroup", .wanted = cgroup_wanted, .held = cgroup_held, .plan = cgroup_plan, .fini = cgroup_fini,
-	.apply = cgroup_apply, .undo = cgroup_undo, .undo_failed_apply = true, .sets_mode = true,
-};
-
 /* ---- repairs (audit --fix) ------------------------------------------------ */
 
-int cc_effect_cgroup_reapply(struct cc_effect_run *run, struct cc_err *err)
+/* The carve's cgroups planned and applied again as on its arrival (a
+ * partition made invalid, a quota put back, peers that regained its CPUs),
+ * journaled and committed. */
+static int reapply(struct cc_effect_run *run, struct cc_err *err)
 {
 	struct cc_cg_plan plan = { 0 };
 	struct cc_carve *c = effect_carve_of(run, err);
@@ -380,7 +378,9 @@ out:
 }
 
 
-int cc_effect_cgroup_take_peer(struct cc_effect_run *run, const char *peer, struct cc_err *err)
+/* `peer` holds CPUs of carves: it becomes their peer (a peer record owned
+ * by each of them), narrowed, committed. */
+static int take_peer(struct cc_effect_run *run, const char *peer, struct cc_err *err)
 {
 	struct cc_ledger *l = run->ledger;
 	_cleanup_bitmap_ hwloc_bitmap_t eff = hwloc_bitmap_alloc();
@@ -425,7 +425,9 @@ int cc_effect_cgroup_take_peer(struct cc_effect_run *run, const char *peer, stru
 	return rc;
 }
 
-int cc_effect_cgroup_drop_owner(struct cc_effect_run *run, const char *owner, struct cc_err *err)
+/* `owner` is no carve of the ledger: every cgroup record it owns is
+ * recomputed without it (the last owner restores the original). */
+static int drop_owner(struct cc_effect_run *run, const char *owner, struct cc_err *err)
 {
 	struct cc_cg_carve cgc = { .id = owner, .cgroup = "", .mode = CC_MODE_CPUSET_ONLY };
 	struct cc_cg_msgs msgs = { 0 };
@@ -443,7 +445,9 @@ int cc_effect_cgroup_drop_owner(struct cc_effect_run *run, const char *owner, st
 	return rc;
 }
 
-int cc_effect_cgroup_drop_held(struct cc_effect_run *run, const char *path, struct cc_err *err)
+/* The held record `path` (noderec.h) holds CPUs of no carve of the
+ * ledger: recomputed without them. */
+static int drop_held(struct cc_effect_run *run, const char *path, struct cc_err *err)
 {
 	struct cc_ledger *l = run->ledger;
 	_cleanup_bitmap_ hwloc_bitmap_t carved = hwloc_bitmap_alloc();
@@ -468,7 +472,9 @@ int cc_effect_cgroup_drop_held(struct cc_effect_run *run, const char *path, stru
 	return rc;
 }
 
-int cc_effect_shared_widen(struct cc_effect_run *run, const char *path, struct cc_err *err)
+/* The shared container's record `path` reads narrower than its pool
+ * minus the live carves: written again, committed. */
+static int widen_shared(struct cc_effect_run *run, const char *path, struct cc_err *err)
 {
 	struct others o = { .l = run->ledger, .policy = run->policy, .self = "", .self_cgroup = "", .err = CC_ERR_INIT };
 	_cleanup_bitmap_ hwloc_bitmap_t all = hwloc_bitmap_alloc();
@@ -489,3 +495,30 @@ int cc_effect_shared_widen(struct cc_effect_run *run, const char *path, struct c
 	cc_noderecs_fini(&recs);
 	return rc;
 }
+
+static int cgroup_repair(struct cc_effect_run *run, enum cc_effect_repair what, const char *target,
+			 struct cc_err *err)
+{
+	switch (what) {
+	case CC_EFFECT_REAPPLY:
+		return reapply(run, err);
+	case CC_EFFECT_TAKE_BACK:
+		return take_peer(run, target, err);
+	case CC_EFFECT_DROP_OWNER:
+		return drop_owner(run, target, err);
+	case CC_EFFECT_DROP_HELD:
+		return drop_held(run, target, err);
+	case CC_EFFECT_WIDEN_SHARED:
+		return widen_shared(run, target, err);
+	default:
+		return cc_err_set(err, EINVAL, "cgroup effect: no repair %d", (int)what);
+	}
+}
+
+const struct cc_effect cc_effect_cgroup = {
+	.name = "cgroup", .wanted = cgroup_wanted, .held = cgroup_held, .plan = cgroup_plan, .fini = cgroup_fini,
+	.apply = cgroup_apply, .undo = cgroup_undo, .undo_failed_apply = true, .sets_mode = true,
+	.repairs = 1u << CC_EFFECT_REAPPLY | 1u << CC_EFFECT_TAKE_BACK | 1u << CC_EFFECT_DROP_OWNER |
+		   1u << CC_EFFECT_DROP_HELD | 1u << CC_EFFECT_WIDEN_SHARED,
+	.repair = cgroup_repair,
+};

@@ -621,8 +621,8 @@ static void newcomer_branch(struct cc_ledger *l, const char *cgroup, char *out, 
  * while cpuset-only carves live: no partition keeps it off their CPUs, and
  * its cgroup, new, inherits them, so its branch (newcomer_branch) gives
  * them up as their peer (a peer record the carves own: the last of them
- * to go gives the CPUs back; cc_effect_cgroup_take_peer, the audit's
- * repair of the same).  It asked
+ * to go gives the CPUs back: the effects' CC_EFFECT_TAKE_BACK, the
+ * audit's repair of the same).  It asked
  * for nothing, so corecarve's failure here does not stop it: the reason
  * goes to the log, and the audit reports the leak (SOFT_EXCLUSIVITY_LEAK).
  * Looked at first without the lock: with no such carve, nothing is locked
@@ -669,8 +669,8 @@ static int beside_carves(const struct cc_ctx *ctx, const struct cc_oci_state *st
 			branch);
 		return 0;
 	}
-	if (cc_effect_cgroup_take_peer(&(struct cc_effect_run){ .ctx = ctx, .cg = &cg, .ledger = ledger }, branch,
-				       &err) < 0)
+	if (cc_effects_repair(&(struct cc_effect_run){ .ctx = ctx, .cg = &cg, .ledger = ledger }, CC_EFFECT_TAKE_BACK,
+			      branch, &err) < 0)
 		goto fail;
 	return 0;
 fail:

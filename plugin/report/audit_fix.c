@@ -119,7 +119,7 @@ static void reapply(struct fixer *x, const char *id)
 	/* The class decides what the hook applied; a class gone from the
 	 * policy keeps the carve as it is: a root partition, quota dropped. */
 	run = fix_run(x, id, cc_policy_class(x->fx->policy, c->class_name));
-	rc = cc_effect_cgroup_reapply(&run, &e);
+	rc = cc_effects_repair(&run, CC_EFFECT_REAPPLY, NULL, &e);
 	c = cc_ledger_find(l, id);
 	/* The kernel offers another mode now (a parent became a partition):
 	 * the release undoes what this apply did. */
@@ -134,7 +134,7 @@ static int take_back(struct fixer *x, const char *cgroup, struct cc_err *err)
 {
 	struct cc_effect_run run = fix_run(x, cgroup, NULL);
 
-	return cc_effect_cgroup_take_peer(&run, cgroup, err);
+	return cc_effects_repair(&run, CC_EFFECT_TAKE_BACK, cgroup, err);
 }
 
 /* ---- a quota inside a carve ---------------------------------------------- */
@@ -299,14 +299,14 @@ int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report
 
 			cc_audit_text(what, sizeof(what), "%s %s: recomputed without the CPUs held for no carve",
 				      cc_audit_code_name(f->code), f->object);
-			rc = cc_effect_cgroup_drop_held(&run, f->target, &e);
+			rc = cc_effects_repair(&run, CC_EFFECT_DROP_HELD, f->target, &e);
 			outcome(&x, what, rc, &e);
 		} else if (f->repair == CC_REPAIR_DROP_OWNER && f->carve[0] && first_time(&x, "drop-owner", f->carve)) {
 			struct cc_effect_run run = fix_run(&x, f->carve, NULL);
 
 			cc_audit_text(what, sizeof(what), "%s %s: recomputed without \"%s\"", cc_audit_code_name(f->code),
 				      f->object, f->carve);
-			rc = cc_effect_cgroup_drop_owner(&run, f->carve, &e);
+			rc = cc_effects_repair(&run, CC_EFFECT_DROP_OWNER, f->carve, &e);
 			outcome(&x, what, rc, &e);
 		} else if (f->repair == CC_REPAIR_DROP_QUOTA && first_time(&x, "quota", f->target)) {
 			cc_audit_text(what, sizeof(what), "%s %s: cpu.max max", cc_audit_code_name(f->code), f->object);
@@ -319,7 +319,7 @@ int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report
 			 * value is computed again from the record as it is now. */
 			cc_audit_text(what, sizeof(what), "%s %s: its pool given back", cc_audit_code_name(f->code),
 				      f->object);
-			rc = cc_effect_shared_widen(&run, f->target, &e);
+			rc = cc_effects_repair(&run, CC_EFFECT_WIDEN_SHARED, f->target, &e);
 			outcome(&x, what, rc, &e);
 		}
 	}

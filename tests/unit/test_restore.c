@@ -24,6 +24,7 @@
 #include "cleanup.h"
 #include "container.h"
 #include "cpulist.h"
+#include "effect.h"
 #include "fakecg.h"
 #include "ledger.h"
 #include "testlib.h"
@@ -1921,6 +1922,32 @@ START_TEST(test_shared_two_commits)
 }
 END_TEST
 
+/* Every repair is made by exactly one effect of the table, and one that
+ * none makes is refused before anything is read or written. */
+START_TEST(test_repair_table)
+{
+	struct env e;
+	struct cc_err err = CC_ERR_INIT;
+
+	for (int what = 0; what < CC_EFFECT_NREPAIRS; what++) {
+		int makers = 0;
+
+		for (int i = 0; i < CC_NEFFECTS; i++)
+			makers += (cc_effects[i]->repairs >> what) & 1u && cc_effects[i]->repair;
+		ck_assert_msg(makers == 1, "repair %d: made by %d effects", what, makers);
+	}
+	env_init(&e, FAKECG_6_1);
+	{
+		_cleanup_ledger_ struct cc_ledger *l = ledger(&e);
+		struct cc_effect_run run = { .ctx = &e.ctx, .ledger = l }; /* refused before any cgroup */
+
+		ck_assert_int_lt(cc_effects_repair(&run, CC_EFFECT_NREPAIRS, POD "/a", &err), 0);
+		ck_assert_int_eq(err.code, EINVAL);
+	}
+	env_fini(&e);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("restore");
@@ -1957,6 +1984,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_kill_after_journal, 0, 3);
 	tcase_add_loop_test(t, test_shared_regains, 0, 3);
 	tcase_add_loop_test(t, test_shared_two_commits, 0, 3);
+	tcase_add_test(t, test_repair_table);
 	suite_add_tcase(s, t);
 	return s;
 }
