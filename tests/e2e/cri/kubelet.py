@@ -108,17 +108,57 @@ class Pod:
         self.parent = None  # the CRI cgroup_parent
 
     def qos(self):
+        """pkg/apis/core/v1/helper/qos GetPodQOS: Guaranteed when every
+        container limits CPU and memory with requests equal to them,
+        BestEffort when none requests or limits either, else Burstable."""
         cs = self.containers.values()
         if all(c.limit is not None and c.request in (None, c.limit) and c.memory for c in cs):
             return "guaranteed"
-        if all(c.limit is None and c.request is None for c in cs):
+        if all(c.limit is None and c.request is None and not c.memory for c in cs):
             return "besteffort"
         return "burstable"
+
+    def oom_score_adj(self, c):
+        """pkg/kubelet/qos/policy.go GetContainerOOMScoreAdjust, for a pod
+        without sidecars or pod-level resources: Guaranteed -997, BestEffort
+        1000, Burstable 1000 - 1000 * its memory request / the node's memory
+        (cadvisor's MemoryCapacity: MemTotal), kept within 3..999."""
+        q = self.qos()
+        if q == "guaranteed":
+            return -997
+        if q == "besteffort":
+            return 1000
+        adj = 1000 - (1000 * mem_bytes(c.memory)) // node_memory()
+        return 3 if adj < 3 else 999 if adj == 1000 else adj
 
     def quota(self):
         """The pod cgroup's CPU limit in millicores, None for none."""
         lims = [c.limit for c in self.containers.values()]
         return None if any(l is None for l in lims) else sum(lims)
+
+
+def node_memory():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("/proc/meminfo has no MemTotal")
+
+
+def linux_resources(request, limit, memory):
+    """kuberuntime_container_linux.go calculateLinuxResources (cpuCFSQuota
+    on, the default; cpuManagerPolicy none, so no quota is disabled): the
+    shares of the request, or of the limit when no request was given; the
+    quota of the limit (MilliCPUToQuota: none for no limit); the memory
+    limit; and on cgroup v2 with singleProcessOOMKill unset (false there,
+    kubelet.go) memory.oom.group 1."""
+    res = {"cpu_period": PERIOD, "cpu_shares": shares_of(limit if request is None else request),
+           "unified": {"memory.oom.group": "1"}}
+    if limit:
+        res["cpu_quota"] = quota_of(limit)
+    if memory:
+        res["memory_limit_in_bytes"] = memory
+    return res
 
 
 def quota_of(m):
@@ -250,7 +290,11 @@ class Kubelet:
             pod.cgroup = self.slice_path(pod.parent)
 
     def _pod_resources(self, pod):
-        shares = sum(shares_of(c.request if c.request is not None else c.limit) for c in pod.containers.values())
+        """pkg/kubelet/cm/helpers_linux.go ResourceConfigForPod: the shares
+        of the pod's summed CPU requests, a quota only when every container
+        has a limit (pod.quota())."""
+        shares = shares_of(sum((c.request if c.request is not None else c.limit) or 0
+                               for c in pod.containers.values()))
         quota = pod.quota()
         return shares, (quota_of(quota) if quota is not None else None)
 
@@ -322,10 +366,15 @@ class Kubelet:
         # Every pod here is host-network: the kubelet sets no hostname then
         # (runc refuses one without a UTS namespace of the pod's own).
         ns = {"network": "NODE", "pid": "NODE" if pod.host_pid else "CONTAINER", "ipc": "POD"}
-        shares, quota = self._pod_resources(pod)
-        res = {"cpu_period": PERIOD, "cpu_shares": shares}
-        if quota:
-            res["cpu_quota"] = quota
+        # kuberuntime_sandbox_linux.go calculateSandboxResources: the pod's
+        # requests and limits (resourcehelper PodRequests/PodLimits: the sum
+        # over the containers that set one; the API server defaulted a
+        # missing request to its limit) through calculateLinuxResources.
+        reqs = [c.request if c.request is not None else c.limit for c in pod.containers.values()]
+        reqs = [r for r in reqs if r is not None]
+        lim = sum(c.limit for c in pod.containers.values() if c.limit is not None)
+        mem = sum(mem_bytes(c.memory) for c in pod.containers.values() if c.memory)
+        res = linux_resources(sum(reqs) if reqs else None, lim, mem)
         return {
             "metadata": {"name": pod.name, "uid": pod.uid, "namespace": pod.namespace, "attempt": 0},
             "log_directory": "/var/log/pods/%s_%s_%s" % (pod.namespace, pod.name, pod.uid),
@@ -339,12 +388,9 @@ class Kubelet:
         }
 
     def container_config(self, pod, c):
-        res = {"cpu_period": PERIOD, "cpu_shares": shares_of(c.request if c.request is not None else c.limit),
-               "oom_score_adj": -997 if pod.qos() == "guaranteed" else 999 if pod.qos() == "besteffort" else 500}
-        if c.limit is not None:
-            res["cpu_quota"] = quota_of(c.limit)
-        if c.memory:
-            res["memory_limit_in_bytes"] = mem_bytes(c.memory)
+        # kuberuntime_container_linux.go generateLinuxContainerResources.
+        res = linux_resources(c.request, c.limit or 0, mem_bytes(c.memory))
+        res["oom_score_adj"] = pod.oom_score_adj(c)
         sec = {"namespace_options": {"network": "NODE", "pid": "NODE" if pod.host_pid else "CONTAINER",
                                      "ipc": "POD"},
                "masked_paths": DEFAULT_MASKED, "readonly_paths": DEFAULT_READONLY}
