@@ -225,9 +225,9 @@ struct cc_cg_plan {
 	int n, done;            /* steps, and how many were written */
 	struct cc_cg_step *steps;
 	struct cc_cg_msgs msgs;
-	/* The record the carve's own cpuset.cpus had (a peer's, an earlier
-	 * shared one's), which the plan replaced: a refused start puts it
-	 * back (cc_cg_undo_carve). */
+	/* The peer record the carve's own cpuset.cpus had (its cgroup ran
+	 * beside an earlier cpuset-only carve), which the plan replaced: a
+	 * refused start puts it back (cc_cg_undo_carve). */
 	struct cc_noderecs replaced;
 };
 
