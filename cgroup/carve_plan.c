@@ -267,12 +267,13 @@ static int plan_shared(struct planner *p, const char *share, hwloc_const_bitmap_
 		return cc_err_sys(err, ENOMEM, "cgroup plan");
 	if (cc_noderecs_load(p->recs, NULL, 0, "shared", err) < 0)
 		return -1;
-	/* By path: a lookup may read a record and move the others. */
+	/* By path: a record gone from its cgroup is deleted on the way, and
+	 * cg_take_record may make one anew. */
 	paths = calloc((size_t)p->recs->n + 1, sizeof(*paths));
 	if (!paths)
 		return cc_err_sys(err, ENOMEM, "cgroup plan");
 	for (int i = 0; i < p->recs->n; i++)
-		if (cg_rec_kind(&p->recs->r[i]) == K_SHARED && !(paths[n++] = strdup(p->recs->r[i].path)))
+		if (cg_rec_kind(p->recs->r[i]) == K_SHARED && !(paths[n++] = strdup(p->recs->r[i]->path)))
 			rc = cc_err_sys(err, ENOMEM, "cgroup plan");
 	for (int i = 0; i < n && rc == 0; i++) {
 		_cleanup_free_ char *cur = NULL;

@@ -131,7 +131,7 @@ static int put_back_replaced(struct cc_cg *cg, const struct cc_cg_carve *c, cons
 		return -1;
 	cc_noderecs_del(recs, key);
 	for (int i = 0; i < plan->replaced.n; i++)
-		if (!cc_noderecs_add_copy(recs, &plan->replaced.r[i]))
+		if (!cc_noderecs_add_copy(recs, plan->replaced.r[i]))
 			return cc_err_sys(err, ENOMEM, "cgroup records");
 	for (int i = 0; i < plan->n && i <= plan->done; i++) {
 		const struct cc_cg_step *s = &plan->steps[i];
@@ -305,8 +305,8 @@ static int undo_theirs(struct cc_cg *cg, struct cc_noderecs *recs, struct cc_nod
  * inherits once no carve narrows its ancestors: it then follows them back
  * as inheriting would (its effective set is this and its parent's), where
  * the parent's effective set alone would keep another carve's CPUs out for
- * good once that carve went too.  Reading the ancestors' records may read
- * them into `recs`: pointers into it are stale after this. */
+ * good once that carve went too.  It may read the ancestors' records into
+ * `recs` (the records there keep their place). */
 static int ancestors_taken(struct cc_noderecs *recs, const char *cgroup, hwloc_bitmap_t taken, struct cc_err *err)
 {
 	char a[PATH_MAX], up[PATH_MAX];
@@ -388,23 +388,20 @@ static int undo_record(struct cc_cg *cg, const struct cc_cg_carve *c, struct cc_
 	_cleanup_bitmap_ hwloc_bitmap_t parent_cpus = hwloc_bitmap_alloc();
 	_cleanup_bitmap_ hwloc_bitmap_t mine = hwloc_bitmap_alloc();
 	_cleanup_bitmap_ hwloc_bitmap_t later = hwloc_bitmap_alloc();
-	_cleanup_free_ char *cur = NULL, *target = NULL, *share = NULL, *key = NULL;
+	_cleanup_free_ char *cur = NULL, *target = NULL, *share = NULL;
 	char cgroup[PATH_MAX], parent[PATH_MAX];
 	enum rec_kind k = cg_rec_kind(r);
 	const char *file = NULL;
 	bool written = false, listed;
 	int rc;
 
-	if (!parent_cpus || !mine || !later || !(key = strdup(r->path)))
+	if (!parent_cpus || !mine || !later)
 		return cc_err_sys(err, ENOMEM, "cgroup");
 	if (cg_rec_split(r, cgroup, sizeof(cgroup), &file, err) < 0)
 		return -1;
-	/* First, as it may read records and move this one. */
+	/* It may read the ancestors' records: `r` stays where it is. */
 	if ((k == K_PEER || k == K_SHARED) && ancestors_taken(recs, cgroup, later, err) < 0)
 		return -1;
-	r = cc_noderecs_find(recs, key);
-	if (!r)
-		return cc_err_set(err, ENOENT, "%s: the record went", key);
 	listed = cc_noderec_share(r, c->id) != NULL;
 	share = undo_share(c, r, k, listed, mine, err);
 	if (!share)
@@ -514,11 +511,10 @@ int cc_cg_undo_carve(struct cc_cg *cg, const struct cc_cg_carve *c, const struct
 		return cc_err_sys(err, ENOMEM, "cgroup records");
 	}
 	for (int i = 0; i < recs->n; i++)
-		if (cg_owns(&recs->r[i], c))
-			mine[n++] = &recs->r[i];
+		if (cg_owns(recs->r[i], c))
+			mine[n++] = recs->r[i];
 	qsort(mine, (size_t)n, sizeof(*mine), by_undo_rank);
-	/* By path from here: undoing one record may drop it from recs and
-	 * move the others. */
+	/* By path from here: undoing one record may drop it from recs. */
 	for (int i = 0; i < n; i++)
 		if (!(paths[i] = strdup(mine[i]->path)))
 			rc = cc_err_sys(err, ENOMEM, "cgroup records");

@@ -354,7 +354,7 @@ static int print_power(const struct status *s, const struct cc_table_opts *o, bo
 		int n = 0;
 
 		for (int i = 0; i < st.n; i++) {
-			const struct cc_noderec *r = &st.r[i];
+			const struct cc_noderec *r = st.r[i];
 
 			if ((int)cc_power_rec_kind(r) != k)
 				continue;

@@ -41,7 +41,7 @@ int cc_power_read_now(const struct cc_root *root, const struct cc_noderecs *st, 
 		return cc_err_sys(err, ENOMEM, "power");
 	now->n = st->n;
 	for (int i = 0; i < st->n; i++)
-		if (read_now(root, st->r[i].path, &now->value[i], err) < 0) {
+		if (read_now(root, st->r[i]->path, &now->value[i], err) < 0) {
 			cc_power_now_fini(now);
 			return -1;
 		}

@@ -85,6 +85,16 @@ static bool is_live(const char *const *live, const char *id)
 	return false;
 }
 
+/* Where `r` is in `st` (now->value is in the same order). */
+static int index_in(const struct cc_noderecs *st, const struct cc_noderec *r)
+{
+	int i = 0;
+
+	while (i < st->n - 1 && st->r[i] != r)
+		i++;
+	return i;
+}
+
 static int by_seq_desc(const void *a, const void *b)
 {
 	const struct cc_noderec *const *x = a, *const *y = b;
@@ -107,18 +117,18 @@ int cc_power_release_plan(const struct cc_noderecs *st, const struct cc_power_no
 	if (!orphans)
 		goto nomem;
 	for (int i = 0; i < plan->next.n; i++) {
-		struct cc_noderec *r = &plan->next.r[i];
+		struct cc_noderec *r = plan->next.r[i];
 
 		for (int k = r->nowners - 1; k >= 0; k--)
 			if (!is_live(live, r->owners[k].id))
 				cc_noderec_del_owner(r, r->owners[k].id);
 		if (!r->nowners)
-			orphans[norphans++] = &st->r[i];
+			orphans[norphans++] = st->r[i];
 	}
 	qsort(orphans, (size_t)norphans, sizeof(*orphans), by_seq_desc);
 	for (int i = 0; i < norphans; i++) {
 		const struct cc_noderec *r = orphans[i];
-		const char *cur = now->value[r - st->r];
+		const char *cur = now->value[index_in(st, r)];
 		enum cc_power_kind kind = cc_power_rec_kind(r);
 
 		if (!cur) {
@@ -140,8 +150,8 @@ int cc_power_release_plan(const struct cc_noderecs *st, const struct cc_power_no
 	}
 	/* What remains once the steps are written: the records still owned. */
 	for (int i = plan->next.n - 1; i >= 0; i--)
-		if (!plan->next.r[i].nowners)
-			cc_noderecs_del(&plan->next, plan->next.r[i].path);
+		if (!plan->next.r[i]->nowners)
+			cc_noderecs_del(&plan->next, plan->next.r[i]->path);
 	free(orphans);
 	return 0;
 nomem:

@@ -148,7 +148,7 @@ int cc_power_recs_copy(struct cc_noderecs *dst, const struct cc_noderecs *src)
 {
 	cc_noderecs_init(dst);
 	for (int i = 0; i < src->n; i++)
-		if (cc_power_recs_put(dst, &src->r[i], true) < 0) {
+		if (cc_power_recs_put(dst, src->r[i], true) < 0) {
 			cc_noderecs_fini(dst);
 			return -1;
 		}
@@ -198,7 +198,7 @@ int cc_power_recs_parse(const json_t *section, struct cc_noderecs *s, struct cc_
 	if (cc_noderecs_parse(section, W, cc_power_kinds, s, err) < 0)
 		return -1;
 	for (int i = 0; i < s->n; i++)
-		if (check_rec(&s->r[i], W, i, err) < 0) {
+		if (check_rec(s->r[i], W, i, err) < 0) {
 			cc_noderecs_fini(s);
 			return -1;
 		}

@@ -53,6 +53,13 @@ static void rec_fini(struct cc_noderec *r)
 	memset(r, 0, sizeof(*r));
 }
 
+static void drop(struct cc_noderec *r)
+{
+	if (r)
+		rec_fini(r);
+	free(r);
+}
+
 static void src_free(struct cc_noderecs_src *src)
 {
 	if (!src)
@@ -66,7 +73,7 @@ static void src_free(struct cc_noderecs_src *src)
 void cc_noderecs_fini(struct cc_noderecs *s)
 {
 	for (int i = 0; i < s->n; i++)
-		rec_fini(&s->r[i]);
+		drop(s->r[i]);
 	free(s->r);
 	src_free(s->src);
 	cc_noderecs_init(s);
@@ -80,8 +87,8 @@ bool cc_noderec_owned(const struct cc_noderec *r)
 static struct cc_noderec *held_in_memory(const struct cc_noderecs *s, const char *path)
 {
 	for (int i = 0; i < s->n; i++)
-		if (!strcmp(s->r[i].path, path))
-			return &s->r[i];
+		if (!strcmp(s->r[i]->path, path))
+			return s->r[i];
 	return NULL;
 }
 
@@ -123,15 +130,24 @@ int cc_noderec_put(char **field, const char *v)
 	return 0;
 }
 
+/* A new empty record at the end: its own allocation, so that no other
+ * record moves (a handle stays valid until its record is removed). */
 static struct cc_noderec *append(struct cc_noderecs *s)
 {
-	struct cc_noderec *grown = realloc(s->r, (size_t)(s->n + 1) * sizeof(*grown));
+	struct cc_noderec **grown = realloc(s->r, (size_t)(s->n + 1) * sizeof(*grown));
 
 	if (!grown)
 		return NULL;
 	s->r = grown;
-	memset(&s->r[s->n], 0, sizeof(s->r[s->n]));
-	return &s->r[s->n++];
+	if (!(s->r[s->n] = calloc(1, sizeof(**s->r))))
+		return NULL;
+	return s->r[s->n++];
+}
+
+/* The last record appended, taken back (a failed add or parse). */
+static void drop_last(struct cc_noderecs *s)
+{
+	drop(s->r[--s->n]);
 }
 
 struct cc_noderec *cc_noderecs_add(struct cc_noderecs *s, const char *path, const char *kind, const char *orig)
@@ -149,8 +165,7 @@ struct cc_noderec *cc_noderecs_add(struct cc_noderecs *s, const char *path, cons
 		return NULL;
 	if (cc_noderec_put(&r->path, path) < 0 || cc_noderec_put(&r->kind, kind) < 0 ||
 	    cc_noderec_put(&r->orig, orig) < 0) {
-		rec_fini(r);
-		s->n--;
+		drop_last(s);
 		return NULL;
 	}
 	r->seq = s->next++;
@@ -172,8 +187,7 @@ struct cc_noderec *cc_noderecs_add_copy(struct cc_noderecs *s, const struct cc_n
 			goto fail;
 	return c;
 fail:
-	rec_fini(c);
-	s->n--;
+	drop_last(s);
 	return NULL;
 }
 
@@ -196,8 +210,8 @@ void cc_noderecs_del(struct cc_noderecs *s, const char *path)
 		}
 	}
 	for (int i = 0; i < s->n; i++)
-		if (!strcmp(s->r[i].path, path)) {
-			rec_fini(&s->r[i]);
+		if (!strcmp(s->r[i]->path, path)) {
+			drop(s->r[i]);
 			memmove(&s->r[i], &s->r[i + 1], (size_t)(s->n - i - 1) * sizeof(*s->r));
 			s->n--;
 			return;
@@ -402,7 +416,7 @@ int cc_noderecs_parse_held(const json_t *section, const char *where, const char 
 			return -1;
 		}
 		for (int k = 0; k < s->n - 1; k++)
-			if (!strcmp(s->r[k].path, r->path)) {
+			if (!strcmp(s->r[k]->path, r->path)) {
 				cc_err_set(err, EINVAL, "%s.path: \"%.200s\" recorded twice", w, r->path);
 				cc_noderecs_fini(s);
 				return -1;
@@ -447,7 +461,7 @@ json_t *cc_noderecs_json(const struct cc_noderecs *s, struct cc_err *err)
 	if (!o || !files || json_object_set_new(o, "files", files) < 0)
 		return cc_err_sys(err, ENOMEM, "node records"), NULL;
 	for (int i = 0; i < s->n; i++)
-		if (json_array_append_new(files, rec_json(&s->r[i])) < 0)
+		if (json_array_append_new(files, rec_json(s->r[i])) < 0)
 			return cc_err_sys(err, ENOMEM, "node records"), NULL;
 	return cc_steal_ptr(o);
 }
@@ -493,8 +507,7 @@ static int read_one(struct cc_noderecs *s, const char *path, struct cc_noderec *
 	if (!r)
 		return cc_err_sys(err, ENOMEM, "%s", w);
 	if (parse_rec(o, w, src->kinds, src->held_kinds, r, err) < 0) {
-		rec_fini(r);
-		s->n--;
+		drop_last(s);
 		return -1;
 	}
 	if (r->seq >= s->next)
@@ -582,12 +595,12 @@ int cc_noderecs_store(struct cc_noderecs *s, struct cc_err *err)
 		if (cc_ledger_rec_put(src->l, src->section, src->gone[i], NULL, err) < 0)
 			return -1;
 	for (int i = 0; i < s->n; i++) {
-		json_t *o = rec_json(&s->r[i]);
+		json_t *o = rec_json(s->r[i]);
 
 		if (!o)
 			return cc_err_sys(err, ENOMEM, "%s", src->where);
 		json_object_del(o, "path");
-		if (cc_ledger_rec_put(src->l, src->section, s->r[i].path, o, err) < 0)
+		if (cc_ledger_rec_put(src->l, src->section, s->r[i]->path, o, err) < 0)
 			return -1;
 	}
 	/* An idle node's ledger has no records, and starts its count again. */

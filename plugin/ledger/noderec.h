@@ -71,7 +71,9 @@ struct cc_noderecs_src;
 struct cc_noderecs {
 	long long next; /* the next seq: past the last record's */
 	int n;
-	struct cc_noderec *r;
+	/* Each record its own allocation: a pointer to one (a handle) stays
+	 * valid until that record is removed, whatever is added or read. */
+	struct cc_noderec **r;
 	/* Read from a ledger's record section (cc_noderecs_open); NULL for a
 	 * set parsed from JSON or made by hand. */
 	struct cc_noderecs_src *src;
@@ -114,13 +116,13 @@ int cc_noderecs_parse_held(const json_t *section, const char *where, const char 
 json_t *cc_noderecs_json(const struct cc_noderecs *s, struct cc_err *err);
 
 /* The record of `path`, NULL if none.  A lazy set reads it first when it
- * does not hold it: pointers into s->r are invalidated then. */
+ * does not hold it (others keep their place). */
 struct cc_noderec *cc_noderecs_find(const struct cc_noderecs *s, const char *path);
 /* A new record for `path` (orig copied, NULL allowed) with the next seq,
- * no owners; NULL on ENOMEM.  Pointers into s->r are invalidated. */
+ * no owners; NULL on ENOMEM. */
 struct cc_noderec *cc_noderecs_add(struct cc_noderecs *s, const char *path, const char *kind, const char *orig);
 /* A copy of `r` (its seq, values and owners) added to `s`: a record kept
- * aside and put back; NULL on ENOMEM.  Pointers into s->r are invalidated. */
+ * aside and put back; NULL on ENOMEM. */
 struct cc_noderec *cc_noderecs_add_copy(struct cc_noderecs *s, const struct cc_noderec *r);
 void cc_noderecs_del(struct cc_noderecs *s, const char *path);
 /* Whether the record has an owner, listed or held. */

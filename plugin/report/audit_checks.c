@@ -870,7 +870,7 @@ int cc_audit_check_power(const struct cc_audit_in *in, struct cc_audit_report *o
 	if (s->power_now.n != s->power.n)
 		return 0; /* not read (a snapshot built by hand) */
 	for (int i = 0; i < s->power.n; i++) {
-		const struct cc_noderec *r = &s->power.r[i];
+		const struct cc_noderec *r = s->power.r[i];
 		const char *now = s->power_now.value[i];
 		const char *owner = live_owner(in->ledger, r);
 		const char *held = cc_power_rec_value(r);

@@ -200,7 +200,7 @@ static int check_cgroup_records(const struct cc_audit_in *in, struct cc_audit_re
 	if (cc_noderecs_load_all(&recs, err) < 0)
 		goto out;
 	for (int i = 0; i < recs.n; i++) {
-		const struct cc_noderec *r = &recs.r[i];
+		const struct cc_noderec *r = recs.r[i];
 		const char *slash = strrchr(r->path, '/');
 		char cgroup[PATH_MAX];
 		_cleanup_free_ char *now = NULL;

@@ -37,14 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				char *v = NULL;
 				struct cc_err e = CC_ERR_INIT;
 
-				if (strcmp(a.r[i].path, b.r[i].path) || a.r[i].nowners != b.r[i].nowners ||
-				    a.r[i].seq != b.r[i].seq || !a.r[i].held != !b.r[i].held ||
-				    (a.r[i].held && strcmp(a.r[i].held, b.r[i].held)))
+				if (strcmp(a.r[i]->path, b.r[i]->path) || a.r[i]->nowners != b.r[i]->nowners ||
+				    a.r[i]->seq != b.r[i]->seq || !a.r[i]->held != !b.r[i]->held ||
+				    (a.r[i]->held && strcmp(a.r[i]->held, b.r[i]->held)))
 					abort();
 				/* A held kind lists no owner once read. */
-				if (held && a.r[i].nowners && (!strcmp(a.r[i].kind, "exclusive") || !strcmp(a.r[i].kind, "parked")))
+				if (held && a.r[i]->nowners && (!strcmp(a.r[i]->kind, "exclusive") || !strcmp(a.r[i]->kind, "parked")))
 					abort();
-				r = cc_cg_rec_value(&a.r[i], parent, &v, &e);
+				r = cc_cg_rec_value(a.r[i], parent, &v, &e);
 				CC_FUZZ_CHECK_ERR(r < 0, &e);
 				free(v);
 			}

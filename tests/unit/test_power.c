@@ -155,17 +155,17 @@ START_TEST(test_state_roundtrip)
 	}
 	ck_assert_int_eq(cc_power_recs_load(l, &back, &err), 0);
 	ck_assert_int_eq(back.n, 1);
-	ck_assert_str_eq(back.r[0].path, UMIN);
-	ck_assert_int_eq(cc_power_rec_kind(&back.r[0]), CC_POWER_UNCORE_MIN);
-	ck_assert_str_eq(back.r[0].orig, "400000");
-	ck_assert_str_eq(back.r[0].set, "3000000");
-	ck_assert_str_eq(back.r[0].pending, "4000000");
-	ck_assert_str_eq(cc_power_rec_value(&back.r[0]), "4000000");
-	ck_assert_int_eq(back.r[0].nowners, 2);
-	ck_assert_str_eq(back.r[0].owners[1].id, "b");
-	ck_assert(cc_power_rec_owned_by(&back.r[0], "a"));
-	ck_assert(!cc_power_rec_owned_by(&back.r[0], "c"));
-	ck_assert_int_eq(back.r[0].seq, 3);
+	ck_assert_str_eq(back.r[0]->path, UMIN);
+	ck_assert_int_eq(cc_power_rec_kind(back.r[0]), CC_POWER_UNCORE_MIN);
+	ck_assert_str_eq(back.r[0]->orig, "400000");
+	ck_assert_str_eq(back.r[0]->set, "3000000");
+	ck_assert_str_eq(back.r[0]->pending, "4000000");
+	ck_assert_str_eq(cc_power_rec_value(back.r[0]), "4000000");
+	ck_assert_int_eq(back.r[0]->nowners, 2);
+	ck_assert_str_eq(back.r[0]->owners[1].id, "b");
+	ck_assert(cc_power_rec_owned_by(back.r[0], "a"));
+	ck_assert(!cc_power_rec_owned_by(back.r[0], "c"));
+	ck_assert_int_eq(back.r[0]->seq, 3);
 	ck_assert_int_eq(back.next, 4);
 	/* Emptied: the section goes, so an idle ledger stays empty. */
 	cc_noderecs_fini(&back);
@@ -288,16 +288,16 @@ START_TEST(test_plan_new_shared_conflict)
 	ck_assert_str_eq(pa.steps[0].to, "performance");
 	ck_assert_str_eq(pa.steps[1].path, UMIN);
 	ck_assert_int_eq(pa.next.n, 4);
-	ck_assert_str_eq(pa.next.r[0].pending, "performance"); /* journaled: the write to come */
-	ck_assert_ptr_null(pa.next.r[0].set);
-	ck_assert_ptr_null(pa.next.r[1].pending);
-	ck_assert_ptr_null(pa.next.r[1].set); /* recorded, never written */
-	ck_assert_str_eq(pa.next.r[1].orig, "1");
-	ck_assert_str_eq(cc_power_rec_value(&pa.next.r[1]), "1");
-	ck_assert_str_eq(pa.next.r[0].kind, "governor");
-	ck_assert_str_eq(pa.next.r[0].owners[0].share, "");
-	ck_assert_int_eq(pa.next.r[0].seq, 1);
-	ck_assert_int_eq(pa.next.r[3].seq, 4);
+	ck_assert_str_eq(pa.next.r[0]->pending, "performance"); /* journaled: the write to come */
+	ck_assert_ptr_null(pa.next.r[0]->set);
+	ck_assert_ptr_null(pa.next.r[1]->pending);
+	ck_assert_ptr_null(pa.next.r[1]->set); /* recorded, never written */
+	ck_assert_str_eq(pa.next.r[1]->orig, "1");
+	ck_assert_str_eq(cc_power_rec_value(pa.next.r[1]), "1");
+	ck_assert_str_eq(pa.next.r[0]->kind, "governor");
+	ck_assert_str_eq(pa.next.r[0]->owners[0].share, "");
+	ck_assert_int_eq(pa.next.r[0]->seq, 1);
+	ck_assert_int_eq(pa.next.r[3]->seq, 4);
 
 	/* b on the same package: the uncore is shared, counted, not written. */
 	target(&tb, CC_POWER_UNCORE_MIN, UMIN, "4000000", "4000000");
@@ -339,9 +339,9 @@ static struct cc_power_now now_of(const struct cc_noderecs *st, const char *cons
 static void written(struct cc_noderecs *st)
 {
 	for (int i = 0; i < st->n; i++)
-		if (st->r[i].pending) {
-			ck_assert_int_eq(cc_noderec_put(&st->r[i].set, st->r[i].pending), 0);
-			ck_assert_int_eq(cc_noderec_put(&st->r[i].pending, NULL), 0);
+		if (st->r[i]->pending) {
+			ck_assert_int_eq(cc_noderec_put(&st->r[i]->set, st->r[i]->pending), 0);
+			ck_assert_int_eq(cc_noderec_put(&st->r[i]->pending, NULL), 0);
 		}
 }
 
@@ -404,7 +404,7 @@ START_TEST(test_release_plan)
 	{
 		struct cc_power_plan p2;
 
-		ck_assert_str_eq(pa.next.r[0].pending, "performance");
+		ck_assert_str_eq(pa.next.r[0]->pending, "performance");
 		now = now_of(&pa.next, (const char *const[]){ "powersave", NULL, "3000000", "400000" });
 		ck_assert_int_eq(cc_power_release_plan(&pa.next, &now, none, &p2, &err), 0);
 		ck_assert_int_eq(p2.n, 0);
@@ -904,8 +904,8 @@ START_TEST(test_crash_then_release)
 		ck_assert_ptr_nonnull(l);
 		ck_assert_int_eq(cc_power_recs_load(l, &st, &err), 0);
 		ck_assert_int_eq(st.n, 9); /* everything journaled before the first write */
-		ck_assert_str_eq(st.r[0].path, GOV2);
-		ck_assert_str_eq(st.r[0].pending, "performance");
+		ck_assert_str_eq(st.r[0]->path, GOV2);
+		ck_assert_str_eq(st.r[0]->pending, "performance");
 		cc_noderecs_fini(&st);
 		if (!strcmp(power_faults[_i], "mid-power-write"))
 			ck_file(dir, GOV2, "performance");
