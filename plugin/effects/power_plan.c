@@ -85,27 +85,24 @@ static bool is_live(const char *const *live, const char *id)
 	return false;
 }
 
-/* Where `r` is in `st` (now->value is in the same order). */
-static int index_in(const struct cc_noderecs *st, const struct cc_noderec *r)
-{
-	int i = 0;
-
-	while (i < st->n - 1 && st->r[i] != r)
-		i++;
-	return i;
-}
+/* A record no live carve owns any more, with its place in `st` (and in
+ * now->value, in the same order). */
+struct orphan {
+	const struct cc_noderec *r;
+	int at;
+};
 
 static int by_seq_desc(const void *a, const void *b)
 {
-	const struct cc_noderec *const *x = a, *const *y = b;
+	const struct orphan *x = a, *y = b;
 
-	return (*x)->seq < (*y)->seq ? 1 : (*x)->seq > (*y)->seq ? -1 : 0;
+	return x->r->seq < y->r->seq ? 1 : x->r->seq > y->r->seq ? -1 : 0;
 }
 
 int cc_power_release_plan(const struct cc_noderecs *st, const struct cc_power_now *now,
 			  const char *const *live, struct cc_power_plan *plan, struct cc_err *err)
 {
-	const struct cc_noderec **orphans = NULL;
+	struct orphan *orphans = NULL;
 	int norphans = 0;
 
 	memset(plan, 0, sizeof(*plan));
@@ -123,12 +120,12 @@ int cc_power_release_plan(const struct cc_noderecs *st, const struct cc_power_no
 			if (!is_live(live, r->owners[k].id))
 				cc_noderec_del_owner(r, r->owners[k].id);
 		if (!r->nowners)
-			orphans[norphans++] = st->r[i];
+			orphans[norphans++] = (struct orphan){ st->r[i], i };
 	}
 	qsort(orphans, (size_t)norphans, sizeof(*orphans), by_seq_desc);
 	for (int i = 0; i < norphans; i++) {
-		const struct cc_noderec *r = orphans[i];
-		const char *cur = now->value[index_in(st, r)];
+		const struct cc_noderec *r = orphans[i].r;
+		const char *cur = now->value[orphans[i].at];
 		enum cc_power_kind kind = cc_power_rec_kind(r);
 
 		if (!cur) {

@@ -317,12 +317,12 @@ boot_guest() {
 			qj_last=
 		fi
 		wait "$bootpid" || true
+		[ "$stalled" = 0 ] || strip_ctl <"$log" | tr -d '\r' >>"$log.stall$stall_attempt"
 		# A stalled guest is booted again from the start, once (the
 		# stall's console and vCPUs kept, the retry in the summary): its
 		# timers had stopped, so what it ran last says nothing either way.
 		if [ "$stalled" = 1 ] && [ "$stall_attempt" -le "$stall_retries" ]; then
 			echo "e2e: [$g] INFO the guest stalled: $(head -n 1 "$log.stall$stall_attempt"); console and vCPUs kept in $log.stall$stall_attempt; booting again" >&2
-			strip_ctl <"$log" | tr -d '\r' >>"$log.stall$stall_attempt"
 			stalls="$stalls $g ($(sed -n '1s/.* in scenario \([^ ,;]*\).*/\1/p' "$log.stall$stall_attempt"))"
 			stall_attempt=$((stall_attempt + 1))
 			continue
@@ -362,7 +362,6 @@ boot_guest() {
 			why="the boot hung: no E2E-BEGIN after ${boot_timeout}s, $attempt attempts"
 		elif [ "$stalled" = 1 ]; then
 			why="the guest stalled twice: $(head -n 1 "$log.stall$stall_attempt")"
-			strip_ctl <"$log" | tr -d '\r' >>"$log.stall$stall_attempt"
 		elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 			why="killed after ${timeout_s}s (host timeout)"
 		else

@@ -131,6 +131,14 @@ class Pod:
         adj = 1000 - (1000 * mem_bytes(c.memory)) // node_memory()
         return 3 if adj < 3 else 999 if adj == 1000 else adj
 
+    def cpu_requests(self):
+        """resourcehelper PodRequests' CPU in millicores: the sum over the
+        containers that request (the API server defaulted a missing request
+        to its limit); None when none does."""
+        reqs = [c.request if c.request is not None else c.limit for c in self.containers.values()]
+        reqs = [r for r in reqs if r is not None]
+        return sum(reqs) if reqs else None
+
     def quota(self):
         """The pod cgroup's CPU limit in millicores, None for none."""
         lims = [c.limit for c in self.containers.values()]
@@ -293,8 +301,7 @@ class Kubelet:
         """pkg/kubelet/cm/helpers_linux.go ResourceConfigForPod: the shares
         of the pod's summed CPU requests, a quota only when every container
         has a limit (pod.quota())."""
-        shares = shares_of(sum((c.request if c.request is not None else c.limit) or 0
-                               for c in pod.containers.values()))
+        shares = shares_of(pod.cpu_requests())
         quota = pod.quota()
         return shares, (quota_of(quota) if quota is not None else None)
 
@@ -368,13 +375,10 @@ class Kubelet:
         ns = {"network": "NODE", "pid": "NODE" if pod.host_pid else "CONTAINER", "ipc": "POD"}
         # kuberuntime_sandbox_linux.go calculateSandboxResources: the pod's
         # requests and limits (resourcehelper PodRequests/PodLimits: the sum
-        # over the containers that set one; the API server defaulted a
-        # missing request to its limit) through calculateLinuxResources.
-        reqs = [c.request if c.request is not None else c.limit for c in pod.containers.values()]
-        reqs = [r for r in reqs if r is not None]
+        # over the containers that set one) through calculateLinuxResources.
         lim = sum(c.limit for c in pod.containers.values() if c.limit is not None)
         mem = sum(mem_bytes(c.memory) for c in pod.containers.values() if c.memory)
-        res = linux_resources(sum(reqs) if reqs else None, lim, mem)
+        res = linux_resources(pod.cpu_requests(), lim, mem)
         return {
             "metadata": {"name": pod.name, "uid": pod.uid, "namespace": pod.namespace, "attempt": 0},
             "log_directory": "/var/log/pods/%s_%s_%s" % (pod.namespace, pod.name, pod.uid),
