@@ -275,7 +275,7 @@ bool cg_same(enum rec_kind k, const char *a, const char *b)
 
 /* The file holds what corecarve left there: what it wrote last, a write
  * that was in flight, or — never written — the original. */
-bool cg_ours(const struct cc_noderec *r, const char *cur)
+bool cc_cg_rec_ours(const struct cc_noderec *r, const char *cur)
 {
 	enum rec_kind k = cg_rec_kind(r);
 

@@ -78,7 +78,7 @@ struct cc_noderec *cg_take_record(struct planner *p, const char *key, enum rec_k
 {
 	struct cc_noderec *r = cc_noderecs_find(p->recs, key);
 
-	if (r && !cg_ours(r, cur)) {
+	if (r && !cc_cg_rec_ours(r, cur)) {
 		if (r->set)
 			cg_msg(&p->plan->msgs, "%s was changed by someone else (\"%s\", corecarve had written \"%s\"); "
 			    "that value is kept as the one to restore", key, cur ? cur : "(gone)", r->set);

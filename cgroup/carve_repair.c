@@ -95,7 +95,7 @@ int cc_cg_shared_widen(struct cc_cg *cg, const char *path, const struct cc_cg_sh
 		return 0;
 	/* Someone else's value since is theirs: the next carve takes it as
 	 * the pool. */
-	if (!cg_ours(r, cur))
+	if (!cc_cg_rec_ours(r, cur))
 		return cc_err_set(err, EBUSY, "%s reads \"%s\", not what corecarve wrote (\"%s\"): someone else changed it",
 				  path, cur, r->set ? r->set : r->orig);
 	if (!pool || !share || !r->orig[0] || cg_parse_cpus(r->orig, pool, r, "orig", err) < 0)

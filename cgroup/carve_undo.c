@@ -281,7 +281,7 @@ static int undo_theirs(struct cc_cg *cg, struct cc_noderecs *recs, struct cc_nod
 		       const char *cgroup, const char *file, const char *cur, const char *target,
 		       struct cc_cg_msgs *msgs, struct cc_err *err)
 {
-	if (cg_ours(r, cur) || cg_same(k, cur, target) || (k == K_PARKED && !target && !cur[0]))
+	if (cc_cg_rec_ours(r, cur) || cg_same(k, cur, target) || (k == K_PARKED && !target && !cur[0]))
 		return 0;
 	if (r->set)
 		cg_msg(msgs, "%s was changed by someone else (\"%s\", corecarve had written \"%s\"); kept, "

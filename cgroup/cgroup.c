@@ -8,57 +8,68 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "cpulist.h"
 #include "systemctl.h"
 
+/* Why the cpuset controller is not on the unified hierarchy, from
+ * libcgroup's reading of the host's mount table: it knows the v1, hybrid
+ * and unified layouts, which is what this refusal has to name. */
+static void where_cpuset_is(char *buf, size_t len)
+{
+	char *mnt = NULL;
+
+	buf[0] = '\0';
+	if (cgroup_init() != 0 || cgroup_get_subsys_mount_point("cpuset", &mnt) != 0 || !mnt)
+		return;
+	if (strcmp(mnt, CC_CGROUP_MOUNT))
+		snprintf(buf, len, " (the host mounts the cpuset controller at %s, a cgroup v1 hierarchy: boot with "
+			 "systemd.unified_cgroup_hierarchy=1)", mnt);
+	free(mnt);
+}
+
 int cc_cg_open(struct cc_cg *cg, const struct cc_root *root, struct cc_err *err)
 {
 	_cleanup_free_ char *controllers = NULL;
-	char path[PATH_MAX];
+	char why[PATH_MAX + 128] = "";
 
 	memset(cg, 0, sizeof(*cg));
 	cg->root = root;
 	snprintf(cg->mount, sizeof(cg->mount), "%s", CC_CGROUP_MOUNT);
-	if (cc_path(path, sizeof(path), err, "%s/cgroup.controllers", cg->mount) < 0)
-		return -1;
-	controllers = cc_root_read(root, path, 4096, err);
-	if (!controllers) {
+	cg->mountfd = cc_root_open_nofollow(root, cg->mount, O_PATH | O_DIRECTORY, err);
+	controllers = cg->mountfd < 0 ? NULL : cc_cg_read(cg, "/", "cgroup.controllers", err);
+	if (!controllers || !strstr(controllers, "cpuset")) {
+		if (root->is_host)
+			where_cpuset_is(why, sizeof(why));
 		cc_err_clear(err);
-		return cc_err_set(err, ENOTSUP, "%s is not a cgroup v2 mount (no cgroup.controllers): corecarve needs the unified hierarchy", cg->mount);
+		if (!controllers)
+			cc_err_set(err, ENOTSUP, "%s is not a cgroup v2 mount (no cgroup.controllers): corecarve needs "
+				   "the unified hierarchy%s", cg->mount, why);
+		else
+			cc_err_set(err, ENOTSUP, "%s: the cpuset controller is not available in cgroup v2 (controllers: "
+				   "%s)%s", cg->mount, controllers, why);
+		cc_cg_close(cg);
+		return -1;
 	}
-	if (!strstr(controllers, "cpuset"))
-		return cc_err_set(err, ENOTSUP, "%s: the cpuset controller is not available in cgroup v2 (controllers: %s)", cg->mount, controllers);
 	/* Actions that cannot be redirected happen on the real host only. */
 	cg->ops = root->is_host ? &cc_cg_host_ops : NULL;
 	cg->systemd = cc_systemd_booted(root);
 	return 0;
 }
 
+void cc_cg_close(struct cc_cg *cg)
+{
+	if (cg->mountfd >= 0)
+		close(cg->mountfd);
+	cg->mountfd = -1;
+}
+
 void cc_cg_use(struct cc_cg *cg, const struct cc_cg_ops *ops, void *arg)
 {
 	cg->ops = ops;
 	cg->ops_arg = arg;
-}
-
-static int file_path(const struct cc_cg *cg, const char *cgroup, const char *file,
-		     char *buf, size_t len, struct cc_err *err)
-{
-	if (!cc_cgroup_path_safe(cgroup))
-		return cc_err_set(err, EINVAL, "cgroup path \"%.64s\" is not a safe absolute path", cgroup);
-	return cc_path(buf, len, err, "%s%s%s%s%s", cg->mount, strcmp(cgroup, "/") ? cgroup : "",
-		       file ? "/" : "", file ? file : "", "");
-}
-
-char *cc_cg_read(const struct cc_cg *cg, const char *cgroup, const char *file,
-		 struct cc_err *err)
-{
-	char path[PATH_MAX];
-
-	if (file_path(cg, cgroup, file, path, sizeof(path), err) < 0)
-		return NULL;
-	return cc_root_read(cg->root, path, 65536, err);
 }
 
 int cc_cg_read_cpus(const struct cc_cg *cg, const char *cgroup, const char *file,
@@ -71,16 +82,6 @@ int cc_cg_read_cpus(const struct cc_cg *cg, const char *cgroup, const char *file
 		return -1;
 	snprintf(what, sizeof(what), "%s/%s", cgroup, file);
 	return cc_cpulist_parse(s, out, what, err);
-}
-
-bool cc_cg_exists(const struct cc_cg *cg, const char *cgroup, const char *file)
-{
-	struct cc_err e = CC_ERR_INIT;
-	char path[PATH_MAX];
-
-	if (file_path(cg, cgroup, file, path, sizeof(path), &e) < 0)
-		return false;
-	return cc_root_exists(cg->root, path);
 }
 
 bool cc_cg_gone(int code)
@@ -120,15 +121,14 @@ int cc_cg_rmdir(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 int cc_cg_write(struct cc_cg *cg, const char *cgroup, const char *file,
 		const char *value, struct cc_cg_undo *undo, struct cc_err *err)
 {
-	char path[PATH_MAX];
 	char *old = NULL;
 
 	if (!cg->ops)
 		return no_ops(cg, "write", cgroup, err);
-	if (file_path(cg, cgroup, file, path, sizeof(path), err) < 0)
-		return -1;
+	if (!cc_cgroup_path_safe(cgroup))
+		return cc_err_set(err, EINVAL, "cgroup path \"%.64s\" is not a safe absolute path", cgroup);
 	if (undo) {
-		old = cc_root_read(cg->root, path, 65536, err);
+		old = cc_cg_read(cg, cgroup, file, err);
 		if (!old)
 			return -1;
 		if (undo->n == undo->cap) {

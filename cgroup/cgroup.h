@@ -1,7 +1,8 @@
 /* corecarve: the cgroup-v2 manager.
  *
- * Reads go through the root prefix (so the audit can read captured trees);
- * writes go through libcgroup and only on the real host.  Three ways to make
+ * Every file is reached beneath the mount's directory fd, under the root
+ * (so the audit reads captured trees); writes happen only on the real
+ * host.  Three ways to make
  * a carve exclusive, chosen by probing the files the kernel offers:
  *   remote-partition  cpuset.cpus.exclusive exists (Linux >= 6.7)
  *   local-partition   the container's parent is a valid partition root
@@ -10,6 +11,7 @@
 #ifndef CC_CGROUP_H
 #define CC_CGROUP_H
 
+#include <dirent.h>
 #include <hwloc.h>
 #include <jansson.h>
 #include <limits.h>
@@ -32,12 +34,12 @@ enum cc_cg_mode {
 
 struct cc_cg;
 
-/* How cgroup files are changed.  Reads always go through the root; the
- * writes go through these, so the whole apply and undo can run against a
- * test double over a temp tree (tests/unit/fakecg.c) that models the
- * cpuset rules the real kernels were seen to follow.  The host's are
- * cc_cg_host_ops (host.c): libcgroup for controller files, the cgroup core
- * files written directly. */
+/* How cgroup files are changed.  Reads always go beneath the mount's
+ * directory fd (io.c); the writes go through these, so the whole apply
+ * and undo can run against a test double over a temp tree
+ * (tests/unit/fakecg.c) that models the cpuset rules the real kernels
+ * were seen to follow.  The host's are cc_cg_host_ops (host.c): every
+ * write, mkdir and rmdir beneath the same directory fd. */
 struct cc_cg_ops {
 	int (*write)(struct cc_cg *cg, const char *cgroup, const char *file, const char *value,
 		     struct cc_err *err);
@@ -49,11 +51,13 @@ extern const struct cc_cg_ops cc_cg_host_ops;
 
 struct cc_cg {
 	const struct cc_root *root;
-	char mount[PATH_MAX];
+	char mount[PATH_MAX]; /* the mount's path under the root, for messages */
+	/* The mount, opened once (O_PATH): every file of the cgroup manager
+	 * is resolved beneath it (io.c).  -1: not open (CC_CG_INIT). */
+	int mountfd;
 	/* NULL: nothing is written (a captured tree under --root). */
 	const struct cc_cg_ops *ops;
 	void *ops_arg;             /* the test double's state */
-	bool libcgroup_ready;
 	/* The host runs systemd: a slice's cpuset.cpus written is given to
 	 * systemd as its AllowedCPUs= too (host.c says why). */
 	bool systemd;
@@ -74,9 +78,14 @@ struct cc_cg_undo {
 	struct cc_cg_undo_entry *e;
 };
 
+#define CC_CG_INIT { .mountfd = -1 }
+
 /* Open the cgroup2 mount under `root`: writes through cc_cg_host_ops when
- * the root is the host, none otherwise (cc_cg_use sets a test double). */
+ * the root is the host, none otherwise (cc_cg_use sets a test double).
+ * cc_cg_close closes it (a handle that was never opened too). */
 int cc_cg_open(struct cc_cg *cg, const struct cc_root *root, struct cc_err *err);
+void cc_cg_close(struct cc_cg *cg);
+#define _cleanup_cg_ __attribute__((cleanup(cc_cg_close)))
 void cc_cg_use(struct cc_cg *cg, const struct cc_cg_ops *ops, void *arg);
 
 /* Read a control file of a cgroup (relative to the mount). Caller frees. */
@@ -85,13 +94,17 @@ char *cc_cg_read(const struct cc_cg *cg, const char *cgroup, const char *file,
 int cc_cg_read_cpus(const struct cc_cg *cg, const char *cgroup, const char *file,
 		    hwloc_bitmap_t out, struct cc_err *err);
 bool cc_cg_exists(const struct cc_cg *cg, const char *cgroup, const char *file);
+/* The cgroup's directory, to list its children. */
+DIR *cc_cg_opendir(const struct cc_cg *cg, const char *cgroup, struct cc_err *err);
+/* 1: the cgroup is a directory; 0: it is gone (cc_cg_gone); -1: err. */
+int cc_cg_is_dir(const struct cc_cg *cg, const char *cgroup, struct cc_err *err);
 /* The one place an error code says "that cgroup is gone": ENOENT (removed),
  * ENOTDIR (a path component is no directory any more), ENODEV (Linux's
  * answer for a cgroup whose rmdir is under way: a peer container that
  * exits mid-carve).  Reads, writes and undo all treat it alike. */
 bool cc_cg_gone(int code);
 
-/* Write a control file (libcgroup on the host).  With `undo`, the old value
+/* Write a control file (beneath the mount on the host).  With `undo`, the old value
  * is recorded first so cc_cg_rollback() can put it back. */
 int cc_cg_write(struct cc_cg *cg, const char *cgroup, const char *file,
 		const char *value, struct cc_cg_undo *undo, struct cc_err *err);
@@ -122,6 +135,13 @@ int cc_cg_available(const struct cc_cg *cg, const char *cgroup, bool exclusive, 
 enum cc_cg_mode cc_cg_probe_mode(const struct cc_cg *cg, const char *cgroup);
 const char *cc_cg_mode_name(enum cc_cg_mode m);
 int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m);
+
+/* Whether a recorded file holds what corecarve left there: what it wrote
+ * last, a write that was in flight, or (never written) the original;
+ * values compared as their kind reads them (CPU sets as sets, cpu.max as
+ * quota and period).  The one rule the plan, the undo and the audit
+ * apply (carve.c). */
+bool cc_cg_rec_ours(const struct cc_noderec *r, const char *cur);
 
 /* ---- a carve (carve.c) ------------------------------------------------
  *

@@ -1,7 +1,8 @@
 /* corecarve: what the cgroup manager's files share, private to cgroup/.
  *
- *   cgroup.c     the mount, reads, writes through the ops, modes
- *   host.c       the host's ops (libcgroup)
+ *   cgroup.c     the mount, writes through the ops, modes
+ *   io.c         the one I/O path: every file beneath the mount's fd
+ *   host.c       the host's ops (io.c's writes, systemd told of slices)
  *   partition.c  cpu sets, partitions, controllers, the directory check,
  *                init-parent
  *   carve.c      a carve's record rules over the node records (kinds,
@@ -18,6 +19,27 @@
 #include "cgroup.h"
 
 #define CG_MAX_DEPTH 32
+
+/* ---- the one I/O path (io.c) ---- */
+/* openat2 of `rel` beneath `dirfd`: no link, no "..", no other mount. */
+int cg_openat(int dirfd, const char *rel, int flags);
+/* `cgroup` (with `file`, or the directory itself for NULL) opened beneath
+ * the mount; errors worded by cg_io_fail for `op` (and `value`, NULL for
+ * none). */
+int cg_open(const struct cc_cg *cg, const char *cgroup, const char *file, int flags, const char *op,
+	    const char *value, struct cc_err *err);
+/* What an errno means for a cgroup operation: "gone",
+ * "busy", "refused by the kernel", "denied", ...; NULL for another. */
+const char *cg_io_class(int code);
+/* err set to "<op> \"<value>\" to <cgroup>/<file>: <class> (<strerror>)",
+ * code kept; -1. */
+int cg_io_fail(struct cc_err *err, int code, const char *op, const char *cgroup, const char *file,
+	       const char *value);
+int cg_write_file(const struct cc_cg *cg, const char *cgroup, const char *file, const char *value,
+		  struct cc_err *err);
+int cg_mkdir_beneath(const struct cc_cg *cg, const char *cgroup, struct cc_err *err);
+/* Already gone is success. */
+int cg_rmdir_beneath(const struct cc_cg *cg, const char *cgroup, struct cc_err *err);
 
 /* Write a cpu set to a file unless it already holds exactly that set. */
 int cg_write_cpus(struct cc_cg *cg, const char *cgroup, const char *file, hwloc_const_bitmap_t set,
@@ -91,7 +113,6 @@ int cg_rec_split(const struct cc_noderec *r, char *cgroup, size_t len, const cha
 int cg_parse_cpus(const char *s, hwloc_bitmap_t out, const struct cc_noderec *r, const char *field,
 		  struct cc_err *err);
 bool cg_same(enum rec_kind k, const char *a, const char *b);
-bool cg_ours(const struct cc_noderec *r, const char *cur);
 int cg_read_opt(const struct cc_cg *cg, const char *cgroup, const char *file, char **out, struct cc_err *err);
 
 /* ---- the plan (carve_plan.c) ---- */

@@ -1,70 +1,15 @@
 /* corecarve: the host's cgroup writes (cc_cg_host_ops, cgroup.h).
  *
- * Controller files go through libcgroup: it names the controller, builds
- * the path from its own mount table and maps the kernel's refusal into
- * ECGOTHER + the last errno.  The cgroup core files ("cgroup.*": procs,
- * subtree_control, kill), which libcgroup has no controller for, are
- * written through the root like every other kernel file. */
+ * Every write, mkdir and rmdir goes beneath the mount's directory fd
+ * (io.c), controller and core files alike; a slice's cpuset.cpus and
+ * cpu.max are told to systemd as well (below). */
 #define _GNU_SOURCE
-#include "cgroup.h"
+#include "cgroup_int.h"
 
-#include <errno.h>
-#include <libcgroup.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "systemctl.h"
-
-static int lcg_write(struct cc_cg *cg, const char *cgroup, const char *file, const char *value,
-		     struct cc_err *err)
-{
-	struct cgroup *c = NULL;
-	struct cgroup_controller *ctl;
-	char controller[32];
-	const char *dot = strchr(file, '.');
-	int r;
-
-	if (!dot || (size_t)(dot - file) >= sizeof(controller))
-		return cc_err_set(err, EINVAL, "%s: not a controller file", file);
-	memcpy(controller, file, (size_t)(dot - file));
-	controller[dot - file] = '\0';
-	if (!cg->libcgroup_ready) {
-		r = cgroup_init();
-		if (r)
-			return cc_err_set(err, EIO, "libcgroup: cgroup_init: %s", cgroup_strerror(r));
-		cg->libcgroup_ready = true;
-	}
-	c = cgroup_new_cgroup(cgroup);
-	if (!c)
-		return cc_err_sys(err, ENOMEM, "libcgroup: %s", cgroup);
-	ctl = cgroup_add_controller(c, controller);
-	if (!ctl) {
-		cgroup_free(&c);
-		return cc_err_set(err, EINVAL, "libcgroup: %s: cannot add controller %s", cgroup, controller);
-	}
-	/* An empty value must still reach the kernel as a write: libcgroup
-	 * 2.0 writes nothing for "" and strips a lone "\n" (seen with strace),
-	 * so send one space, which cpuset strips (strstrip) to the empty set. */
-	r = cgroup_add_value_string(ctl, file, *value ? value : " ");
-	if (!r)
-		r = cgroup_modify_cgroup(c);
-	cgroup_free(&c);
-	if (r) {
-		/* A cgroup removed under us is "gone" (cc_cg_gone), like the
-		 * kernel's own ENOENT: libcgroup says ECGROUPNOTEXIST for the
-		 * directory, ECGROUPVALUENOTEXIST for its file once the kernel
-		 * removed it (a shared container deleted while a release widens
-		 * it: 45-busy-node on 7.3 kept the carve as releasing). */
-		int e = r == ECGOTHER ? cgroup_get_last_errno()
-			: r == ECGROUPNOTEXIST || r == ECGROUPVALUENOTEXIST ? ENOENT : 0;
-
-		if (e)
-			return cc_err_sys(err, e, "write \"%s\" to %s/%s", value, cgroup, file);
-		return cc_err_set(err, EIO, "write \"%s\" to %s/%s: %s", value, cgroup, file, cgroup_strerror(r));
-	}
-	return 0;
-}
 
 /* The properties that make systemd write a value to a slice's file itself. */
 struct slice_props {
@@ -132,39 +77,21 @@ static void tell_systemd(struct cc_cg *cg, const char *cgroup, const char *file,
 static int host_write(struct cc_cg *cg, const char *cgroup, const char *file, const char *value,
 		      struct cc_err *err)
 {
-	char path[PATH_MAX];
-
-	if (strncmp(file, "cgroup.", 7) != 0) {
-		if (lcg_write(cg, cgroup, file, value, err) < 0)
-			return -1;
-		if (cg->systemd)
-			tell_systemd(cg, cgroup, file, value);
-		return 0;
-	}
-	if (cc_path(path, sizeof(path), err, "%s%s/%s", cg->mount, strcmp(cgroup, "/") ? cgroup : "", file) < 0)
+	if (cg_write_file(cg, cgroup, file, value, err) < 0)
 		return -1;
-	return cc_root_write(cg->root, path, *value ? value : "\n", err);
+	if (cg->systemd && strncmp(file, "cgroup.", 7))
+		tell_systemd(cg, cgroup, file, value);
+	return 0;
 }
 
 static int host_mkdir(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 {
-	char path[PATH_MAX];
-
-	if (cc_path(path, sizeof(path), err, "%s%s", cg->mount, cgroup) < 0)
-		return -1;
-	return cc_root_mkdir(cg->root, path, 0755, err);
+	return cg_mkdir_beneath(cg, cgroup, err);
 }
 
 static int host_rmdir(struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 {
-	char path[PATH_MAX];
-
-	/* The root is "/" here, so the absolute path is the real one. */
-	if (cc_path(path, sizeof(path), err, "%s%s", cg->mount, cgroup) < 0)
-		return -1;
-	if (rmdir(path) < 0 && errno != ENOENT)
-		return cc_err_sys(err, errno, "rmdir %s", cgroup);
-	return 0;
+	return cg_rmdir_beneath(cg, cgroup, err);
 }
 
 const struct cc_cg_ops cc_cg_host_ops = {

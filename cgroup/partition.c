@@ -155,7 +155,7 @@ int cg_check_dir(const struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 
 	if (!cc_cgroup_path_safe(cgroup))
 		return cc_err_set(err, EINVAL, "cgroup path \"%.64s\" is not a safe absolute path", cgroup);
-	fd = cc_root_openat(cg->root, cg->mount, O_PATH | O_DIRECTORY, 0, err);
+	fd = cg_open(cg, "/", NULL, O_PATH | O_DIRECTORY, "open", NULL, err);
 	if (fd < 0)
 		return -1;
 	while (*p) {
@@ -197,14 +197,10 @@ int cg_check_dir(const struct cc_cg *cg, const char *cgroup, struct cc_err *err)
 
 int cg_siblings_open(const struct cc_cg *cg, const char *cgroup, struct cg_siblings *it, struct cc_err *err)
 {
-	char dir[PATH_MAX];
-
 	it->d = NULL;
 	it->self = strrchr(cgroup, '/') + 1;
 	cc_cg_parent(cgroup, it->parent, sizeof(it->parent));
-	if (cc_path(dir, sizeof(dir), err, "%s%s", cg->mount, strcmp(it->parent, "/") ? it->parent : "") < 0)
-		return -1;
-	it->d = cc_root_opendir(cg->root, dir, err);
+	it->d = cc_cg_opendir(cg, it->parent, err);
 	return it->d ? 0 : -1;
 }
 

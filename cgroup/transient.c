@@ -46,12 +46,12 @@ int cc_cg_gc_probe(const char *cgroup, void *arg, struct cc_err *err)
 
 	/* The ledger keeps a carve's cgroup as the runtime named it, with or
 	 * without its leading "/". */
-	if (cc_path(path, sizeof(path), err, "%s/%s", cg->mount, cgroup + strspn(cgroup, "/")) < 0)
+	if (cc_path(path, sizeof(path), err, "/%s", cgroup + strspn(cgroup, "/")) < 0)
 		return -1;
-	r = cc_root_is_dir(cg->root, path, err);
+	r = cc_cg_is_dir(cg, path, err);
 	if (r <= 0)
 		return r < 0 ? -1 : CC_LEDGER_CGROUP_GONE;
-	if (cc_cg_populated(cg, path + strlen(cg->mount), &populated, &e) < 0)
+	if (cc_cg_populated(cg, path, &populated, &e) < 0)
 		return CC_LEDGER_CGROUP_USED;
 	return populated ? CC_LEDGER_CGROUP_USED : CC_LEDGER_CGROUP_EMPTY;
 }

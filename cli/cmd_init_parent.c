@@ -233,7 +233,7 @@ int cc_cmd_init_parent(int argc, char **argv)
 	_cleanup_bitmap_ hwloc_bitmap_t mems = hwloc_bitmap_alloc();
 	_cleanup_free_ char *list = NULL, *mlist = NULL;
 	const char *cgroup, *kubelet;
-	struct cc_cg cg;
+	_cleanup_cg_ struct cc_cg cg = CC_CG_INIT;
 	int r;
 
 	r = parse_args(argc, argv, &a, &err);

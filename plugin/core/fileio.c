@@ -83,6 +83,19 @@ int cc_read_fd(int fd, const char *name, size_t max, unsigned flags, char **out,
 	return 0;
 }
 
+DIR *cc_fdopendir(int fd, const char *name, struct cc_err *err)
+{
+	DIR *d = fdopendir(fd);
+
+	if (!d) {
+		int e = errno;
+
+		close(fd);
+		cc_err_sys(err, e, "%s", name);
+	}
+	return d;
+}
+
 int cc_read_at(int dirfd, const char *path, const char *name, size_t max, unsigned flags, char **out,
 	       size_t *len, struct cc_err *err)
 {

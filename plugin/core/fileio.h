@@ -9,6 +9,7 @@
 #ifndef CC_FILEIO_H
 #define CC_FILEIO_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -38,6 +39,10 @@ enum {
  * count).  0, or -1 with err. */
 int cc_read_fd(int fd, const char *name, size_t max, unsigned flags, char **out, size_t *len,
 	       struct cc_err *err);
+
+/* A directory stream over `fd` (opened O_RDONLY | O_DIRECTORY), which it
+ * takes: closed on failure, err "NAME: strerror". */
+DIR *cc_fdopendir(int fd, const char *name, struct cc_err *err);
 
 /* Open `path` relative to `dirfd` (AT_FDCWD, or a directory) and read it
  * as cc_read_fd does.  With CC_READ_REGULAR the open does not block on a

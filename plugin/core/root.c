@@ -221,18 +221,8 @@ DIR *cc_root_opendir(const struct cc_root *root, const char *path,
 		     struct cc_err *err)
 {
 	int fd = cc_root_openat(root, path, O_RDONLY | O_DIRECTORY, 0, err);
-	DIR *d;
 
-	if (fd < 0)
-		return NULL;
-	d = fdopendir(fd);
-	if (!d) {
-		int e = errno;
-
-		close(fd);
-		return cc_err_sys(err, e, "%s", path), NULL;
-	}
-	return d;
+	return fd < 0 ? NULL : cc_fdopendir(fd, path, err);
 }
 
 bool cc_root_exists(const struct cc_root *root, const char *path)

@@ -59,8 +59,7 @@ static const struct rule allowed[] = {
 	 * /proc/irq/N/smp_affinity, the ledger, the one error line. */
 	{ "write", ANY },
 	{ "mkdir", ANY },        /* the state directory */
-	{ "mkdirat", ANY },      /* the parked-siblings cgroup */
-	{ "rmdir", ANY },        /* that cgroup with its last owner; a stale exec carve's cgroup */
+	{ "mkdirat", ANY },      /* the parked-siblings cgroup, beneath the cgroup mount's fd */
 	{ "fchmod", ANY },       /* ledger files 0600, the directory 0700 */
 	{ "fchown", ANY },       /* the replaced irqbalance environment file keeps its owner */
 	{ "flock", ANY },        /* the ledger lock: one hook decides at a time */
@@ -72,7 +71,7 @@ static const struct rule allowed[] = {
 	{ "ftruncate", ANY },
 	{ "fsync", ANY },        /* ledger temp file and directory around the rename */
 	{ "renameat", ANY },     /* the atomic ledger replace */
-	{ "unlinkat", ANY },     /* temp files a killed writer left */
+	{ "unlinkat", ANY },     /* temp files a killed writer left; a cgroup removed (AT_REMOVEDIR) */
 	/* Memory.  No executable mapping: nothing may be loaded or made
 	 * executable after the inputs are read. */
 	{ "brk", ANY },

@@ -139,6 +139,15 @@ void cc_effects_fini(struct cc_effect_run *run);
  * with the first failure. */
 int cc_effects_undo(struct cc_effect_run *run, struct cc_err *err);
 
+/* The quota rule (effect_cgroup.c), one implementation for the plan and
+ * the audit: an exclusive carve drops the CFS quota of its cgroup and its
+ * pod, and its CPUs count in the demand a quota above the pod must meet,
+ * unless its class keeps quotas (`quota: keep`).  A class the policy no
+ * longer has drops (what the carve did when it was made). */
+bool cc_effect_drops_quota(const struct cc_carve *c, const struct cc_policy *policy);
+/* `cgroup` lies strictly below `ancestor` ("/a/b" below "/a"). */
+bool cc_effect_below(const char *cgroup, const char *ancestor);
+
 /* ---- a recorded carve taken out (effect_release.c) ---- */
 
 /* Undo every effect of the recorded carve `id`: its cgroups,

@@ -114,15 +114,28 @@ static struct cc_cg_share *shares_of_all(struct others *o, struct cc_err *err)
 	return sh;
 }
 
-/* Quota-dropping: a class the policy no longer has counts, as the
- * audit's cpus_below counts it.  Asked only where a quota is met (a
- * record made now, a cap above the pod): then the carves are loaded. */
+bool cc_effect_drops_quota(const struct cc_carve *c, const struct cc_policy *policy)
+{
+	const struct cc_pclass *pc = policy ? cc_policy_class(policy, c->class_name) : NULL;
+
+	return c->exclusive && !(pc && pc->quota == CC_QUOTA_KEEP);
+}
+
+bool cc_effect_below(const char *cgroup, const char *ancestor)
+{
+	size_t n = strlen(ancestor);
+
+	return !strncmp(cgroup, ancestor, n) && cgroup[n] == '/';
+}
+
+/* The quota-dropping carves below `ancestor`, but this one.  Asked only
+ * where a quota is met (a record made now, a cap above the pod): then the
+ * carves are loaded. */
 static int quota_carves_below(void *arg, const char *ancestor, struct cc_cg_share **out, int *nout,
 			      struct cc_err *err)
 {
 	struct others *o = arg;
 	const struct cc_carve *c;
-	size_t n = strlen(ancestor);
 	_cleanup_free_ struct cc_cg_share *sh = NULL;
 	int k = 0;
 
@@ -131,11 +144,7 @@ static int quota_carves_below(void *arg, const char *ancestor, struct cc_cg_shar
 	if (!(sh = shares_of_all(o, err)))
 		return -1;
 	cc_ledger_foreach_carve(o->l, i, c) {
-		const struct cc_pclass *pc = o->policy ? cc_policy_class(o->policy, c->class_name) : NULL;
-
-		if (!strcmp(c->id, o->self) || !c->exclusive || (pc && pc->quota == CC_QUOTA_KEEP))
-			continue;
-		if (strncmp(c->cgroup, ancestor, n) || c->cgroup[n] != '/')
+		if (!strcmp(c->id, o->self) || !cc_effect_drops_quota(c, o->policy) || !cc_effect_below(c->cgroup, ancestor))
 			continue;
 		snprintf(sh[k].id, sizeof(sh[k].id), "%s", c->id);
 		snprintf(sh[k].share, sizeof(sh[k].share), "%d", hwloc_bitmap_weight(c->cpus));

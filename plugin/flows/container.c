@@ -515,7 +515,7 @@ int cc_carve_create(const struct cc_ctx *ctx, const struct cc_carve_spec *spec,
 	_cleanup_policy_ struct cc_policy *policy = NULL;
 	_cleanup_topo_ struct cc_topo *topo = NULL;
 	_cleanup_ledger_ struct cc_ledger *ledger = NULL;
-	struct cc_cg cg;
+	_cleanup_cg_ struct cc_cg cg = CC_CG_INIT;
 	/* A grant's request gains its CPU count once the topology is read. */
 	struct cc_request greq = *spec->req;
 	struct cc_carve_spec gspec = *spec;
@@ -636,7 +636,7 @@ static int beside_carves(const struct cc_ctx *ctx, const struct cc_oci_state *st
 	struct cc_err err = CC_ERR_INIT;
 	char cgroup[PATH_MAX], branch[PATH_MAX];
 	bool missing = false;
-	struct cc_cg cg;
+	_cleanup_cg_ struct cc_cg cg = CC_CG_INIT;
 	size_t len = 0;
 	int live;
 
@@ -684,7 +684,7 @@ int cc_container_release(const struct cc_ctx *ctx, const char *id, const char *k
 {
 	_cleanup_ledger_ struct cc_ledger *ledger = NULL;
 	struct cc_carve *c;
-	struct cc_cg cg;
+	_cleanup_cg_ struct cc_cg cg = CC_CG_INIT;
 	int rc;
 
 	/* The index only: a container that was not carved (the usual case

@@ -425,7 +425,7 @@ int cc_exec_carved(const struct cc_ctx *ctx, const struct cc_exec_carve *opt, ch
 	struct cc_request req = { .cpus = opt->cpus };
 	struct cc_carve_spec spec = { .kind = "exec", .req = &req };
 	char cgroup[PATH_MAX], id[64];
-	struct cc_cg cg;
+	_cleanup_cg_ struct cc_cg cg = CC_CG_INIT;
 	sigset_t stop, mask;
 	bool signals_blocked = false;
 	pid_t pid;

@@ -125,6 +125,12 @@ struct writer {
 	bool cg_open;
 };
 
+static void writer_fini(struct writer *wr)
+{
+	if (wr->cg_open)
+		cc_cg_close(&wr->cg);
+}
+
 static int cg_ready(struct writer *wr, struct cc_err *err)
 {
 	if (wr->cg_open)
@@ -262,7 +268,7 @@ static int vm_power(const struct cc_ctx *ctx, struct cc_ledger *l, const struct 
 
 static int apply(const struct cc_ctx *ctx, struct cc_ledger *l, struct cc_vm_result *res, struct cc_err *err)
 {
-	struct writer wr = { .ctx = ctx };
+	__attribute__((cleanup(writer_fini))) struct writer wr = { .ctx = ctx };
 	bool irqs = false;
 	int rc = 0;
 

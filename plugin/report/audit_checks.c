@@ -1,7 +1,7 @@
 /* corecarve audit: the checks.  Pure functions of the ledger, the
- * topology, the policy and the snapshot; each appends findings.  The
- * checks of the records and the ledger's carves are audit_records.c.  Every
- * check is linear in cgroups + carves (+ tasks or IRQs for the checks
+ * topology, the policy and the snapshot; each appends findings (the
+ * records' and the carves' are audit_records.c, the quotas' audit_quota.c).
+ * Every check is linear in cgroups + carves (+ tasks or IRQs for those
  * that look at them): per-CPU owner tables and the snapshot's index stand
  * in for pairwise comparisons. */
 #define _GNU_SOURCE
@@ -53,13 +53,13 @@ static bool partition_broken(const struct cc_carve *c, const struct cc_audit_cgr
 }
 
 /* The carve's cgroup in the snapshot, -1 when it has none or it is gone. */
-static int carve_cgroup(const struct cc_audit_in *in, const struct cc_carve *c)
+int audit_carve_cgroup(const struct cc_audit_in *in, const struct cc_carve *c)
 {
 	return c->cgroup[0] ? cc_audit_snap_find(in->snap, c->cgroup) : -1;
 }
 
 /* NUMA node numbers of `cpus`. */
-static void numa_of(const struct cc_topo *t, hwloc_const_bitmap_t cpus, hwloc_bitmap_t out)
+void audit_numa_of(const struct cc_topo *t, hwloc_const_bitmap_t cpus, hwloc_bitmap_t out)
 {
 	int cpu;
 
@@ -107,14 +107,6 @@ static const char *owner_id(const struct cc_ledger *l, const int *own, hwloc_con
 	return cpu >= 0 && cpu < CC_CPU_LIMIT && own[cpu] >= 0 ? cc_ledger_carve_at(l, own[cpu])->id : "";
 }
 
-#define ADD(code, carve)                                                       \
-	({                                                                     \
-		struct cc_finding *_f = cc_audit_add(out, (code), (carve), err); \
-		if (!_f)                                                       \
-			return -1;                                             \
-		_f;                                                            \
-	})
-
 
 /* ---- drift: CARVE_DRIFT, MEMS_MISALIGNED ------------------------------- */
 
@@ -127,7 +119,7 @@ int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *o
 		return cc_err_sys(err, ENOMEM, "audit");
 	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
 		const struct cc_carve *c = cc_ledger_carve_at(l, k);
-		int i = carve_cgroup(in, c);
+		int i = audit_carve_cgroup(in, c);
 		const struct cc_audit_cgroup *g;
 		enum cc_cg_mode mode;
 		char a[AUDIT_BUF], b[AUDIT_BUF], x[AUDIT_BUF];
@@ -169,7 +161,7 @@ int cc_audit_check_drift(const struct cc_audit_in *in, struct cc_audit_report *o
 			 * pulled away from the carve's CPUs. */
 			bool local;
 
-			numa_of(in->topo, c->cpus, nodes);
+			audit_numa_of(in->topo, c->cpus, nodes);
 			local = hwloc_bitmap_isequal(nodes, c->mems);
 			f = ADD(local ? CC_AUDIT_MEMS_MISALIGNED : CC_AUDIT_CARVE_DRIFT, c->id);
 			f->repair = CC_REPAIR_REAPPLY;
@@ -293,7 +285,7 @@ int cc_audit_check_partitions(const struct cc_audit_in *in, struct cc_audit_repo
 		const struct cc_pclass *cls = cc_policy_class(in->policy, c->class_name);
 		const char *want = cls ? (cls->partition == CC_PART_ISOLATED ? "isolated" : "root") : NULL;
 		_cleanup_bitmap_ hwloc_bitmap_t held = NULL;
-		int i = carve_cgroup(in, c), j;
+		int i = audit_carve_cgroup(in, c), j;
 		enum cc_cg_mode mode;
 		char pk[PATH_MAX], a[AUDIT_BUF], b[AUDIT_BUF];
 		struct cc_finding *f;
@@ -389,7 +381,7 @@ static int check_carves_exclusive(const struct cc_audit_in *in, const int *own, 
 	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
 		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		enum cc_cg_mode mode;
-		int i = carve_cgroup(in, c);
+		int i = audit_carve_cgroup(in, c);
 		struct cc_finding *f;
 
 		hwloc_bitmap_or(x, c->cpus, c->parked);
@@ -550,123 +542,6 @@ int cc_audit_check_exclusivity(const struct cc_audit_in *in, struct cc_audit_rep
 	if (check_carves_exclusive(in, own, &e, out, err) < 0)
 		return -1;
 	return check_outside_carves(in, own, &e, out, err);
-}
-
-/* ---- quota: QUOTA_ON_CARVE, QUOTA_WITH_PINNING --------------------------- */
-
-static void quota_text(char *buf, size_t len, const struct cc_audit_cgroup *g)
-{
-	snprintf(buf, len, "cpu.max %lld %lld", g->quota, g->period);
-}
-
-static bool keeps_quota(const struct cc_audit_in *in, const struct cc_carve *c)
-{
-	const struct cc_pclass *cls = cc_policy_class(in->policy, c->class_name);
-
-	return cls && cls->quota == CC_QUOTA_KEEP;
-}
-
-/* The CPUs of the quota-dropping carves below `path`. */
-static long long cpus_below(const struct cc_audit_in *in, const char *path)
-{
-	size_t n = strlen(path);
-	long long sum = 0;
-
-	for (int k = 0; k < cc_ledger_ncarves(in->ledger); k++) {
-		const struct cc_carve *c = cc_ledger_carve_at(in->ledger, k);
-
-		if (!strncmp(c->cgroup, path, n) && c->cgroup[n] == '/' && !keeps_quota(in, c))
-			sum += hwloc_bitmap_weight(c->cpus);
-	}
-	return sum;
-}
-
-int cc_audit_check_quota(const struct cc_audit_in *in, struct cc_audit_report *out, struct cc_err *err)
-{
-	const struct cc_ledger *l = in->ledger;
-	const struct cc_audit_snap *s = in->snap;
-	_cleanup_bitmap_ hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
-	char a[AUDIT_BUF], b[AUDIT_BUF], q[AUDIT_BUF];
-
-	if (!nodes)
-		return cc_err_sys(err, ENOMEM, "audit");
-	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
-		const struct cc_carve *c = cc_ledger_carve_at(l, k);
-		int i = carve_cgroup(in, c);
-		struct cc_finding *f;
-
-		if (i < 0 || keeps_quota(in, c))
-			continue;
-		/* The carve and its pod (the parent): no quota at all, as the
-		 * kubelet since 1.33.  Above the pod, one below the CPUs of all
-		 * the carves under it throttles them; nothing there is
-		 * corecarve's to lift (the hook refuses such a carve): the
-		 * admin raises it. */
-		for (int p = i; p > 0; p = s->cgroups[p].parent) {
-			const struct cc_audit_cgroup *g = &s->cgroups[p];
-			bool above = p != i && p != s->cgroups[i].parent;
-			long long demand;
-
-			if (g->quota < 0 || (above && !__builtin_mul_overflow(cpus_below(in, g->path), g->period, &demand) &&
-					     g->quota >= demand))
-				continue;
-
-			f = ADD(CC_AUDIT_QUOTA_ON_CARVE, c->id);
-			f->repair = above ? CC_REPAIR_NONE : CC_REPAIR_REAPPLY;
-			CC_AUDIT_TARGET(f->target, c->cgroup);
-			CC_AUDIT_SET(f->object, "cgroup %s%s", g->path, p == i ? "" : above ? " (above the pod)" : " (parent)");
-			if (!above)
-				CC_AUDIT_SET(f->expected, "cpu.max max");
-			else
-				CC_AUDIT_SET(f->expected, "no quota below the %lld CPUs carved under it",
-					     cpus_below(in, g->path));
-			quota_text(f->actual, sizeof(f->actual), g);
-			if (above)
-				CC_AUDIT_SET(f->fix, "raise the quota of %s: corecarve lifts a container's and its pod's only",
-					     g->path);
-			else
-				CC_AUDIT_SET(f->fix, "--fix lifts the quota (the parent's is restored at release)");
-		}
-	}
-	for (int i = 1; i < s->ncgroups; i++) {
-		const struct cc_audit_cgroup *g = &s->cgroups[i];
-		struct cc_finding *f;
-
-		/* A cgroup inside a carve (a runtime's nested leaf) throttles
-		 * the carve's tasks just the same. */
-		if (g->within < 0 || g->carve >= 0 || g->quota < 0 || keeps_quota(in, cc_ledger_carve_at(l, g->within)))
-			continue;
-		f = ADD(CC_AUDIT_QUOTA_ON_CARVE, cc_ledger_carve_at(l, g->within)->id);
-		f->repair = CC_REPAIR_DROP_QUOTA;
-		CC_AUDIT_SET(f->object, "cgroup %s (inside the carve)", g->path);
-		CC_AUDIT_TARGET(f->target, g->path);
-		CC_AUDIT_SET(f->expected, "cpu.max max");
-		quota_text(f->actual, sizeof(f->actual), g);
-		CC_AUDIT_SET(f->fix, "--fix writes cpu.max max");
-	}
-	for (int t = 0; t < s->ntasks; t++) {
-		const struct cc_audit_task *task = &s->tasks[t];
-		const struct cc_audit_cgroup *g = &s->cgroups[task->cgroup];
-		const struct cc_audit_cgroup *qg;
-		struct cc_finding *f;
-
-		if (g->within >= 0 || g->quota_at < 0 || hwloc_bitmap_isequal(task->affinity, g->effective) ||
-		    !hwloc_bitmap_isincluded(task->affinity, g->effective))
-			continue;
-		qg = &s->cgroups[g->quota_at];
-		numa_of(in->topo, task->affinity, nodes);
-		f = ADD(CC_AUDIT_QUOTA_WITH_PINNING, "");
-		f->num = task->tid;
-		CC_AUDIT_SET(f->object, "task %d (cgroup %s)", task->tid, g->path);
-		CC_AUDIT_SET(f->expected, "no hand pinning under a CFS quota");
-		quota_text(q, sizeof(q), qg);
-		CC_AUDIT_SET(f->actual, "pinned to %s of %s%s, %s at %s", audit_fmt(a, sizeof(a), task->affinity),
-			 audit_fmt(b, sizeof(b), g->effective), hwloc_bitmap_weight(nodes) > 1 ? " across NUMA nodes" : "", q,
-			 qg->path);
-		CC_AUDIT_SET(f->fix, "drop the quota or the pinning: the quota is sized for %d CPUs, the task can use %d",
-			 hwloc_bitmap_weight(g->effective), hwloc_bitmap_weight(task->affinity));
-	}
-	return 0;
 }
 
 /* ---- tasks: TASK_ESCAPED ------------------------------------------------- */

@@ -33,6 +33,11 @@ struct fixer {
 	json_t *done; /* keys of repairs already made: one per carve, cgroup or task */
 };
 
+static void fixer_fini(struct fixer *x)
+{
+	cc_cg_close(&x->cg);
+}
+
 /* Record the outcome of one repair: printed, counted, first error kept. */
 static void outcome(struct fixer *x, const char *what, int rc, struct cc_err *e)
 {
@@ -258,7 +263,7 @@ int cc_audit_fix(const struct cc_audit_fix_ctx *fx, const struct cc_audit_report
 		 struct cc_audit_fix_result *res, struct cc_err *err)
 {
 	_cleanup_json_ json_t *done = json_object();
-	struct fixer x = { .fx = fx, .r = r, .res = res, .done = done };
+	__attribute__((cleanup(fixer_fini))) struct fixer x = { .fx = fx, .r = r, .res = res, .done = done, .cg = CC_CG_INIT };
 	bool irqs = false;
 	char what[PATH_MAX + 128];
 

@@ -29,6 +29,11 @@ struct walker {
 	json_t *carved; /* cgroup paths of the ledger's carves */
 };
 
+static void walker_fini(struct walker *w)
+{
+	cc_cg_close(&w->cg);
+}
+
 /* A control file, or NULL with err clear when the kernel does not offer
  * it there (no such controller, older kernel, the cgroup just went). */
 static char *read_opt(const struct walker *w, const char *cgroup, const char *file, struct cc_err *err)
@@ -137,7 +142,6 @@ static int skip(struct walker *w, const char *path, int code, struct cc_err *err
 static int walk(struct walker *w, int i, int depth, struct cc_err *err)
 {
 	_cleanup_closedir_ DIR *d = NULL;
-	char dir[PATH_MAX];
 	struct dirent *de;
 
 	if (read_cgroup(w, i, err) < 0) {
@@ -150,10 +154,7 @@ static int walk(struct walker *w, int i, int depth, struct cc_err *err)
 		cc_audit_snap_drop_last(w->s);
 		return 0;
 	}
-	if (cc_path(dir, sizeof(dir), err, "%s%s", w->cg.mount,
-		    strcmp(w->s->cgroups[i].path, "/") ? w->s->cgroups[i].path : "") < 0)
-		return -1;
-	d = cc_root_opendir(w->cg.root, dir, err);
+	d = cc_cg_opendir(&w->cg, w->s->cgroups[i].path, err);
 	if (!d) {
 		if (err->code == ENOENT && depth > 0) {
 			cc_err_clear(err); /* removed while we read it */
@@ -195,7 +196,7 @@ static int walk(struct walker *w, int i, int depth, struct cc_err *err)
 			return -1;
 	}
 	if (errno)
-		return cc_err_sys(err, errno, "%s: readdir", dir);
+		return cc_err_sys(err, errno, "%s: readdir", w->s->cgroups[i].path);
 	return 0;
 }
 
@@ -406,7 +407,7 @@ int cc_audit_snap_read(const struct cc_root *root, const struct cc_ledger *l,
 {
 	_cleanup_json_ json_t *carved = json_object();
 	struct cc_irq_counts before = { 0 }, after = { 0 };
-	struct walker w = { .s = s };
+	__attribute__((cleanup(walker_fini))) struct walker w = { .s = s, .cg = CC_CG_INIT };
 	const struct cc_carve *c;
 	double start = now_ms();
 	int rc = -1, r;

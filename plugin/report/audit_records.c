@@ -39,23 +39,6 @@ static char *record_now(const struct cc_audit_snap *s, const char *cgroup, const
 	return cc_cpulist_format(g->cpus);
 }
 
-static bool same_value(const char *file, const char *a, const char *b)
-{
-	_cleanup_bitmap_ hwloc_bitmap_t x = hwloc_bitmap_alloc(), y = hwloc_bitmap_alloc();
-	struct cc_err e = CC_ERR_INIT;
-
-	if (!a || !b)
-		return a == b;
-	if (!strcmp(file, "cpu.max")) {
-		long long qa, pa, qb, pb;
-
-		return cc_cg_parse_cpu_max(a, &qa, &pa) == 0 && cc_cg_parse_cpu_max(b, &qb, &pb) == 0 && qa == qb &&
-		       pa == pb;
-	}
-	return x && y && cc_cpulist_parse(a, x, "a", &e) == 0 && cc_cpulist_parse(b, y, "b", &e) == 0 &&
-	       hwloc_bitmap_isequal(x, y);
-}
-
 /* A held record (noderec.h) holds exactly the shares of the carves its
  * rule names: a remote carve below an ancestor's exclusive set, a carve
  * parking in a parked partition.  CPUs no such carve has are an orphan
@@ -144,8 +127,7 @@ static int check_shared(const struct cc_audit_in *in, const struct cc_noderec *r
 
 	if (!have || !want || !both)
 		return cc_err_sys(err, ENOMEM, "audit");
-	if (!now || !r->set || !r->orig || !r->orig[0] ||
-	    !(same_value("cpuset.cpus", now, r->set) || (r->pending && same_value("cpuset.cpus", now, r->pending))))
+	if (!now || !r->set || !r->orig || !r->orig[0] || !cc_cg_rec_ours(r, now))
 		return 0;
 	/* A malformed record is the plan's to refuse, not a finding. */
 	if (cc_cpulist_parse(r->orig, want, r->path, &e) < 0 || cc_cpulist_parse(now, have, r->path, &e) < 0)
@@ -235,8 +217,7 @@ static int check_cgroup_records(const struct cc_audit_in *in, struct cc_audit_re
 		 * give back, and its owner's release forgets the record. */
 		if (!now && (!strcmp(r->kind, "peer") || !strcmp(r->kind, "shared")))
 			continue;
-		if (same_value(slash ? slash + 1 : "", now, r->set) ||
-		    (r->pending && same_value(slash ? slash + 1 : "", now, r->pending)))
+		if (cc_cg_rec_ours(r, now))
 			continue;
 		if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_DRIFT, owner, err)))
 			goto out;

@@ -693,6 +693,28 @@ START_TEST(test_quota_on_carve)
 }
 END_TEST
 
+/* The demand a quota above the pods must meet is every quota-dropping
+ * carve below it (the cgroup effect's rule, cc_effect_drops_quota): pod1's
+ * 2 CPUs, pod2's 2 whose cgroup is gone from the snapshot (still carved),
+ * not pod3's `quota: keep` carve.  One table for all ancestors. */
+START_TEST(test_quota_demand_summed)
+{
+	struct world w;
+
+	world_soft(&w);
+	carve_add(w.ledger, "c2", "/kubepods/pod2/c2", "cpuset-only", "latency", "6,8", "7,9", "0");
+	carve_add(w.ledger, "c3", "/kubepods/pod3/c3", "cpuset-only", "keeper", "10,12", "11,13", "0");
+	cg(&w.snap, "/kubepods/pod2", "");
+	at(&w, "/kubepods")->quota = 350000;
+	at(&w, "/kubepods")->period = 100000;
+	ck_assert_str_eq(run_check(&w, cc_audit_check_quota), "QUOTA_ON_CARVE cgroup /kubepods (above the pod)");
+	ck_assert_str_eq(w.rep.f[0].expected, "no quota below the 4 CPUs carved under it");
+	at(&w, "/kubepods")->quota = 400000;
+	ck_assert_str_eq(run_check(&w, cc_audit_check_quota), "");
+	world_fini(&w);
+}
+END_TEST
+
 START_TEST(test_quota_with_pinning)
 {
 	struct world w;
@@ -1627,6 +1649,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_split_core_partition_mode);
 	tcase_add_test(tc, test_overlap_and_reserved);
 	tcase_add_test(tc, test_quota_on_carve);
+	tcase_add_test(tc, test_quota_demand_summed);
 	tcase_add_test(tc, test_quota_with_pinning);
 	tcase_add_test(tc, test_task_escaped);
 	tcase_add_test(tc, test_tasks_hidden);

@@ -38,6 +38,7 @@ static void env_init(struct env *e, enum fakecg_kernel k)
 
 static void env_fini(struct env *e)
 {
+	cc_cg_close(&e->cg);
 	cc_root_free(e->root);
 	fakecg_free(e->f);
 	cc_test_sh(NULL, "rm -rf '%s'", e->dir);

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "testlib.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <sys/wait.h>
@@ -265,21 +266,25 @@ int cc_test_filtered(int (*load)(struct cc_err *), int (*body)(void *), void *ar
 }
 
 /* The struct is filled by hand: the suites' fake roots have no
- * cgroup.controllers for cc_cg_open, and the probe only reads. */
+ * cgroup.controllers for cc_cg_open, and the probe only reads (beneath
+ * the mount, as the hook's own does; a root without one has every
+ * cgroup gone). */
 static struct cc_cg gc_cg(const struct cc_root *root, const char *mount)
 {
+	struct cc_err e = CC_ERR_INIT;
 	struct cc_cg cg;
 
 	memset(&cg, 0, sizeof(cg));
 	cg.root = root;
 	snprintf(cg.mount, sizeof(cg.mount), "%s", mount ? mount : CC_CGROUP_MOUNT);
+	cg.mountfd = cc_root_open_nofollow(root, cg.mount, O_PATH | O_DIRECTORY, &e);
 	return cg;
 }
 
 int cc_test_gc(struct cc_ledger *l, const struct cc_root *root, const char *mount,
 	       int (*release)(struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
 {
-	struct cc_cg cg = gc_cg(root, mount);
+	_cleanup_cg_ struct cc_cg cg = gc_cg(root, mount);
 	const struct cc_ledger_probe probe = { cc_cg_gc_probe, &cg };
 
 	return cc_ledger_gc(l, &probe, release, arg, err);
@@ -288,7 +293,7 @@ int cc_test_gc(struct cc_ledger *l, const struct cc_root *root, const char *moun
 int cc_test_gc_due(struct cc_ledger *l, const struct cc_root *root, const char *mount,
 		   void (*due)(const struct cc_carve *c, void *arg), void *arg, struct cc_err *err)
 {
-	struct cc_cg cg = gc_cg(root, mount);
+	_cleanup_cg_ struct cc_cg cg = gc_cg(root, mount);
 	const struct cc_ledger_probe probe = { cc_cg_gc_probe, &cg };
 
 	return cc_ledger_gc_due(l, &probe, due, arg, err);
