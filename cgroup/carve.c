@@ -19,6 +19,61 @@ const char *const cc_cg_rec_kinds[] = { "exclusive", "parked", "peer", "quota", 
 /* Their owners are every carve a rule names (cgroup.h): kept as `held`. */
 const char *const cc_cg_rec_held_kinds[] = { "exclusive", "parked", NULL };
 
+/* A value of a record of kind k, as the rules read it (NULL passes:
+ * "none", checked by the parser). */
+static int check_value(enum rec_kind k, const char *v, const char *where, const char *field, struct cc_err *err)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t set = NULL;
+	char what[320];
+	long long quota, period;
+
+	if (!v)
+		return 0;
+	snprintf(what, sizeof(what), "%.200s.%.100s", where, field);
+	if (k == K_QUOTA)
+		return cc_cg_parse_cpu_max(v, &quota, &period) == 0 ? 0
+			: cc_err_set(err, EINVAL, "%s: \"%.32s\" is not a cpu.max value (\"max P\" or \"Q P\")", what, v);
+	if (!(set = hwloc_bitmap_alloc()))
+		return cc_err_sys(err, ENOMEM, "%s", what);
+	return cc_cpulist_parse(v, set, what, err);
+}
+
+/* A quota owner's share is its CPU count, the others' their CPU lists. */
+static int check_share(enum rec_kind k, const char *v, const char *where, const char *id, struct cc_err *err)
+{
+	char field[300];
+	char *end;
+	long long n;
+
+	snprintf(field, sizeof(field), "owners.%.256s", id);
+	if (k != K_QUOTA)
+		return check_value(k, v, where, field, err);
+	n = strtoll(v, &end, 10);
+	if (*end || end == v || n < 1 || n > 100000)
+		return cc_err_set(err, EINVAL, "%.200s.%s: \"%.32s\" is not a CPU count", where, field, v);
+	return 0;
+}
+
+static int check_rec(const struct cc_noderec *r, const char *where, struct cc_err *err)
+{
+	enum rec_kind k = cg_rec_kind(r);
+
+	if (check_value(k, r->orig, where, "orig", err) < 0 || check_value(k, r->set, where, "set", err) < 0 ||
+	    check_value(k, r->pending, where, "pending", err) < 0 || check_value(k, r->held, where, "held", err) < 0)
+		return -1;
+	for (int i = 0; i < r->nowners; i++)
+		if (check_share(k, r->owners[i].share, where, r->owners[i].id, err) < 0)
+			return -1;
+	return 0;
+}
+
+const struct cc_noderec_schema cc_cg_rec_schema = {
+	.where = "sections." CC_CG_SECTION,
+	.kinds = cc_cg_rec_kinds,
+	.held_kinds = cc_cg_rec_held_kinds,
+	.check = check_rec,
+};
+
 enum rec_kind cg_rec_kind(const struct cc_noderec *r)
 {
 	for (int k = 0; cc_cg_rec_kinds[k]; k++)
@@ -144,17 +199,11 @@ static int rec_quota_value(const struct cc_noderec *r, char **value, struct cc_e
 	long long quota, period;
 	char buf[64];
 
+	/* The schema checked the record's values as it was read (check_rec);
+	 * a record made here has the kernel's value as orig. */
 	if (cc_cg_parse_cpu_max(r->orig, &quota, &period) < 0)
 		return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s.orig: \"%.32s\" is not a cpu.max value",
 				  r->path, r->orig);
-	for (int i = 0; i < r->nowners; i++) {
-		char *end;
-		long long n = strtoll(r->owners[i].share, &end, 10);
-
-		if (*end || n < 1 || n > 100000)
-			return cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s.owners.%s: \"%.32s\" is not a CPU count",
-					  r->path, r->owners[i].id, r->owners[i].share);
-	}
 	snprintf(buf, sizeof(buf), "max %lld", period);
 	return (*value = strdup(buf)) ? 0 : cc_err_sys(err, ENOMEM, "cgroup record");
 }
@@ -250,7 +299,9 @@ int cc_cg_rec_value(const struct cc_noderec *r, hwloc_const_bitmap_t parent_cpus
 }
 
 /* Two values of a record's file mean the same: sets compare as sets,
- * cpu.max as its two numbers; NULL (no cgroup) only equals NULL. */
+ * cpu.max as its two numbers; NULL (no cgroup) only equals NULL.  A
+ * recorded value always parses (the schema checked it as it was read);
+ * one the kernel gave that does not is compared byte for byte. */
 bool cg_same(enum rec_kind k, const char *a, const char *b)
 {
 	if (!a || !b)

@@ -182,6 +182,12 @@ extern const char *const cc_cg_rec_kinds[]; /* exclusive, parked, peer, quota, s
 /* Those whose owners are exactly the carves the rule above names: kept
  * as `held` (noderec.h), the union of their shares. */
 extern const char *const cc_cg_rec_held_kinds[]; /* exclusive, parked */
+/* The section's schema (noderec.h): those kinds, and each record's values
+ * checked as it is read: the CPU lists of a cpuset kind (orig, set,
+ * pending, held, the owners' shares) parse, a quota's values are cpu.max
+ * values and its shares CPU counts; a record that does not is refused
+ * there, once, naming the field. */
+extern const struct cc_noderec_schema cc_cg_rec_schema;
 
 /* What one carve asks of the cgroups. */
 struct cc_cg_carve {

@@ -26,8 +26,7 @@ static void log_msgs(const struct cc_effect_run *run, const struct cc_cg_msgs *m
  * plan and undo read the few records it touches, not every carve's. */
 static int load_recs(struct cc_ledger *l, struct cc_noderecs *recs, struct cc_err *err)
 {
-	return cc_noderecs_open(recs, l, CC_CG_SECTION, "sections." CC_CG_SECTION, cc_cg_rec_kinds,
-				cc_cg_rec_held_kinds, err);
+	return cc_noderecs_open(recs, l, CC_CG_SECTION, &cc_cg_rec_schema, err);
 }
 
 static int store_recs(struct cc_ledger *l, struct cc_noderecs *recs, struct cc_err *err)

@@ -158,10 +158,10 @@ int cc_power_recs_copy(struct cc_noderecs *dst, const struct cc_noderecs *src)
 
 /* ---- JSON: node records (noderec.h), and what sysfs needs on top ---- */
 
-static int check_value(const char *v, const char *where, int i, const char *field, struct cc_err *err)
+static int check_value(const char *v, const char *where, const char *field, struct cc_err *err)
 {
 	if (v && strlen(v) >= CC_POWER_VALUE_MAX)
-		return cc_err_set(err, EINVAL, "%s.files.%d.%s: longer than %d bytes (a sysfs value)", where, i, field,
+		return cc_err_set(err, EINVAL, "%s.%s: longer than %d bytes (a sysfs value)", where, field,
 				  CC_POWER_VALUE_MAX - 1);
 	return 0;
 }
@@ -169,40 +169,33 @@ static int check_value(const char *v, const char *where, int i, const char *fiel
 /* A record power may act on: a sysfs file (the values go into it as they
  * are), an original to restore (corecarve never creates a power file), no
  * shares (the value is the class's, whoever asks). */
-static int check_rec(const struct cc_noderec *r, const char *where, int i, struct cc_err *err)
+static int check_rec(const struct cc_noderec *r, const char *where, struct cc_err *err)
 {
 	size_t n = strlen(r->path);
 
 	if (strncmp(r->path, "/sys/", 5) != 0 || (n >= 3 && !strcmp(r->path + n - 3, "/..")) ||
 	    (n >= 2 && !strcmp(r->path + n - 2, "/.")))
-		return cc_err_set(err, EINVAL, "%s.files.%d.path: expected an absolute path under /sys, got \"%.200s\"",
-				  where, i, r->path);
+		return cc_err_set(err, EINVAL, "%s.path: expected an absolute path under /sys, got \"%.200s\"", where,
+				  r->path);
 	if (n >= CC_POWER_PATH_MAX)
-		return cc_err_set(err, EINVAL, "%s.files.%d.path: longer than %d bytes", where, i,
-				  CC_POWER_PATH_MAX - 1);
+		return cc_err_set(err, EINVAL, "%s.path: longer than %d bytes", where, CC_POWER_PATH_MAX - 1);
 	if (!r->orig)
-		return cc_err_set(err, EINVAL,
-				  "%s.files.%d.orig: expected a string (corecarve never creates a power file)", where, i);
-	if (check_value(r->orig, where, i, "orig", err) < 0 || check_value(r->set, where, i, "set", err) < 0 ||
-	    check_value(r->pending, where, i, "pending", err) < 0)
+		return cc_err_set(err, EINVAL, "%s.orig: expected a string (corecarve never creates a power file)", where);
+	if (check_value(r->orig, where, "orig", err) < 0 || check_value(r->set, where, "set", err) < 0 ||
+	    check_value(r->pending, where, "pending", err) < 0)
 		return -1;
 	for (int k = 0; k < r->nowners; k++)
 		if (r->owners[k].share[0])
-			return cc_err_set(err, EINVAL, "%s.files.%d.owners.%.64s: expected \"\" (power settings have no "
-					  "shares)", where, i, r->owners[k].id);
+			return cc_err_set(err, EINVAL, "%s.owners.%.64s: expected \"\" (power settings have no shares)",
+					  where, r->owners[k].id);
 	return 0;
 }
 
+static const struct cc_noderec_schema power_schema = { .where = W, .kinds = cc_power_kinds, .check = check_rec };
+
 int cc_power_recs_parse(const json_t *section, struct cc_noderecs *s, struct cc_err *err)
 {
-	if (cc_noderecs_parse(section, W, cc_power_kinds, s, err) < 0)
-		return -1;
-	for (int i = 0; i < s->n; i++)
-		if (check_rec(s->r[i], W, i, err) < 0) {
-			cc_noderecs_fini(s);
-			return -1;
-		}
-	return 0;
+	return cc_noderecs_parse(section, &power_schema, s, err);
 }
 
 int cc_power_recs_load(const struct cc_ledger *l, struct cc_noderecs *s, struct cc_err *err)

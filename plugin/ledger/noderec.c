@@ -15,8 +15,7 @@
 struct cc_noderecs_src {
 	struct cc_ledger *l;
 	char section[32];
-	char where[64];
-	const char *const *kinds, *const *held_kinds;
+	const struct cc_noderec_schema *schema;
 	char **gone; /* keys removed, to remove from the ledger */
 	int ngone;
 	bool all;    /* every record read */
@@ -203,7 +202,7 @@ void cc_noderecs_del(struct cc_noderecs *s, const char *path)
 			if (grown)
 				s->src->gone = grown;
 			if (!s->src->err.code)
-				cc_err_sys(&s->src->err, ENOMEM, "%s", s->src->where);
+				cc_err_sys(&s->src->err, ENOMEM, "%s", s->src->schema->where);
 		} else {
 			s->src->gone = grown;
 			s->src->gone[s->src->ngone++] = dup;
@@ -317,9 +316,10 @@ static int fold_owners(struct cc_noderec *r, const char *where, struct cc_err *e
 	return 0;
 }
 
-static int parse_rec(const json_t *o, const char *where, const char *const *kinds, const char *const *held_kinds,
+static int parse_rec(const json_t *o, const char *where, const struct cc_noderec_schema *schema,
 		     struct cc_noderec *r, struct cc_err *err)
 {
+	const char *const *kinds = schema->kinds, *const *held_kinds = schema->held_kinds;
 	static const char *const keys[] = { "path", "kind", "orig", "set", "pending", "seq", "owners", "held", NULL };
 	const char *key;
 	const json_t *v, *owners;
@@ -374,20 +374,15 @@ static int parse_rec(const json_t *o, const char *where, const char *const *kind
 		}
 		free(share);
 	}
-	if (r->nowners && in_list(held_kinds, r->kind))
-		return fold_owners(r, where, err);
-	return 0;
+	if (r->nowners && in_list(held_kinds, r->kind) && fold_owners(r, where, err) < 0)
+		return -1;
+	return schema->check ? schema->check(r, where, err) : 0;
 }
 
-int cc_noderecs_parse(const json_t *section, const char *where, const char *const *kinds,
-		      struct cc_noderecs *s, struct cc_err *err)
+int cc_noderecs_parse(const json_t *section, const struct cc_noderec_schema *schema, struct cc_noderecs *s,
+		      struct cc_err *err)
 {
-	return cc_noderecs_parse_held(section, where, kinds, NULL, s, err);
-}
-
-int cc_noderecs_parse_held(const json_t *section, const char *where, const char *const *kinds,
-			   const char *const *held_kinds, struct cc_noderecs *s, struct cc_err *err)
-{
+	const char *where = schema->where;
 	const json_t *files, *f;
 	size_t i;
 
@@ -411,7 +406,7 @@ int cc_noderecs_parse_held(const json_t *section, const char *where, const char 
 			cc_noderecs_fini(s);
 			return cc_err_sys(err, ENOMEM, "%s", w);
 		}
-		if (parse_rec(f, w, kinds, held_kinds, r, err) < 0) {
+		if (parse_rec(f, w, schema, r, err) < 0) {
 			cc_noderecs_fini(s);
 			return -1;
 		}
@@ -468,18 +463,16 @@ json_t *cc_noderecs_json(const struct cc_noderecs *s, struct cc_err *err)
 
 /* ---- a ledger's record section, lazily ---- */
 
-int cc_noderecs_open(struct cc_noderecs *s, struct cc_ledger *l, const char *section, const char *where,
-		     const char *const *kinds, const char *const *held_kinds, struct cc_err *err)
+int cc_noderecs_open(struct cc_noderecs *s, struct cc_ledger *l, const char *section,
+		     const struct cc_noderec_schema *schema, struct cc_err *err)
 {
 	cc_noderecs_init(s);
 	s->src = calloc(1, sizeof(*s->src));
 	if (!s->src)
-		return cc_err_sys(err, ENOMEM, "%s", where);
+		return cc_err_sys(err, ENOMEM, "%s", schema->where);
 	s->src->l = l;
 	snprintf(s->src->section, sizeof(s->src->section), "%s", section);
-	snprintf(s->src->where, sizeof(s->src->where), "%s", where);
-	s->src->kinds = kinds;
-	s->src->held_kinds = held_kinds;
+	s->src->schema = schema;
 	s->next = cc_ledger_rec_next(l, section);
 	return 0;
 }
@@ -501,12 +494,12 @@ static int read_one(struct cc_noderecs *s, const char *path, struct cc_noderec *
 	/* The key is its path. */
 	o = json_deep_copy(v);
 	if (!o || json_object_set_new(o, "path", json_string(path)) < 0)
-		return cc_err_sys(err, ENOMEM, "%s", src->where);
-	snprintf(w, sizeof(w), "%.40s[\"%.200s\"]", src->where, path);
+		return cc_err_sys(err, ENOMEM, "%s", src->schema->where);
+	snprintf(w, sizeof(w), "%.40s[\"%.200s\"]", src->schema->where, path);
 	r = append(s);
 	if (!r)
 		return cc_err_sys(err, ENOMEM, "%s", w);
-	if (parse_rec(o, w, src->kinds, src->held_kinds, r, err) < 0) {
+	if (parse_rec(o, w, src->schema, r, err) < 0) {
 		drop_last(s);
 		return -1;
 	}
@@ -572,7 +565,7 @@ int cc_noderecs_load_all(struct cc_noderecs *s, struct cc_err *err)
 		struct cc_noderec *r;
 
 		if (!path)
-			return cc_err_set(err, EINVAL, "%s.files.%zu.path: expected a string", src->where, i);
+			return cc_err_set(err, EINVAL, "%s.files.%zu.path: expected a string", src->schema->where, i);
 		if (!held_in_memory(s, path) && gone_at(src, path) < 0 && read_one(s, path, &r, err) < 0)
 			return -1;
 	}
@@ -598,7 +591,7 @@ int cc_noderecs_store(struct cc_noderecs *s, struct cc_err *err)
 		json_t *o = rec_json(s->r[i]);
 
 		if (!o)
-			return cc_err_sys(err, ENOMEM, "%s", src->where);
+			return cc_err_sys(err, ENOMEM, "%s", src->schema->where);
 		json_object_del(o, "path");
 		if (cc_ledger_rec_put(src->l, src->section, s->r[i]->path, o, err) < 0)
 			return -1;

@@ -21,8 +21,10 @@
  *   {"files": [{"path": ..., "kind": ..., "orig": ..., "set": ...,
  *    "pending": ..., "seq": n, "owners": {"<carve id>": "<share>", ...}}]}
  * with "orig" null for a file corecarve created, "set" and "pending" absent
- * when there is none.  Parsed strictly: a restore from a record corecarve
- * cannot read would write a wrong value into the kernel.
+ * when there is none.  Parsed strictly, and each record's values checked
+ * by its module's rule as it is read (struct cc_noderec_schema): a restore
+ * from a record corecarve cannot read would write a wrong value into the
+ * kernel.
  *
  * A kind whose owners are exactly the carves a rule of its module names
  * (a cgroup ancestor's exclusive set: every remote carve below it) may keep
@@ -68,6 +70,19 @@ struct cc_noderec {
 struct cc_ledger;
 struct cc_noderecs_src;
 
+/* What one module's records are: the one description its sections are
+ * read with, lazily or whole.  `check` (NULL: none) is the module's rule
+ * for a record's values (a cgroup CPU list that parses, a sysfs path),
+ * run once as each record is read: a record it refuses is refused there,
+ * with the field named ("<where>.orig: ..."), so the module's rules never
+ * meet a value they cannot read. */
+struct cc_noderec_schema {
+	const char *where;              /* the section in errors: "sections.cgroup" */
+	const char *const *kinds;       /* NULL-terminated: the kinds the module knows */
+	const char *const *held_kinds;  /* NULL-terminated, may be NULL: kinds that keep `held` */
+	int (*check)(const struct cc_noderec *r, const char *where, struct cc_err *err);
+};
+
 struct cc_noderecs {
 	long long next; /* the next seq: past the last record's */
 	int n;
@@ -85,11 +100,9 @@ void cc_noderecs_fini(struct cc_noderecs *s);
 /* The records of the ledger's record section `section`, read lazily:
  * cc_noderecs_find() reads a record the set does not hold yet, and a
  * failure to read one sticks (cc_noderecs_store refuses with it, and so
- * does the ledger's commit).  `where` names the section in errors
- * ("sections.cgroup"); `held_kinds` (NULL-terminated, may be NULL) are
- * the kinds that keep their owners as `held`. */
-int cc_noderecs_open(struct cc_noderecs *s, struct cc_ledger *l, const char *section, const char *where,
-		     const char *const *kinds, const char *const *held_kinds, struct cc_err *err);
+ * does the ledger's commit).  The schema stays the caller's (a static). */
+int cc_noderecs_open(struct cc_noderecs *s, struct cc_ledger *l, const char *section,
+		     const struct cc_noderec_schema *schema, struct cc_err *err);
 /* Read now the records of `keys` and (owner not NULL) every record that
  * lists `owner` among its owners: what an undo of that carve iterates.  A
  * set that is not lazy holds everything already. */
@@ -101,15 +114,10 @@ int cc_noderecs_load_all(struct cc_noderecs *s, struct cc_err *err);
  * committed). */
 int cc_noderecs_store(struct cc_noderecs *s, struct cc_err *err);
 
-/* Parse a section (NULL: empty).  `where` names it in errors, e.g.
- * "sections.cgroup"; `kinds` (NULL-terminated) are the kinds the module
- * knows.  Errors name the field: "sections.cgroup.files.2.owners.c1:
- * expected a string". */
-int cc_noderecs_parse(const json_t *section, const char *where, const char *const *kinds,
-		      struct cc_noderecs *s, struct cc_err *err);
-/* The same, with held kinds (above). */
-int cc_noderecs_parse_held(const json_t *section, const char *where, const char *const *kinds,
-			   const char *const *held_kinds, struct cc_noderecs *s, struct cc_err *err);
+/* Parse a section (NULL: empty) whole.  Errors name the field:
+ * "sections.cgroup.files.2.owners.c1: expected a string". */
+int cc_noderecs_parse(const json_t *section, const struct cc_noderec_schema *schema, struct cc_noderecs *s,
+		      struct cc_err *err);
 /* The section's JSON; NULL when nothing is recorded (the module removes
  * its section then, so an idle node's ledger stays empty) or out of
  * memory (err set). */

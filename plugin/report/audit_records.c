@@ -176,8 +176,7 @@ static int check_cgroup_records(const struct cc_audit_in *in, struct cc_audit_re
 	struct cc_noderecs recs;
 	int rc = -1;
 
-	if (cc_noderecs_open(&recs, in->ledger, CC_CG_SECTION, "sections." CC_CG_SECTION,
-			     cc_cg_rec_kinds, cc_cg_rec_held_kinds, err) < 0)
+	if (cc_noderecs_open(&recs, in->ledger, CC_CG_SECTION, &cc_cg_rec_schema, err) < 0)
 		return -1;
 	if (cc_noderecs_load_all(&recs, err) < 0)
 		goto out;

@@ -22,15 +22,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	hwloc_bitmap_set_range(parent, 0, 15);
 	for (int held = 0; held < 2; held++) {
-		const char *const *hk = held ? cc_cg_rec_held_kinds : NULL;
+		/* The cgroup schema, and the same without held kinds. */
+		struct cc_noderec_schema schema = cc_cg_rec_schema;
 
+		if (!held)
+			schema.held_kinds = NULL;
 		err = (struct cc_err)CC_ERR_INIT;
-		r = cc_noderecs_parse_held(in, "sections.cgroup", cc_cg_rec_kinds, hk, &a, &err);
+		r = cc_noderecs_parse(in, &schema, &a, &err);
 		CC_FUZZ_CHECK_ERR(r < 0, &err);
 		if (r == 0) {
 			/* What is written reads back as the same records. */
 			out = cc_noderecs_json(&a, &err);
-			if (!out != !a.n || cc_noderecs_parse_held(out, "again", cc_cg_rec_kinds, hk, &b, &err) < 0 ||
+			if (!out != !a.n || cc_noderecs_parse(out, &schema, &b, &err) < 0 ||
 			    b.n != a.n)
 				abort();
 			for (int i = 0; i < a.n; i++) {

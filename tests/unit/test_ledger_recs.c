@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "cleanup.h"
 #include "cpulist.h"
 #include "ledger_int.h"
@@ -217,6 +218,7 @@ START_TEST(test_header_section_read)
 		"\"orig\": \"\", \"set\": \"2,4-5\", \"seq\": 7, \"owners\": {\"a1\": \"2\", \"b2\": \"4-5\"}}]}}}\n";
 	static const char *const kinds[] = { "exclusive", "parked", "peer", "quota", NULL };
 	static const char *const held[] = { "exclusive", "parked", NULL };
+	static const struct cc_noderec_schema schema = { "sections.cgroup", kinds, held, NULL };
 	struct cc_err err = CC_ERR_INIT;
 	_cleanup_free_ char *text = NULL;
 	struct cc_noderecs recs;
@@ -237,7 +239,7 @@ START_TEST(test_header_section_read)
 		cc_ledger_close(l);
 	}
 	l = open_index(state);
-	ck_assert_int_eq(cc_noderecs_open(&recs, l, "cgroup", "sections.cgroup", kinds, held, &err), 0);
+	ck_assert_int_eq(cc_noderecs_open(&recs, l, "cgroup", &schema, &err), 0);
 	r = cc_noderecs_find(&recs, "/kubepods/cpuset.cpus.exclusive");
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(r->nowners, 0);
@@ -379,6 +381,80 @@ END_TEST
 
 /* A carve read alone whose line and entry disagree (behind a digest that
  * matches: a deliberate edit) is refused, and nothing is written after. */
+/* The cgroup records' values are checked once, as each record is read
+ * (cc_cg_rec_schema): a value the rules could not read is refused there,
+ * naming its field, whole or lazily, and a lazy set keeps the refusal
+ * (its store, and so the commit, refuses with it). */
+static const struct {
+	const char *rec, *err;
+} bad_values[] = {
+	{ "{\"path\": \"/a/cpuset.cpus\", \"kind\": \"peer\", \"orig\": \"0-3,x\", \"seq\": 1, \"owners\": {}}",
+	  "sections.cgroup.files.0.orig: " },
+	{ "{\"path\": \"/a/cpuset.cpus\", \"kind\": \"shared\", \"orig\": \"0-7\", \"set\": \"0-7\", \"pending\": \"7-\", "
+	  "\"seq\": 1, \"owners\": {}}", "sections.cgroup.files.0.pending: " },
+	{ "{\"path\": \"/a/cpuset.cpus\", \"kind\": \"peer\", \"orig\": \"\", \"seq\": 1, \"owners\": {\"c1\": \"two\"}}",
+	  "sections.cgroup.files.0.owners.c1: " },
+	{ "{\"path\": \"/a/cpuset.cpus.exclusive\", \"kind\": \"exclusive\", \"orig\": \"\", \"held\": \"4-x\", \"seq\": 1, "
+	  "\"owners\": {}}", "sections.cgroup.files.0.held: " },
+	{ "{\"path\": \"/a/cpu.max\", \"kind\": \"quota\", \"orig\": \"lots\", \"seq\": 1, \"owners\": {}}",
+	  "sections.cgroup.files.0.orig: \"lots\" is not a cpu.max value (\"max P\" or \"Q P\")" },
+	{ "{\"path\": \"/a/cpu.max\", \"kind\": \"quota\", \"orig\": \"max 100000\", \"set\": \"max 0\", \"seq\": 1, "
+	  "\"owners\": {}}", "sections.cgroup.files.0.set: \"max 0\" is not a cpu.max value" },
+	{ "{\"path\": \"/a/cpu.max\", \"kind\": \"quota\", \"orig\": \"max 100000\", \"seq\": 1, \"owners\": {\"c1\": \"0-1\"}}",
+	  "sections.cgroup.files.0.owners.c1: \"0-1\" is not a CPU count" },
+	{ NULL, NULL },
+};
+
+START_TEST(test_cgroup_values_checked)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_noderecs recs;
+	struct cc_ledger *l;
+	char text[512];
+
+	for (int i = 0; bad_values[i].rec; i++) {
+		_cleanup_json_ json_t *j = NULL;
+
+		snprintf(text, sizeof(text), "{\"files\": [%s]}", bad_values[i].rec);
+		j = json_loads(text, 0, NULL);
+		ck_assert_ptr_nonnull(j);
+		err = (struct cc_err)CC_ERR_INIT;
+		ck_assert_int_eq(cc_noderecs_parse(j, &cc_cg_rec_schema, &recs, &err), -1);
+		ck_assert_msg(strstr(err.msg, bad_values[i].err) == err.msg, "%d: %s", i, err.msg);
+		ck_assert_int_eq(err.code, EINVAL);
+	}
+	/* Good values of every kind pass. */
+	{
+		_cleanup_json_ json_t *j = json_loads(
+			"{\"files\": [{\"path\": \"/a/cpu.max\", \"kind\": \"quota\", \"orig\": \"150000 100000\", "
+			"\"set\": \"max 100000\", \"seq\": 1, \"owners\": {\"c1\": \"2\"}}, {\"path\": \"/a/b/cpuset.cpus\", "
+			"\"kind\": \"peer\", \"orig\": \"\", \"set\": \"0-1,6-15\", \"seq\": 2, \"owners\": {\"c1\": \"2-5\"}}]}",
+			0, NULL);
+
+		ck_assert_ptr_nonnull(j);
+		ck_assert_msg(cc_noderecs_parse(j, &cc_cg_rec_schema, &recs, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(recs.n, 2);
+		cc_noderecs_fini(&recs);
+	}
+	/* Lazily: the record is refused when it is first asked for. */
+	setup();
+	l = cc_ledger_open(state, &err);
+	ck_assert_msg(l != NULL, "%s", err.msg);
+	put(l, "/a/cpu.max", "{\"kind\": \"quota\", \"orig\": \"lots\", \"seq\": 1, \"owners\": {}}");
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	cc_ledger_close(l);
+	l = open_index(state);
+	ck_assert_int_eq(cc_noderecs_open(&recs, l, CC_CG_SECTION, &cc_cg_rec_schema, &err), 0);
+	ck_assert_ptr_null(cc_noderecs_find(&recs, "/a/cpu.max"));
+	ck_assert_int_eq(cc_noderecs_store(&recs, &err), -1);
+	ck_assert_msg(strstr(err.msg, "sections.cgroup[\"/a/cpu.max\"].orig: \"lots\" is not a cpu.max value"), "%s",
+		      err.msg);
+	cc_noderecs_fini(&recs);
+	cc_ledger_close(l);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_get_checked)
 {
 	struct cc_err err = CC_ERR_INIT;
@@ -411,6 +487,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_record_lines_checked);
 	tcase_add_test(t, test_get_and_drop);
 	tcase_add_test(t, test_get_checked);
+	tcase_add_test(t, test_cgroup_values_checked);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -24,6 +24,7 @@
 #include "cleanup.h"
 #include "container.h"
 #include "cpulist.h"
+#include "digest.h"
 #include "effect.h"
 #include "fakecg.h"
 #include "ledger.h"
@@ -1765,6 +1766,55 @@ END_TEST
 
 /* ---- random sequences ------------------------------------------------------ */
 
+/* With CC_RESTORE_LEDGERS=DIR, each step's ledger.json as one line
+ * "run step fnv1a64" in DIR/seedN.txt: a change that must not alter what
+ * is recorded (the typed records of issue #41) compares these files, run
+ * before and after it, byte for byte.  What differs from run to run is
+ * left out of the digest: a carve's "created" time and the index digest
+ * that covers it. */
+static uint64_t ledger_digest(const char *txt, size_t len)
+{
+	static const char *const skip[] = { "\"created\": ", "\"digest\": \"fnv1a64:" };
+	uint64_t h = CC_FNV1A_INIT;
+	size_t i = 0;
+
+	while (i < len) {
+		size_t k, n = 0;
+
+		for (k = 0; k < 2 && strncmp(txt + i, skip[k], strlen(skip[k])); k++)
+			;
+		if (k == 2) {
+			h = cc_fnv1a(h, txt + i++, 1);
+			continue;
+		}
+		h = cc_fnv1a(h, skip[k], strlen(skip[k]));
+		i += strlen(skip[k]);
+		while (i + n < len && strchr("0123456789abcdef", txt[i + n]) && txt[i + n])
+			n++;
+		i += n;
+	}
+	return h;
+}
+
+static void trace_ledger(const struct env *e, int seed, int run, int step)
+{
+	const char *dir = getenv("CC_RESTORE_LEDGERS");
+	char lp[PATH_MAX + 32], out[PATH_MAX];
+	_cleanup_free_ char *txt = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!dir)
+		return;
+	snprintf(lp, sizeof(lp), "%s/ledger.json", e->state);
+	txt = cc_test_slurp_len(lp, &len);
+	snprintf(out, sizeof(out), "%s/seed%d.txt", dir, seed);
+	f = fopen(out, run || step ? "a" : "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%d %d %016llx\n", run, step, (unsigned long long)(txt ? ledger_digest(txt, len) : 0));
+	fclose(f);
+}
+
 /* Seeded random operations on one pod — carve (of either class, 1 or 2
  * CPUs), release in any order, a cgroup made or removed, an outside write
  * of the pod's quota, a write failure armed — with the invariant after
@@ -1837,6 +1887,7 @@ START_TEST(test_random_sequences)
 				       fakecg_get(e.f, "/" CC_PARKED_NAME, "cpuset.cpus.exclusive"), txt ? txt : "");
 				free(txt);
 			}
+			trace_ledger(&e, _i, run, step);
 			check_invariant(&e, &below, &releasing);
 			/* A carve kept as releasing may still hold the lift. */
 			if (!outside && !releasing)
