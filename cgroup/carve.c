@@ -59,7 +59,7 @@ static int check_rec(const struct cc_noderec *r, const char *where, struct cc_er
 	enum rec_kind k = cg_rec_kind(r);
 
 	if (check_value(k, r->orig, where, "orig", err) < 0 || check_value(k, r->set, where, "set", err) < 0 ||
-	    check_value(k, r->pending, where, "pending", err) < 0 || check_value(k, r->held, where, "held", err) < 0)
+	    check_value(k, r->pending, where, "pending", err) < 0)
 		return -1;
 	for (int i = 0; i < r->nowners; i++)
 		if (check_share(k, r->owners[i].share, where, r->owners[i].id, err) < 0)
@@ -98,31 +98,38 @@ hwloc_const_bitmap_t cg_held_share(const struct cc_cg_carve *c, enum rec_kind k)
  * disjoint: what one holds is no other's). */
 int cg_held_update(struct cc_noderec *r, hwloc_const_bitmap_t share, bool add, struct cc_err *err)
 {
-	_cleanup_bitmap_ hwloc_bitmap_t held = hwloc_bitmap_alloc();
-	_cleanup_free_ char *s = NULL;
-	char what[PATH_MAX + 64];
-
-	if (!held)
+	if (!r->held && !(r->held = hwloc_bitmap_alloc()))
 		return cc_err_sys(err, ENOMEM, "cgroup records");
-	snprintf(what, sizeof(what), "sections." CC_CG_SECTION ": %s.held", r->path);
-	if (r->held && cc_cpulist_parse(r->held, held, what, err) < 0)
-		return -1;
 	if (add)
-		hwloc_bitmap_or(held, held, share);
+		hwloc_bitmap_or(r->held, r->held, share);
 	else
-		hwloc_bitmap_andnot(held, held, share);
-	if (!hwloc_bitmap_iszero(held) && !(s = cc_cpulist_format(held)))
-		return cc_err_sys(err, ENOMEM, "cgroup records");
-	free(r->held);
-	r->held = cc_steal_ptr(s);
+		hwloc_bitmap_andnot(r->held, r->held, share);
+	if (hwloc_bitmap_iszero(r->held))
+		r->held = (hwloc_bitmap_free(r->held), NULL);
 	return 0;
+}
+
+bool cc_cg_rec_held_by(const struct cc_noderec *r, const char *rec_cgroup, enum cc_cg_mode m,
+		       const char *carve_cgroup)
+{
+	char pk[PATH_MAX];
+	size_t n = strlen(rec_cgroup);
+
+	switch (cg_rec_kind(r)) {
+	case K_EXCLUSIVE:
+		return m == CC_MODE_REMOTE && !strncmp(carve_cgroup, rec_cgroup, n) && carve_cgroup[n] == '/';
+	case K_PARKED:
+		return m != CC_MODE_CPUSET_ONLY &&
+		       cc_cg_parked_cgroup(m, carve_cgroup, pk, sizeof(pk), &(struct cc_err)CC_ERR_INIT) == 0 &&
+		       !strcmp(pk, rec_cgroup);
+	default:
+		return false;
+	}
 }
 
 /* Whether carve c owns record r: listed, or its share in r's held CPUs. */
 bool cg_owns(const struct cc_noderec *r, const struct cc_cg_carve *c)
 {
-	_cleanup_bitmap_ hwloc_bitmap_t held = NULL;
-	struct cc_err ignored = CC_ERR_INIT;
 	enum rec_kind k = cg_rec_kind(r);
 	hwloc_const_bitmap_t share;
 
@@ -130,8 +137,7 @@ bool cg_owns(const struct cc_noderec *r, const struct cc_cg_carve *c)
 		return true;
 	if (!cg_held_kind(k) || !r->held || !(share = cg_held_share(c, k)) || hwloc_bitmap_iszero(share))
 		return false;
-	held = hwloc_bitmap_alloc();
-	return held && cc_cpulist_parse(r->held, held, "held", &ignored) == 0 && hwloc_bitmap_intersects(held, share);
+	return hwloc_bitmap_intersects(r->held, share);
 }
 
 static void vmsg(struct cc_cg_msgs *m, bool note, const char *fmt, va_list ap)
@@ -222,11 +228,8 @@ int cg_rec_taken(const struct cc_noderec *r, hwloc_bitmap_t all, struct cc_err *
 			return -1;
 		hwloc_bitmap_or(all, all, share);
 	}
-	if (r->held) {
-		if (cg_parse_cpus(r->held, share, r, "held", err) < 0)
-			return -1;
-		hwloc_bitmap_or(all, all, share);
-	}
+	if (r->held)
+		hwloc_bitmap_or(all, all, r->held);
 	return 0;
 }
 

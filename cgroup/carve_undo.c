@@ -260,12 +260,11 @@ static char *undo_share(const struct cc_cg_carve *c, const struct cc_noderec *r,
 	if (listed) {
 		share = strdup(cc_noderec_share(r, c->id));
 	} else {
-		if (!cg_held_kind(k) || !r->held || cg_parse_cpus(r->held, mine, r, "held", err) < 0) {
-			if (!cc_err_isset(err))
-				cc_err_sys(err, ENOMEM, "cgroup");
+		if (!cg_held_kind(k) || !r->held) {
+			cc_err_set(err, EINVAL, "sections." CC_CG_SECTION ": %s holds nothing of carve %s", r->path, c->id);
 			return NULL;
 		}
-		hwloc_bitmap_and(mine, mine, cg_held_share(c, k));
+		hwloc_bitmap_and(mine, r->held, cg_held_share(c, k));
 		share = cc_cpulist_format(mine);
 	}
 	if (!share)
@@ -553,9 +552,9 @@ int cc_cg_drop_held(struct cc_cg *cg, const char *path, hwloc_const_bitmap_t car
 	if (!r || !r->held)
 		return 0;
 	k = cg_rec_kind(r);
-	if (!cg_held_kind(k) || cg_parse_cpus(r->held, orphan, r, "held", err) < 0)
-		return cc_err_isset(err) ? -1 : 0;
-	hwloc_bitmap_andnot(orphan, orphan, carved);
+	if (!cg_held_kind(k))
+		return 0;
+	hwloc_bitmap_andnot(orphan, r->held, carved);
 	if (hwloc_bitmap_iszero(orphan))
 		return 0;
 	/* An owner that had exactly those. */

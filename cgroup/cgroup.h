@@ -142,6 +142,13 @@ int cc_cg_mode_parse(const char *s, enum cc_cg_mode *m);
  * quota and period).  The one rule the plan, the undo and the audit
  * apply (carve.c). */
 bool cc_cg_rec_ours(const struct cc_noderec *r, const char *cur);
+/* Whether a carve at `carve_cgroup` in mode `m` is an owner the held
+ * record `r` of `rec_cgroup` must hold: a remote partition below an
+ * ancestor's exclusive set, a partition parking its siblings in that
+ * parked cgroup.  The rule the plan follows when it adds a share, and
+ * the audit checks held against (carve.c). */
+bool cc_cg_rec_held_by(const struct cc_noderec *r, const char *rec_cgroup, enum cc_cg_mode m,
+		       const char *carve_cgroup);
 
 /* ---- a carve (carve.c) ------------------------------------------------
  *

@@ -48,7 +48,7 @@ static void rec_fini(struct cc_noderec *r)
 	free(r->orig);
 	free(r->set);
 	free(r->pending);
-	free(r->held);
+	hwloc_bitmap_free(r->held);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -80,7 +80,7 @@ void cc_noderecs_fini(struct cc_noderecs *s)
 
 bool cc_noderec_owned(const struct cc_noderec *r)
 {
-	return r->nowners > 0 || (r->held && r->held[0]);
+	return r->nowners > 0 || (r->held && !hwloc_bitmap_iszero(r->held));
 }
 
 static struct cc_noderec *held_in_memory(const struct cc_noderecs *s, const char *path)
@@ -179,7 +179,7 @@ struct cc_noderec *cc_noderecs_add_copy(struct cc_noderecs *s, const struct cc_n
 		return NULL;
 	c->seq = r->seq;
 	if (cc_noderec_put(&c->set, r->set) < 0 || cc_noderec_put(&c->pending, r->pending) < 0 ||
-	    cc_noderec_put(&c->held, r->held) < 0)
+	    (r->held && !(c->held = hwloc_bitmap_dup(r->held))))
 		goto fail;
 	for (int i = 0; i < r->nowners; i++)
 		if (cc_noderec_set_owner(c, r->owners[i].id, r->owners[i].share) < 0)
@@ -292,14 +292,12 @@ static int get_str(const json_t *o, const char *key, bool optional, bool nullabl
 static int fold_owners(struct cc_noderec *r, const char *where, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t all = hwloc_bitmap_alloc(), one = hwloc_bitmap_alloc();
-	_cleanup_free_ char *held = NULL;
 	char w[256];
 
 	if (!all || !one)
 		return cc_err_sys(err, ENOMEM, "%s", where);
-	snprintf(w, sizeof(w), "%.200s.held", where);
-	if (r->held && cc_cpulist_parse(r->held, all, w, err) < 0)
-		return -1;
+	if (r->held)
+		hwloc_bitmap_copy(all, r->held);
 	for (int i = 0; i < r->nowners; i++) {
 		snprintf(w, sizeof(w), "%.120s.owners.%.64s", where, r->owners[i].id);
 		if (cc_cpulist_parse(r->owners[i].share, one, w, err) < 0)
@@ -308,11 +306,8 @@ static int fold_owners(struct cc_noderec *r, const char *where, struct cc_err *e
 	}
 	while (r->nowners)
 		cc_noderec_del_owner(r, r->owners[0].id);
-	held = hwloc_bitmap_iszero(all) ? NULL : cc_cpulist_format(all);
-	if (!hwloc_bitmap_iszero(all) && !held)
-		return cc_err_sys(err, ENOMEM, "%s", where);
-	free(r->held);
-	r->held = cc_steal_ptr(held);
+	hwloc_bitmap_free(r->held);
+	r->held = hwloc_bitmap_iszero(all) ? NULL : cc_steal_ptr(all);
 	return 0;
 }
 
@@ -321,6 +316,7 @@ static int parse_rec(const json_t *o, const char *where, const struct cc_noderec
 {
 	const char *const *kinds = schema->kinds, *const *held_kinds = schema->held_kinds;
 	static const char *const keys[] = { "path", "kind", "orig", "set", "pending", "seq", "owners", "held", NULL };
+	_cleanup_free_ char *held = NULL;
 	const char *key;
 	const json_t *v, *owners;
 	size_t k;
@@ -338,7 +334,7 @@ static int parse_rec(const json_t *o, const char *where, const struct cc_noderec
 	    get_str(o, "orig", false, true, where, CC_NODEREC_VALUE_MAX, &r->orig, err) < 0 ||
 	    get_str(o, "set", true, false, where, CC_NODEREC_VALUE_MAX, &r->set, err) < 0 ||
 	    get_str(o, "pending", true, false, where, CC_NODEREC_VALUE_MAX, &r->pending, err) < 0 ||
-	    get_str(o, "held", true, false, where, CC_NODEREC_VALUE_MAX, &r->held, err) < 0)
+	    get_str(o, "held", true, false, where, CC_NODEREC_VALUE_MAX, &held, err) < 0)
 		return -1;
 	if (r->path[0] != '/' || strstr(r->path, "/../") || strstr(r->path, "/./"))
 		return cc_err_set(err, EINVAL, "%s.path: expected an absolute path without \".\" or \"..\", got \"%.200s\"",
@@ -347,8 +343,19 @@ static int parse_rec(const json_t *o, const char *where, const struct cc_noderec
 		;
 	if (!kinds[k])
 		return cc_err_set(err, EINVAL, "%s.kind: unknown kind \"%.64s\"", where, r->kind);
-	if (r->held && !in_list(held_kinds, r->kind))
+	if (held && !in_list(held_kinds, r->kind))
 		return cc_err_set(err, EINVAL, "%s.held: a %s record lists its owners", where, r->kind);
+	if (held) {
+		char w[256];
+
+		snprintf(w, sizeof(w), "%.200s.held", where);
+		if (!(r->held = hwloc_bitmap_alloc()))
+			return cc_err_sys(err, ENOMEM, "%s", w);
+		if (cc_cpulist_parse(held, r->held, w, err) < 0)
+			return -1;
+		if (hwloc_bitmap_iszero(r->held))
+			r->held = (hwloc_bitmap_free(r->held), NULL);
+	}
 	v = json_object_get(o, "seq");
 	if (!json_is_integer(v) || json_integer_value(v) < 1)
 		return cc_err_set(err, EINVAL, "%s.seq: expected an integer >= 1", where);
@@ -427,8 +434,9 @@ static json_t *rec_json(const struct cc_noderec *r)
 {
 	_cleanup_json_ json_t *o = json_object();
 	json_t *owners = json_object();
+	_cleanup_free_ char *held = r->held ? cc_cpulist_format(r->held) : NULL;
 
-	if (!o || !owners || json_object_set_new(o, "owners", owners) < 0)
+	if (!o || !owners || json_object_set_new(o, "owners", owners) < 0 || (r->held && !held))
 		return NULL;
 	for (int i = 0; i < r->nowners; i++)
 		if (json_object_set_new(owners, r->owners[i].id, json_string(r->owners[i].share)) < 0)
@@ -438,7 +446,7 @@ static json_t *rec_json(const struct cc_noderec *r)
 	    json_object_set_new(o, "orig", r->orig ? json_string(r->orig) : json_null()) < 0 ||
 	    (r->set && json_object_set_new(o, "set", json_string(r->set)) < 0) ||
 	    (r->pending && json_object_set_new(o, "pending", json_string(r->pending)) < 0) ||
-	    (r->held && json_object_set_new(o, "held", json_string(r->held)) < 0) ||
+	    (held && json_object_set_new(o, "held", json_string(held)) < 0) ||
 	    json_object_set_new(o, "seq", json_integer(r->seq)) < 0)
 		return NULL;
 	return cc_steal_ptr(o);

@@ -42,6 +42,7 @@
 #ifndef CC_NODEREC_H
 #define CC_NODEREC_H
 
+#include <hwloc.h>
 #include <jansson.h>
 #include <stdbool.h>
 
@@ -64,7 +65,10 @@ struct cc_noderec {
 	long long seq; /* order of the first write: restores run in reverse */
 	int nowners;
 	struct cc_noderec_owner *owners; /* in the order they came */
-	char *held;    /* a held kind: the union of its unlisted owners' shares; NULL: none */
+	/* A held kind: the union of its unlisted owners' shares, parsed once
+	 * as the record is read, formatted once as it is written; NULL: none
+	 * (never an empty set). */
+	hwloc_bitmap_t held;
 };
 
 struct cc_ledger;

@@ -50,31 +50,20 @@ static int check_held(const struct cc_audit_in *in, const struct cc_noderec *r, 
 {
 	const struct cc_ledger *l = in->ledger;
 	bool parked = !strcmp(r->kind, "parked");
-	_cleanup_bitmap_ hwloc_bitmap_t held = hwloc_bitmap_alloc(), all = hwloc_bitmap_alloc();
-	size_t n = strlen(cgroup);
+	const hwloc_const_bitmap_t held = r->held;
+	_cleanup_bitmap_ hwloc_bitmap_t all = hwloc_bitmap_alloc(), orphan = hwloc_bitmap_alloc();
 	char a[AUDIT_BUF], b[AUDIT_BUF];
 	struct cc_finding *f;
 
-	if (!held || !all)
+	if (!all || !orphan)
 		return cc_err_sys(err, ENOMEM, "audit");
-	if (cc_cpulist_parse(r->held, held, r->path, err) < 0)
-		return -1;
 	for (int k = 0; k < cc_ledger_ncarves(l); k++) {
 		const struct cc_carve *c = cc_ledger_carve_at(l, k);
 		hwloc_const_bitmap_t share = parked ? c->parked : c->cpus;
 		enum cc_cg_mode m;
-		char pk[PATH_MAX];
-		bool theirs;
 
-		if (audit_carve_mode(c, &m) < 0 || !c->exclusive || hwloc_bitmap_iszero(share))
-			continue;
-		if (parked)
-			theirs = m != CC_MODE_CPUSET_ONLY &&
-				 cc_cg_parked_cgroup(m, c->cgroup, pk, sizeof(pk), &(struct cc_err)CC_ERR_INIT) == 0 &&
-				 !strcmp(pk, cgroup);
-		else
-			theirs = m == CC_MODE_REMOTE && !strncmp(c->cgroup, cgroup, n) && c->cgroup[n] == '/';
-		if (!theirs)
+		if (audit_carve_mode(c, &m) < 0 || !c->exclusive || hwloc_bitmap_iszero(share) ||
+		    !cc_cg_rec_held_by(r, cgroup, m, c->cgroup))
 			continue;
 		hwloc_bitmap_or(all, all, share);
 		if (hwloc_bitmap_isincluded(share, held)) {
@@ -90,18 +79,18 @@ static int check_held(const struct cc_audit_in *in, const struct cc_noderec *r, 
 		f->repair = CC_REPAIR_REAPPLY;
 		CC_AUDIT_SET(f->object, "record %s", r->path);
 		CC_AUDIT_SET(f->expected, "holds %s of carve %s", audit_fmt(a, sizeof(a), share), c->id);
-		CC_AUDIT_SET(f->actual, "held %s", r->held);
+		CC_AUDIT_SET(f->actual, "held %s", audit_fmt(b, sizeof(b), held));
 		CC_AUDIT_SET(f->fix, "--fix re-applies carve %s: its share is recorded again", c->id);
 	}
-	hwloc_bitmap_andnot(held, held, all);
-	if (hwloc_bitmap_iszero(held))
+	hwloc_bitmap_andnot(orphan, held, all);
+	if (hwloc_bitmap_iszero(orphan))
 		return 0;
 	if (!(f = cc_audit_add(out, CC_AUDIT_RECORD_ORPHAN, "", err)))
 		return -1;
 	f->repair = CC_REPAIR_DROP_OWNER;
 	CC_AUDIT_SET(f->object, "record %s", r->path);
 	CC_AUDIT_SET(f->expected, "held for carves of the ledger");
-	CC_AUDIT_SET(f->actual, "CPUs %s held for no carve", audit_fmt(b, sizeof(b), held));
+	CC_AUDIT_SET(f->actual, "CPUs %s held for no carve", audit_fmt(b, sizeof(b), orphan));
 	CC_AUDIT_SET(f->fix, "--fix recomputes the file without them (the last owner restores the original)");
 	CC_AUDIT_TARGET(f->target, r->path);
 	return 0;
