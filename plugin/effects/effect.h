@@ -49,7 +49,7 @@ struct cc_effect_run {
 	const struct cc_ctx *ctx;
 	struct cc_cg *cg;
 	struct cc_ledger *ledger;
-	const char *id; /* the carve, in the ledger; looked up by id (pointers move) */
+	const char *id; /* the carve, in the ledger; looked up by id (an index-only ledger loads it then) */
 	/* apply only */
 	const struct cc_policy *policy;
 	const struct cc_topo *topo;

@@ -20,17 +20,11 @@ static int gc_release(struct cc_carve *c, void *arg)
 {
 	struct gc_arg *g = arg;
 	struct cc_err e = CC_ERR_INIT;
-	char id[sizeof(c->id)], kind[sizeof(c->kind)], cgroup[sizeof(c->cgroup)];
-	int rc;
 
-	/* The undo may load every carve: c moves. */
-	snprintf(id, sizeof(id), "%s", c->id);
-	snprintf(kind, sizeof(kind), "%s", c->kind);
-	snprintf(cgroup, sizeof(cgroup), "%s", c->cgroup);
-	rc = cc_carve_undo(g->ctx, g->cg, g->l, id, &e);
-	if (rc < 0) {
+	/* The undo may load every carve; c, a handle, stays (ledger.h). */
+	if (cc_carve_undo(g->ctx, g->cg, g->l, c->id, &e) < 0) {
 		if (g->ctx->log)
-			fprintf(g->ctx->log, "corecarve: releasing stale carve %s: %s (kept as releasing)\n", id, e.msg);
+			fprintf(g->ctx->log, "corecarve: releasing stale carve %s: %s (kept as releasing)\n", c->id, e.msg);
 		return -1;
 	}
 	/* A stale exec carve's cgroup is still there, empty (its corecarve
@@ -38,8 +32,8 @@ static int gc_release(struct cc_carve *c, void *arg)
 	 * those CPUs exclusive for a sibling (6.12 refuses an exclusive set
 	 * that covers a sibling's cpuset.cpus), so it goes too. */
 	cc_err_clear(&e);
-	if (!strcmp(kind, "exec") && cgroup[0] && cc_cg_rmdir(g->cg, cgroup, &e) < 0 && g->ctx->log)
-		fprintf(g->ctx->log, "corecarve: removing the cgroup of stale carve %s: %s\n", id, e.msg);
+	if (!strcmp(c->kind, "exec") && c->cgroup[0] && cc_cg_rmdir(g->cg, c->cgroup, &e) < 0 && g->ctx->log)
+		fprintf(g->ctx->log, "corecarve: removing the cgroup of stale carve %s: %s\n", c->id, e.msg);
 	return 0;
 }
 

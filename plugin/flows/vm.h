@@ -182,7 +182,7 @@ struct cc_vm_plan {
 struct cc_vm_world {
 	const struct cc_topo *topo;
 	const struct cc_policy *policy;
-	const struct cc_carve *carves; /* every carve of the ledger */
+	const struct cc_carve *const *carves; /* every carve of the ledger */
 	int ncarves;
 	const struct cc_vmconfig *cfg;
 	/* VMs found running: those of the list (cc_vm_find) and, for carves of

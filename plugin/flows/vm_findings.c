@@ -57,8 +57,8 @@ static const struct cc_carve *vm_carve(const struct cc_vm_world *w, const char *
 
 	snprintf(id, sizeof(id), "vm:%s", name);
 	for (int i = 0; i < w->ncarves; i++)
-		if (!strcmp(w->carves[i].id, id))
-			return &w->carves[i];
+		if (!strcmp(w->carves[i]->id, id))
+			return w->carves[i];
 	return NULL;
 }
 
@@ -143,7 +143,7 @@ static int shared(const struct cc_vm_world *w, struct list *l)
 			int cpu = hwloc_bitmap_weight(t->affinity) == 1 ? hwloc_bitmap_first(t->affinity) : -1;
 
 			for (int k = 0; k < w->ncarves; k++) {
-				const struct cc_carve *c = &w->carves[k];
+				const struct cc_carve *c = w->carves[k];
 				_cleanup_bitmap_ hwloc_bitmap_t both = hwloc_bitmap_alloc();
 				_cleanup_free_ char *list = NULL;
 
@@ -192,7 +192,7 @@ int cc_vm_findings(const struct cc_vm_world *w, struct cc_vm_finding **out, int 
 		if (mixed(w, &w->procs[i], &l) < 0)
 			goto nomem;
 	for (int k = 0; k < w->ncarves; k++) {
-		const struct cc_carve *c = &w->carves[k];
+		const struct cc_carve *c = w->carves[k];
 		const char *name = cc_vm_id_name(c->id);
 		const struct cc_vm_proc *p = NULL;
 		struct cc_vm_rec rec;

@@ -273,7 +273,7 @@ static int carve_of(const struct planner *pl, const char *name)
 
 	snprintf(id, sizeof(id), "vm:%s", name);
 	for (int i = 0; i < pl->w->ncarves; i++)
-		if (pl->have_rec[i] && !strcmp(pl->w->carves[i].id, id))
+		if (pl->have_rec[i] && !strcmp(pl->w->carves[i]->id, id))
 			return i;
 	return -1;
 }
@@ -335,7 +335,7 @@ static int ledger_carves(struct planner *pl, struct cc_err *err)
 	const struct cc_vm_world *w = pl->w;
 
 	for (int i = 0; i < w->ncarves; i++) {
-		const struct cc_carve *c = &w->carves[i];
+		const struct cc_carve *c = w->carves[i];
 		const char *name;
 		const struct cc_vm_spec *spec;
 		const struct cc_vm_proc *p;
@@ -500,7 +500,7 @@ static int new_entry(struct planner *pl, struct cc_vm_entry *e, const struct cc_
 {
 	const struct cc_pclass *pc = cc_policy_class(pl->w->policy, spec->class_name);
 	const struct cc_vm_rec *prev_rec = prev >= 0 ? &pl->recs[prev] : NULL;
-	json_t *prev_changes = prev >= 0 ? pl->w->carves[prev].changes : NULL;
+	json_t *prev_changes = prev >= 0 ? pl->w->carves[prev]->changes : NULL;
 	struct cc_request req = { .cpus = p->nvcpus, .has_smt = true, .has_memory = true };
 	struct cc_err e2 = CC_ERR_INIT;
 	struct cc_decision d;
@@ -701,7 +701,7 @@ static int settle(struct planner *pl, struct cc_err *err)
 			int c = -1;
 
 			for (int k = 0; k < w->ncarves; k++)
-				if (pl->have_rec[k] && !strcmp(w->carves[k].id, e->id))
+				if (pl->have_rec[k] && !strcmp(w->carves[k]->id, e->id))
 					c = k;
 			if (c >= 0 && restore_entry(pl, e, &pl->recs[c], uncarved) < 0)
 				return cc_err_sys(err, ENOMEM, "VM plan");
@@ -719,7 +719,7 @@ static int settle(struct planner *pl, struct cc_err *err)
 		{
 			int c = e->state == CC_VM_NEW ? carve_of(pl, e->name) : -1;
 
-			if (emulator_pins(e, c >= 0 && pl->recarve[c] ? w->carves[c].changes : NULL) < 0)
+			if (emulator_pins(e, c >= 0 && pl->recarve[c] ? w->carves[c]->changes : NULL) < 0)
 				return cc_err_sys(err, ENOMEM, "VM plan");
 		}
 	}
@@ -745,7 +745,7 @@ int cc_vm_plan(const struct cc_vm_world *w, struct cc_vm_plan *plan, struct cc_e
 	}
 	hwloc_bitmap_and(pl.reserved, pl.reserved, w->topo->online);
 	for (int i = 0; i < w->ncarves; i++) {
-		const struct cc_carve *c = &w->carves[i];
+		const struct cc_carve *c = w->carves[i];
 
 		take(pl.taken, c, true);
 		if (strcmp(c->kind, "vm"))

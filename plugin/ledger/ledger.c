@@ -242,8 +242,8 @@ int cc_ledger_export_redacted(const char *dir, char **text, size_t *len, struct 
 	if (!l->snapshot)
 		return 0;
 	for (int i = 0; i < l->ncarves; i++)
-		if (l->carves[i].token[0])
-			memset(l->carves[i].token, '0', strlen(l->carves[i].token));
+		if (l->carves[i]->token[0])
+			memset(l->carves[i]->token, '0', strlen(l->carves[i]->token));
 	*text = ledger_serialize(l, &at, err);
 	free(at.recs);
 	if (!*text)
@@ -302,7 +302,7 @@ void cc_ledger_close(struct cc_ledger *l)
 	if (l->dirfd >= 0)
 		close(l->dirfd);
 	for (int i = 0; i < l->ncarves; i++)
-		cc_carve_fini(&l->carves[i]);
+		ledger_carve_free(l->carves[i]);
 	free(l->carves);
 	if (l->sections)
 		json_decref(l->sections);
@@ -362,7 +362,7 @@ hwloc_bitmap_t cc_ledger_held(const struct cc_ledger *l, const char *except, boo
 		hwloc_bitmap_andnot(all, all, out->parked);
 	}
 	for (int i = 0; i < l->ncarves; i++) {
-		const struct cc_carve *c = &l->carves[i];
+		const struct cc_carve *c = l->carves[i];
 
 		if ((steered_only && !c->steer_irqs) || (except && !strcmp(c->id, except)))
 			continue;
@@ -405,9 +405,9 @@ int cc_ledger_refs(const struct cc_ledger *l, const char *except, const char ***
 			cg[k++] = json_string_value(json_array_get(e, 2));
 		}
 	for (int j = 0; j < l->ncarves; j++)
-		if (!except || strcmp(l->carves[j].id, except) != 0) {
-			id[k] = l->carves[j].id;
-			cg[k++] = l->carves[j].cgroup;
+		if (!except || strcmp(l->carves[j]->id, except) != 0) {
+			id[k] = l->carves[j]->id;
+			cg[k++] = l->carves[j]->cgroup;
 		}
 	if (ids)
 		*ids = cc_steal_ptr(id);
@@ -427,8 +427,8 @@ struct cc_carve *cc_ledger_find(struct cc_ledger *l, const char *id)
 	if (at >= 0 && cc_ledger_load_all(l, NULL) < 0)
 		return NULL;
 	for (int i = 0; i < l->ncarves; i++)
-		if (strcmp(l->carves[i].id, id) == 0)
-			return &l->carves[i];
+		if (strcmp(l->carves[i]->id, id) == 0)
+			return l->carves[i];
 	return NULL;
 }
 
@@ -526,7 +526,7 @@ static hwloc_bitmap_t dup_set(hwloc_const_bitmap_t b)
 int cc_ledger_add(struct cc_ledger *l, const struct cc_carve *c, struct cc_err *err)
 {
 	char what[300];
-	struct cc_carve n, *grown, *dup;
+	struct cc_carve *n, **grown, *dup;
 
 	/* Checked before it is quoted in messages. */
 	if (ledger_check_text(c->id, sizeof(c->id), false, "carve", "id", err) < 0)
@@ -554,17 +554,19 @@ int cc_ledger_add(struct cc_ledger *l, const struct cc_carve *c, struct cc_err *
 	if (!grown)
 		return cc_err_sys(err, ENOMEM, "%s", what);
 	l->carves = grown;
-	n = *c;
-	n.cpus = dup_set(c->cpus);
-	n.parked = dup_set(c->parked);
-	n.mems = dup_set(c->mems);
-	n.changes = c->changes ? json_incref(c->changes) : json_array();
-	if (!n.cpus || !n.parked || !n.mems || !n.changes) {
-		cc_carve_fini(&n);
+	if (!(n = malloc(sizeof(*n))))
+		return cc_err_sys(err, ENOMEM, "%s", what);
+	*n = *c;
+	n->cpus = dup_set(c->cpus);
+	n->parked = dup_set(c->parked);
+	n->mems = dup_set(c->mems);
+	n->changes = c->changes ? json_incref(c->changes) : json_array();
+	if (!n->cpus || !n->parked || !n->mems || !n->changes) {
+		ledger_carve_free(n);
 		return cc_err_sys(err, ENOMEM, "%s", what);
 	}
-	if (!n.created)
-		n.created = (long long)time(NULL);
+	if (!n->created)
+		n->created = (long long)time(NULL);
 	l->carves[l->ncarves++] = n;
 	l->dirty = true;
 	return 0;
@@ -582,10 +584,13 @@ int cc_ledger_remove(struct cc_ledger *l, const char *id)
 
 	if (!c)
 		return 0;
+	for (i = 0; i < l->ncarves && l->carves[i] != c; i++)
+		;
+	if (i == l->ncarves)
+		return 0;
 	had = ledger_grant_of(c, &g);
-	i = (int)(c - l->carves);
-	cc_carve_fini(c);
-	memmove(&l->carves[i], &l->carves[i + 1], (size_t)(l->ncarves - i - 1) * sizeof(*c));
+	ledger_carve_free(c);
+	memmove(&l->carves[i], &l->carves[i + 1], (size_t)(l->ncarves - i - 1) * sizeof(*l->carves));
 	l->ncarves--;
 	l->dirty = true;
 	give_back(l, had, &g, NULL);
@@ -703,14 +708,14 @@ int cc_ledger_ncarves(const struct cc_ledger *l)
 	return l->ncarves;
 }
 
-const struct cc_carve *cc_ledger_carves(const struct cc_ledger *l)
+const struct cc_carve *const *cc_ledger_carves(const struct cc_ledger *l)
 {
-	return l->carves;
+	return (const struct cc_carve *const *)l->carves;
 }
 
 const struct cc_carve *cc_ledger_carve_at(const struct cc_ledger *l, int i)
 {
-	return i >= 0 && i < l->ncarves ? &l->carves[i] : NULL;
+	return i >= 0 && i < l->ncarves ? l->carves[i] : NULL;
 }
 
 int cc_ledger_mark_releasing(struct cc_ledger *l, const char *id)

@@ -129,8 +129,8 @@ struct cc_ledger *cc_ledger_open(const char *dir, struct cc_err *err);
  * cc_ledger_add, cc_ledger_gc (while nothing is stale) and commit work
  * from the index.  Anything that needs one of the carves that were there
  * (cc_ledger_find or cc_ledger_remove of such an id, gc finding a stale
- * one, an overlap to name) loads them all first (cc_ledger_load_all),
- * which invalidates pointers into cc_ledger_carves() as an add or a remove does.
+ * one, an overlap to name) loads them all first (cc_ledger_load_all);
+ * a carve's handle stays valid through it (cc_ledger_carves).
  * Every other reader needs cc_ledger_open's whole ledger. */
 struct cc_ledger *cc_ledger_open_index(const char *dir, struct cc_err *err);
 
@@ -185,12 +185,14 @@ void cc_ledger_set_fault(struct cc_ledger *l, const char *step);
  * to it; 0 when none failed. */
 int cc_ledger_failed(const struct cc_ledger *l, struct cc_err *err);
 
-/* The carves loaded: an array of cc_ledger_ncarves(), borrowed until the
- * ledger changes.  Every carve in a ledger from cc_ledger_open or
- * cc_ledger_read; in an index-only one, only those added since it was
- * opened (cc_ledger_load_all first for the rest). */
+/* The carves loaded: an array of cc_ledger_ncarves() handles, the array
+ * borrowed until the ledger changes, each handle valid until its carve
+ * is removed (an add, a load or another's removal never moves it).
+ * Every carve in a ledger from cc_ledger_open or cc_ledger_read; in an
+ * index-only one, only those added since it was opened
+ * (cc_ledger_load_all first for the rest). */
 int cc_ledger_ncarves(const struct cc_ledger *l);
-const struct cc_carve *cc_ledger_carves(const struct cc_ledger *l);
+const struct cc_carve *const *cc_ledger_carves(const struct cc_ledger *l);
 /* Carve i of them (0 <= i < cc_ledger_ncarves()). */
 const struct cc_carve *cc_ledger_carve_at(const struct cc_ledger *l, int i);
 /* for (each loaded carve c at index i): `c` a const struct cc_carve *

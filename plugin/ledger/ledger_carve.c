@@ -242,10 +242,27 @@ int ledger_carve_union(const struct cc_carve *c, hwloc_bitmap_t out)
 	return 0;
 }
 
+struct cc_carve *ledger_carve_new(void)
+{
+	struct cc_carve *c = calloc(1, sizeof(*c));
+
+	if (c)
+		cc_carve_init(c);
+	return c;
+}
+
+void ledger_carve_free(struct cc_carve *c)
+{
+	if (!c)
+		return;
+	cc_carve_fini(c);
+	free(c);
+}
+
 /* Refuse `c` if its CPUs meet those of carves[0..n).  Linear in n; the
  * loader, which would call it once per carve, keeps a running union
  * instead and comes here only to name the carve an overlap is with. */
-int ledger_check_disjoint(const struct cc_carve *carves, int n, const struct cc_carve *c,
+int ledger_check_disjoint(struct cc_carve *const *carves, int n, const struct cc_carve *c,
 			  const char *what, struct cc_err *err)
 {
 	_cleanup_bitmap_ hwloc_bitmap_t mine = hwloc_bitmap_alloc();
@@ -257,30 +274,30 @@ int ledger_check_disjoint(const struct cc_carve *carves, int n, const struct cc_
 		return cc_err_sys(err, ENOMEM, "%s", what);
 	/* Set against set: no union is built per carve. */
 	for (i = 0; i < n; i++)
-		if ((carves[i].cpus && hwloc_bitmap_intersects(mine, carves[i].cpus)) ||
-		    (carves[i].parked && hwloc_bitmap_intersects(mine, carves[i].parked)))
+		if ((carves[i]->cpus && hwloc_bitmap_intersects(mine, carves[i]->cpus)) ||
+		    (carves[i]->parked && hwloc_bitmap_intersects(mine, carves[i]->parked)))
 			break;
 	if (i == n)
 		return 0;
 	theirs = hwloc_bitmap_alloc();
-	if (!theirs || ledger_carve_union(&carves[i], theirs) < 0)
+	if (!theirs || ledger_carve_union(carves[i], theirs) < 0)
 		return cc_err_sys(err, ENOMEM, "%s", what);
 	hwloc_bitmap_and(theirs, theirs, mine);
 	s = cc_cpulist_format(theirs);
 	return cc_err_set(err, EBUSY, "%s: CPUs %s already belong to carve \"%s\"", what, s ? s : "?",
-			  carves[i].id);
+			  carves[i]->id);
 }
 
 /* The loader's duplicate check keeps the ids seen in a jansson object
  * (its hash table): comparing every pair was ~7 M instructions per load
  * of a 683-carve ledger.  Values are carve indexes, for the message. */
-static int id_seen(json_t *ids, const struct cc_carve *carves, int i, struct cc_err *err)
+static int id_seen(json_t *ids, struct cc_carve *const *carves, int i, struct cc_err *err)
 {
-	json_t *k = json_object_get(ids, carves[i].id);
+	json_t *k = json_object_get(ids, carves[i]->id);
 
 	if (k)
 		return (int)json_integer_value(k);
-	if (json_object_set_new(ids, carves[i].id, json_integer(i)) < 0)
+	if (json_object_set_new(ids, carves[i]->id, json_integer(i)) < 0)
 		return cc_err_sys(err, ENOMEM, "carves"), -2;
 	return -1;
 }
@@ -291,7 +308,7 @@ static int id_seen(json_t *ids, const struct cc_carve *carves, int i, struct cc_
 int ledger_admit_carve(struct cc_ledger *l, int i, json_t *ids, hwloc_bitmap_t taken,
 		       const char *what, struct cc_err *err)
 {
-	const struct cc_carve *c = &l->carves[i];
+	const struct cc_carve *c = l->carves[i];
 	int k = id_seen(ids, l->carves, i, err);
 
 	if (k == -2)

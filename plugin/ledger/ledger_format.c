@@ -399,9 +399,10 @@ static int parse_lines(struct cc_ledger *l, json_t *entries, const char *path, c
 			continue;
 		}
 		snprintf(what, sizeof(what), "carves[%d]", l->ncarves);
-		cc_carve_init(&l->carves[l->ncarves]);
+		if (!(l->carves[l->ncarves] = ledger_carve_new()))
+			return cc_err_sys(err, ENOMEM, "%s: %s", path, what);
 		l->ncarves++;
-		if (ledger_parse_carve(v, what, &l->carves[l->ncarves - 1], err) < 0 ||
+		if (ledger_parse_carve(v, what, l->carves[l->ncarves - 1], err) < 0 ||
 		    ledger_admit_carve(l, l->ncarves - 1, ids, taken, what, err) < 0)
 			return cc_err_prefix(err, "%s", path);
 	}
@@ -421,7 +422,7 @@ static int check_index(const struct cc_ledger *l, json_t *entries, const char *t
 	if (n != (size_t)l->ncarves)
 		return cc_err_set(err, EINVAL, "index.carves: %zu, the file holds %d carve lines", n, l->ncarves);
 	for (size_t i = 0; i < n; i++) {
-		const struct cc_carve *c = &l->carves[i];
+		const struct cc_carve *c = l->carves[i];
 		json_t *e = json_array_get(entries, i);
 		const char *f[3] = { json_string_value(json_array_get(e, 0)), json_string_value(json_array_get(e, 1)),
 				     json_string_value(json_array_get(e, 2)) };
@@ -651,7 +652,7 @@ fail:
 int ledger_parse_lines(struct cc_ledger *l, struct cc_err *err)
 {
 	struct cc_ledger_index *ix = l->index;
-	struct cc_carve *added = l->carves;
+	struct cc_carve **added = l->carves;
 	int nadded = l->ncarves, nparsed = -1; /* -1: lines not all parsed */
 	_cleanup_bitmap_ hwloc_bitmap_t taken = hwloc_bitmap_alloc();
 	_cleanup_json_ json_t *ids = json_object();
@@ -685,20 +686,19 @@ int ledger_parse_lines(struct cc_ledger *l, struct cc_err *err)
 		cc_err_prefix(err, "%s", path);
 		goto undo;
 	}
-	/* Those read alone since (and maybe changed) replace their line, those
-	 * taken out go. */
+	/* Those read alone since (and maybe changed) replace their line, as
+	 * the same handle (a caller may hold it); those taken out go. */
 	if (ix->loaded || ix->gone) {
 		int k = 0;
 
 		for (int i = 0; i < nparsed; i++) {
 			if (ix->loaded && ix->loaded[i]) {
-				cc_carve_fini(&l->carves[i]);
-				l->carves[i] = *ix->loaded[i];
-				free(ix->loaded[i]);
+				ledger_carve_free(l->carves[i]);
+				l->carves[i] = ix->loaded[i];
 				ix->loaded[i] = NULL;
 			}
 			if (ix->gone && ix->gone[i]) {
-				cc_carve_fini(&l->carves[i]);
+				ledger_carve_free(l->carves[i]);
 				continue;
 			}
 			l->carves[k++] = l->carves[i];
@@ -708,9 +708,9 @@ int ledger_parse_lines(struct cc_ledger *l, struct cc_err *err)
 		hwloc_bitmap_zero(taken);
 		json_object_clear(ids);
 		for (int i = 0; i < nparsed; i++) {
-			hwloc_bitmap_or(taken, taken, l->carves[i].cpus);
-			hwloc_bitmap_or(taken, taken, l->carves[i].parked);
-			json_object_set_new(ids, l->carves[i].id, json_integer(i));
+			hwloc_bitmap_or(taken, taken, l->carves[i]->cpus);
+			hwloc_bitmap_or(taken, taken, l->carves[i]->parked);
+			json_object_set_new(ids, l->carves[i]->id, json_integer(i));
 		}
 	}
 	/* Those added since were checked against the index; once more
@@ -720,7 +720,7 @@ int ledger_parse_lines(struct cc_ledger *l, struct cc_err *err)
 
 		l->carves[nparsed + j] = added[j];
 		l->ncarves = nparsed + j + 1;
-		snprintf(what, sizeof(what), "carve \"%.256s\"", added[j].id);
+		snprintf(what, sizeof(what), "carve \"%.256s\"", added[j]->id);
 		if (ledger_admit_carve(l, nparsed + j, ids, taken, what, err) < 0)
 			goto undo;
 	}
@@ -734,7 +734,7 @@ undo:
 	if (nparsed < 0)
 		nparsed = l->ncarves;
 	for (int i = 0; i < nparsed; i++)
-		cc_carve_fini(&l->carves[i]);
+		ledger_carve_free(l->carves[i]);
 	free(l->carves);
 	l->carves = added;
 	l->ncarves = nadded;
@@ -872,7 +872,7 @@ static int new_blocks(const struct cc_ledger *l, FILE *fe, FILE *fl, hwloc_bitma
 		      struct cc_err *err)
 {
 	for (int i = 0; i < l->ncarves; i++) {
-		const struct cc_carve *c = &l->carves[i];
+		const struct cc_carve *c = l->carves[i];
 		_cleanup_json_ json_t *o = ledger_carve_to_json(c), *e = c->releasing ? json_pack("[ssss]", c->id, c->kind, c->cgroup, "releasing")
 									    : json_pack("[sss]", c->id, c->kind, c->cgroup);
 

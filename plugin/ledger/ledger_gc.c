@@ -54,7 +54,7 @@ int cc_ledger_gc_due(struct cc_ledger *l, const struct cc_ledger_probe *probe,
 	if (cc_ledger_load_all(l, err) < 0)
 		return -1;
 	for (int i = 0; i < l->ncarves; i++) {
-		const struct cc_carve *c = &l->carves[i];
+		const struct cc_carve *c = l->carves[i];
 		int r = gc_due(probe, c->id, c->kind, c->cgroup, c->releasing, err);
 
 		if (r < 0)
@@ -100,7 +100,7 @@ int cc_ledger_gc(struct cc_ledger *l, const struct cc_ledger_probe *probe,
 		}
 	}
 	for (int i = first; i < l->ncarves;) {
-		struct cc_carve *c = &l->carves[i];
+		struct cc_carve *c = l->carves[i];
 		char id[sizeof(c->id)];
 
 		r = gc_due(probe, c->id, c->kind, c->cgroup, c->releasing, err);

@@ -72,7 +72,10 @@ struct cc_ledger {
 	char dir[PATH_MAX];
 	int lockfd;
 	int ncarves;
-	struct cc_carve *carves;
+	/* Each carve its own allocation: a pointer to one (a handle) stays
+	 * valid until that carve is removed, whatever is added, loaded or
+	 * taken out beside it (ledger_carve_new, ledger_carve_free). */
+	struct cc_carve **carves;
 	/* Node-wide sections owned by other modules (e.g. "irq": original
 	 * affinities recorded once), kept as JSON and written back as is. */
 	json_t *sections;
@@ -200,7 +203,11 @@ int ledger_carve_union(const struct cc_carve *c, hwloc_bitmap_t out);
  * id and token) into `g` (the caller's to cc_carve_fini): 1, or 0 when c
  * was made from none, -1 out of memory. */
 int ledger_grant_of(const struct cc_carve *c, struct cc_carve *g);
-int ledger_check_disjoint(const struct cc_carve *carves, int n, const struct cc_carve *c, const char *what,
+/* A carve of the ledger: allocated and cc_carve_init'd (NULL on ENOMEM);
+ * finished and freed (NULL is fine). */
+struct cc_carve *ledger_carve_new(void);
+void ledger_carve_free(struct cc_carve *c);
+int ledger_check_disjoint(struct cc_carve *const *carves, int n, const struct cc_carve *c, const char *what,
 			  struct cc_err *err);
 int ledger_admit_carve(struct cc_ledger *l, int i, json_t *ids, hwloc_bitmap_t taken, const char *what,
 		       struct cc_err *err);

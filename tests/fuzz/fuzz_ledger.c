@@ -97,10 +97,10 @@ static void drop_first(struct cc_ledger *whole, struct cc_ledger *again)
 
 	if (!whole->ncarves)
 		return;
-	if (cc_ledger_get(again, whole->carves[0].id, &c, &err) != 1 || strcmp(c->cgroup, whole->carves[0].cgroup) ||
-	    !hwloc_bitmap_isequal(c->cpus, whole->carves[0].cpus) || !again->index)
+	if (cc_ledger_get(again, whole->carves[0]->id, &c, &err) != 1 || strcmp(c->cgroup, whole->carves[0]->cgroup) ||
+	    !hwloc_bitmap_isequal(c->cpus, whole->carves[0]->cpus) || !again->index)
 		abort();
-	if (cc_ledger_drop(again, whole->carves[0].id, &err) != 1 || cc_ledger_find(again, whole->carves[0].id))
+	if (cc_ledger_drop(again, whole->carves[0]->id, &err) != 1 || cc_ledger_find(again, whole->carves[0]->id))
 		abort();
 	text = ledger_serialize(again, &at, &err);
 	if (!text)
@@ -113,12 +113,12 @@ static void drop_first(struct cc_ledger *whole, struct cc_ledger *again)
 	got = cc_ledger_taken(back);
 	if (!want || !got)
 		abort();
-	hwloc_bitmap_andnot(want, want, whole->carves[0].cpus);
-	hwloc_bitmap_andnot(want, want, whole->carves[0].parked);
+	hwloc_bitmap_andnot(want, want, whole->carves[0]->cpus);
+	hwloc_bitmap_andnot(want, want, whole->carves[0]->parked);
 	if (!hwloc_bitmap_isequal(want, got))
 		abort();
 	for (int i = 1; i < whole->ncarves; i++)
-		if (strcmp(back->carves[i - 1].id, whole->carves[i].id))
+		if (strcmp(back->carves[i - 1]->id, whole->carves[i]->id))
 			abort();
 	same_records(whole, back);
 	hwloc_bitmap_free(want);

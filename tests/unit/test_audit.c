@@ -79,8 +79,8 @@ static struct cc_carve *carve_add(struct cc_ledger *l, const char *id, const cha
 
 	l->carves = realloc(l->carves, (size_t)(l->ncarves + 1) * sizeof(*l->carves));
 	ck_assert_ptr_nonnull(l->carves);
-	c = &l->carves[l->ncarves++];
-	cc_carve_init(c);
+	c = l->carves[l->ncarves++] = ledger_carve_new();
+	ck_assert_ptr_nonnull(c);
 	snprintf(c->id, sizeof(c->id), "%s", id);
 	snprintf(c->kind, sizeof(c->kind), "container");
 	snprintf(c->cgroup, sizeof(c->cgroup), "%s", cgroup);
@@ -476,7 +476,7 @@ START_TEST(test_mems)
 	world_fini(&w);
 	/* spread/any (mems wider than the CPUs' nodes): plain drift. */
 	world_soft(&w);
-	set(w.ledger->carves[0].mems, "0-1");
+	set(w.ledger->carves[0]->mems, "0-1");
 	set(at(&w, "/kubepods/pod1/c1")->mems, "1");
 	ck_assert_str_eq(run_check(&w, cc_audit_check_drift), "CARVE_DRIFT cgroup /kubepods/pod1/c1");
 	world_fini(&w);
@@ -553,7 +553,7 @@ START_TEST(test_partition_missing)
 	world_fini(&w);
 	/* An isolated class left as a root partition is missing its kind. */
 	world_remote(&w);
-	snprintf(w.ledger->carves[0].class_name, sizeof(w.ledger->carves[0].class_name), "isolated");
+	snprintf(w.ledger->carves[0]->class_name, sizeof(w.ledger->carves[0]->class_name), "isolated");
 	ck_assert_str_eq(run_check(&w, cc_audit_check_partitions), "PARTITION_MISSING cgroup /kubepods/pod1/c1");
 	ck_assert_str_eq(w.rep.f[0].expected, "cpuset.cpus.partition isolated");
 	world_fini(&w);
@@ -685,7 +685,7 @@ START_TEST(test_quota_on_carve)
 	world_fini(&w);
 	/* quota: keep classes keep it. */
 	world_soft(&w);
-	snprintf(w.ledger->carves[0].class_name, 64, "keeper");
+	snprintf(w.ledger->carves[0]->class_name, 64, "keeper");
 	at(&w, "/kubepods/pod1/c1")->quota = 50000;
 	at(&w, "/kubepods/pod1/c1")->period = 100000;
 	ck_assert_str_eq(run_check(&w, cc_audit_check_quota), "");
@@ -843,7 +843,7 @@ START_TEST(test_irq_on_carve)
 	/* No steer-away carve: nothing to keep off. */
 	world_remote(&w);
 	irq_table(&w);
-	w.ledger->carves[0].steer_irqs = false;
+	w.ledger->carves[0]->steer_irqs = false;
 	ck_assert_str_eq(run_check(&w, cc_audit_check_irqs), "");
 	world_fini(&w);
 }

@@ -562,7 +562,8 @@ END_TEST
 START_TEST(test_avoid_union)
 {
 	struct cc_carve c[3];
-	struct cc_ledger l = { .ncarves = 3, .carves = c };
+	struct cc_carve *handles[3] = { &c[0], &c[1], &c[2] };
+	struct cc_ledger l = { .ncarves = 3, .carves = handles };
 	_cleanup_bitmap_ hwloc_bitmap_t all = NULL;
 	_cleanup_bitmap_ hwloc_bitmap_t less = NULL;
 

@@ -226,7 +226,7 @@ START_TEST(test_roundtrip)
 	l = cc_ledger_read(state, &err);
 	ck_assert_msg(l != NULL, "%s", err.msg);
 	ck_assert_int_eq(l->ncarves, 1);
-	ck_assert_str_eq(l->carves[0].id, "0123456789abcdef0123");
+	ck_assert_str_eq(l->carves[0]->id, "0123456789abcdef0123");
 	ck_assert_str_eq(json_string_value(json_object_get(cc_ledger_section(l, "irq", false), "25")), "0f");
 	cc_ledger_close(l);
 	ck_assert_int_eq(count_entries(state, ""), 2); /* lock, ledger.json */
@@ -719,8 +719,8 @@ static void check_parallel(int universe, int want_placed)
 	ck_assert_msg(l != NULL, "%s", err.msg);
 	ck_assert_int_eq(l->ncarves, want_placed);
 	for (int i = 0; i < l->ncarves; i++) {
-		ck_assert_int_eq(hwloc_bitmap_weight(l->carves[i].cpus), 2);
-		weight += hwloc_bitmap_weight(l->carves[i].cpus);
+		ck_assert_int_eq(hwloc_bitmap_weight(l->carves[i]->cpus), 2);
+		weight += hwloc_bitmap_weight(l->carves[i]->cpus);
 	}
 	taken = cc_ledger_taken(l);
 	ck_assert_int_eq(hwloc_bitmap_weight(taken), weight);
@@ -754,7 +754,7 @@ static int write_generation(struct cc_ledger *l, long k, struct cc_err *err)
 	json_t *sec;
 
 	while (l->ncarves)
-		cc_ledger_remove(l, l->carves[0].id);
+		cc_ledger_remove(l, l->carves[0]->id);
 	for (int j = 0; j < (int)(k % 4) + 1; j++) {
 		struct cc_carve c;
 		int r;
@@ -792,8 +792,8 @@ static long read_generation(const struct cc_ledger *l)
 		char id[64];
 
 		snprintf(id, sizeof(id), "g%ld-%d", k, j);
-		if (strcmp(l->carves[j].id, id) != 0 || hwloc_bitmap_weight(l->carves[j].cpus) != 1 ||
-		    hwloc_bitmap_first(l->carves[j].cpus) != (int)(8 * j + k % 8))
+		if (strcmp(l->carves[j]->id, id) != 0 || hwloc_bitmap_weight(l->carves[j]->cpus) != 1 ||
+		    hwloc_bitmap_first(l->carves[j]->cpus) != (int)(8 * j + k % 8))
 			return -1;
 	}
 	return k;
@@ -1272,7 +1272,7 @@ START_TEST(test_format_is_janssons)
 	ck_assert_msg(l != NULL, "%s", err.msg);
 	ck_assert_int_eq(l->ncarves, 4);
 	for (int i = 0; i < 4; i++) {
-		_cleanup_free_ char *c = list_of(l->carves[i].cpus), *p = list_of(l->carves[i].parked);
+		_cleanup_free_ char *c = list_of(l->carves[i]->cpus), *p = list_of(l->carves[i]->parked);
 		_cleanup_bitmap_ hwloc_bitmap_t want = hwloc_bitmap_alloc();
 		_cleanup_free_ char *w = NULL;
 
@@ -1281,10 +1281,10 @@ START_TEST(test_format_is_janssons)
 		ck_assert_str_eq(c, w);
 		ck_assert_str_eq(p, sets[i][1]);
 	}
-	ck_assert_str_eq(l->carves[2].id, "caf\xc3\xa9-2");
-	ck_assert_str_eq(l->carves[1].id, "q\"uo\\te/1");
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l->carves[2].changes, 1), "type")), "x\ny");
-	ck_assert_int_eq(json_array_size(json_object_get(json_object_get(json_array_get(l->carves[2].changes, 0),
+	ck_assert_str_eq(l->carves[2]->id, "caf\xc3\xa9-2");
+	ck_assert_str_eq(l->carves[1]->id, "q\"uo\\te/1");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(l->carves[2]->changes, 1), "type")), "x\ny");
+	ck_assert_int_eq(json_array_size(json_object_get(json_object_get(json_array_get(l->carves[2]->changes, 0),
 									   "nested"), "list")), 2);
 	cc_ledger_close(l);
 	teardown();
@@ -1317,7 +1317,7 @@ START_TEST(test_foreign_format_rewritten_once)
 	/* An in-place edit of a carve's changes is seen, as of a section. */
 	ck_assert_int_eq(stat(lpath, &st3), 0);
 	ck_assert_int_eq(st2.st_ino, st3.st_ino);
-	json_array_append_new(l->carves[0].changes, json_pack("{s:s}", "type", "peer-cpuset"));
+	json_array_append_new(l->carves[0]->changes, json_pack("{s:s}", "type", "peer-cpuset"));
 	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
 	cc_ledger_close(l);
 	ck_assert_int_eq(stat(lpath, &st3), 0);
@@ -1437,8 +1437,8 @@ START_TEST(test_canonical_layout_table)
 		l = cc_ledger_read(state, &err);
 		ck_assert_msg(l != NULL, "case %d: %s", _i, err.msg);
 		ck_assert_int_eq(l->ncarves, 3);
-		ck_assert_str_eq(l->carves[0].mode, "remote-partition");
-		ck_assert_str_eq(l->carves[2].cgroup, "/kubepods/c3");
+		ck_assert_str_eq(l->carves[0]->mode, "remote-partition");
+		ck_assert_str_eq(l->carves[2]->cgroup, "/kubepods/c3");
 		cc_ledger_close(l);
 		teardown();
 		return;

@@ -206,7 +206,7 @@ START_TEST(test_index_find_loads_all)
 	ck_assert_ptr_nonnull(c);
 	ck_assert_ptr_null(l->index);
 	ck_assert_int_eq(l->ncarves, 4);
-	ck_assert_str_eq(l->carves[3].id, "c4");
+	ck_assert_str_eq(l->carves[3]->id, "c4");
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(c->changes, 0), "old")), "max 100000");
 	ck_assert_int_eq(cc_ledger_remove(l, "c2"), 1);
 	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
@@ -220,6 +220,48 @@ START_TEST(test_index_find_loads_all)
 	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
 	cc_ledger_close(l);
 	assert_reads(state, 2, "4-7");
+	teardown();
+}
+END_TEST
+
+/* Handles (ledger.h): a carve read alone from an index-only ledger, one
+ * added since and one of the file stay the same pointers, with the same
+ * contents, through a load of every carve, an add and another carve's
+ * removal: what lets gc's release and the effects keep a carve across
+ * an undo that loads the ledger. */
+START_TEST(test_index_handles_stay)
+{
+	struct cc_err err = CC_ERR_INIT;
+	struct cc_ledger *l;
+	struct cc_carve *alone, *added, *c3, *c;
+
+	setup();
+	write_three();
+	l = open_index();
+	ck_assert_int_eq(cc_ledger_get(l, "c2", &alone, &err), 1);
+	add(l, "c4", "6-7", "", false);
+	added = cc_ledger_find(l, "c4");
+	ck_assert_ptr_nonnull(added);
+	ck_assert_ptr_nonnull(l->index);
+	ck_assert_int_eq(cc_ledger_load_all(l, &err), 0);
+	ck_assert_ptr_null(l->index);
+	ck_assert_ptr_eq(cc_ledger_find(l, "c2"), alone);
+	ck_assert_ptr_eq(cc_ledger_find(l, "c4"), added);
+	c3 = cc_ledger_find(l, "c3");
+	ck_assert_ptr_nonnull(c3);
+	add(l, "c5", "8", "", false);
+	ck_assert_int_eq(cc_ledger_remove(l, "c1"), 1);
+	ck_assert_ptr_eq(cc_ledger_find(l, "c2"), alone);
+	ck_assert_ptr_eq(cc_ledger_find(l, "c3"), c3);
+	ck_assert_ptr_eq(cc_ledger_find(l, "c4"), added);
+	ck_assert_str_eq(alone->id, "c2");
+	ck_assert_str_eq(added->id, "c4");
+	ck_assert_str_eq(c3->id, "c3");
+	c = cc_ledger_find(l, "c5");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
+	cc_ledger_close(l);
+	assert_reads(state, 4, "2-8,10");
 	teardown();
 }
 END_TEST
@@ -343,7 +385,7 @@ START_TEST(test_index_gc_host)
 	ck_assert_int_eq(cc_test_gc(l, root, mount, release_cb, &rel, &err), 2);
 	ck_assert_int_eq(rel.n, 2);
 	ck_assert_int_eq(l->ncarves, 1);
-	ck_assert_str_eq(l->carves[0].id, "c1");
+	ck_assert_str_eq(l->carves[0]->id, "c1");
 	ck_assert_int_eq(cc_ledger_commit(l, &err), 0);
 	cc_ledger_close(l);
 	assert_reads(state, 1, "0-1");
@@ -554,6 +596,7 @@ static Suite *ledger_index_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_index_same_as_whole);
 	tcase_add_test(tc, test_index_find_loads_all);
+	tcase_add_test(tc, test_index_handles_stay);
 	tcase_add_test(tc, test_index_refusals);
 	tcase_add_test(tc, test_index_gc);
 	tcase_add_test(tc, test_index_gc_host);

@@ -374,7 +374,7 @@ START_TEST(test_get_and_drop)
 	ck_assert_str_eq(s, "0,2-5,10");
 	ck_assert_int_eq(cc_ledger_load_all(l, &err), 0);
 	ck_assert_int_eq(l->ncarves, 3);
-	ck_assert(l->carves[1].releasing);
+	ck_assert(l->carves[1]->releasing);
 	cc_ledger_close(l);
 	teardown();
 }

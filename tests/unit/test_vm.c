@@ -26,8 +26,18 @@ struct world {
 	int nprocs;
 	struct cc_carve carves[MAXC];
 	int ncarves;
+	const struct cc_carve *handles[MAXC]; /* the carves as the ledger gives them (world_of) */
 	struct cc_vm_plan plan;
 };
+
+/* The world the VM code reads: the carves as handles, as
+ * cc_ledger_carves() gives them. */
+static struct cc_vm_world world_of(struct world *w)
+{
+	for (int i = 0; i < w->ncarves; i++)
+		w->handles[i] = &w->carves[i];
+	return (struct cc_vm_world){ w->topo, w->policy, w->handles, w->ncarves, &w->cfg, w->procs, w->nprocs };
+}
 
 /* The e2e guest's shape: 2 packages x 4 cores x 2 threads, siblings
  * adjacent, one NUMA node per package. */
@@ -162,7 +172,7 @@ static void add_container(struct world *w, const char *id, const char *cpus, con
 static void plan(struct world *w)
 {
 	struct cc_err err = CC_ERR_INIT;
-	struct cc_vm_world vw = { w->topo, w->policy, w->carves, w->ncarves, &w->cfg, w->procs, w->nprocs };
+	struct cc_vm_world vw = world_of(w);
 
 	cc_vm_plan_fini(&w->plan);
 	ck_assert_msg(cc_vm_plan(&vw, &w->plan, &err) == 0, "%s", err.msg);
@@ -738,7 +748,7 @@ START_TEST(test_mixed_classes)
 
 	world_init(&w, HYBRID, HPOLICY, "vms:\n  t: {class: latency}\n");
 	add_proc(&w, "t", 100, 5000, 2, "0-7");
-	vw = (struct cc_vm_world){ w.topo, w.policy, w.carves, w.ncarves, &w.cfg, w.procs, w.nprocs };
+	vw = world_of(&w);
 	ck_assert_int_eq(cc_vm_findings(&vw, &f, &nf, &err), 0);
 	ck_assert_int_eq(nf, 1);
 	ck_assert_int_eq(f[0].kind, CC_VM_MIXED_CLASSES);
@@ -751,7 +761,7 @@ START_TEST(test_mixed_classes)
 	assert_set(e->carve.cpus, "1-2", "cpus");
 	ck_assert_str_eq(e->carve.core_class, "performance");
 	apply(&w);
-	vw = (struct cc_vm_world){ w.topo, w.policy, w.carves, w.ncarves, &w.cfg, w.procs, w.nprocs };
+	vw = world_of(&w);
 	ck_assert_int_eq(cc_vm_findings(&vw, &f, &nf, &err), 0);
 	ck_assert_int_eq(nf, 0);
 	free(f);
@@ -783,7 +793,7 @@ START_TEST(test_findings)
 	t->affinity = set_of("12");
 	u = add_proc(&w, "u", 200, 6000, 1, "4");
 	(void)u;
-	vw = (struct cc_vm_world){ w.topo, w.policy, w.carves, w.ncarves, &w.cfg, w.procs, w.nprocs };
+	vw = world_of(&w);
 	ck_assert_int_eq(cc_vm_findings(&vw, &f, &nf, &err), 0);
 	ck_assert_int_eq(nf, 5);
 	ck_assert_int_eq(f[0].kind, CC_VM_DRIFT);
@@ -854,7 +864,7 @@ START_TEST(test_plan_bad_record)
 	add_container(&w, "vm:t", "2", "3");
 	c = &w.carves[0];
 	snprintf(c->kind, sizeof(c->kind), "vm");
-	vw = (struct cc_vm_world){ w.topo, w.policy, w.carves, w.ncarves, &w.cfg, w.procs, w.nprocs };
+	vw = world_of(&w);
 	ck_assert_int_eq(cc_vm_plan(&vw, &w.plan, &err), -1);
 	ck_assert_str_eq(err.msg, "ledger: vm:t: no \"vm\" record in its changes");
 	ck_assert_int_eq(w.plan.n, 0);
