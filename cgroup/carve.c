@@ -113,11 +113,10 @@ bool cc_cg_rec_held_by(const struct cc_noderec *r, const char *rec_cgroup, enum 
 		       const char *carve_cgroup)
 {
 	char pk[PATH_MAX];
-	size_t n = strlen(rec_cgroup);
 
 	switch (cg_rec_kind(r)) {
 	case K_EXCLUSIVE:
-		return m == CC_MODE_REMOTE && !strncmp(carve_cgroup, rec_cgroup, n) && carve_cgroup[n] == '/';
+		return m == CC_MODE_REMOTE && cc_cg_below(carve_cgroup, rec_cgroup);
 	case K_PARKED:
 		return m != CC_MODE_CPUSET_ONLY &&
 		       cc_cg_parked_cgroup(m, carve_cgroup, pk, sizeof(pk), &(struct cc_err)CC_ERR_INIT) == 0 &&

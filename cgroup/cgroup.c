@@ -230,6 +230,13 @@ void cc_cg_parent(const char *cgroup, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)n, cgroup);
 }
 
+bool cc_cg_below(const char *cgroup, const char *ancestor)
+{
+	size_t n = strlen(ancestor);
+
+	return !strncmp(cgroup, ancestor, n) && cgroup[n] == '/';
+}
+
 /* Partition state as the kernel reports it: "root", "isolated", "member",
  * or "<state> invalid (<reason>)". */
 bool cc_cg_partition_valid(const char *s)

@@ -111,6 +111,8 @@ int cc_cg_write(struct cc_cg *cg, const char *cgroup, const char *file,
 
 /* "/a/b/c" -> "/a/b"; "/a" -> "/". */
 void cc_cg_parent(const char *cgroup, char *out, size_t len);
+/* `cgroup` lies strictly below `ancestor` ("/a/b" below "/a"). */
+bool cc_cg_below(const char *cgroup, const char *ancestor);
 /* cpu.max: "max 100000" (quota -1) or "50000 100000"; -1 when malformed. */
 int cc_cg_parse_cpu_max(const char *s, long long *quota, long long *period);
 /* The cgroup holding the parked siblings of a carve at `cgroup`: one

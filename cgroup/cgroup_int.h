@@ -21,20 +21,11 @@
 #define CG_MAX_DEPTH 32
 
 /* ---- the one I/O path (io.c) ---- */
-/* openat2 of `rel` beneath `dirfd`: no link, no "..", no other mount. */
-int cg_openat(int dirfd, const char *rel, int flags);
 /* `cgroup` (with `file`, or the directory itself for NULL) opened beneath
  * the mount; errors worded by cg_io_fail for `op` (and `value`, NULL for
  * none). */
 int cg_open(const struct cc_cg *cg, const char *cgroup, const char *file, int flags, const char *op,
 	    const char *value, struct cc_err *err);
-/* What an errno means for a cgroup operation: "gone",
- * "busy", "refused by the kernel", "denied", ...; NULL for another. */
-const char *cg_io_class(int code);
-/* err set to "<op> \"<value>\" to <cgroup>/<file>: <class> (<strerror>)",
- * code kept; -1. */
-int cg_io_fail(struct cc_err *err, int code, const char *op, const char *cgroup, const char *file,
-	       const char *value);
 int cg_write_file(const struct cc_cg *cg, const char *cgroup, const char *file, const char *value,
 		  struct cc_err *err);
 int cg_mkdir_beneath(const struct cc_cg *cg, const char *cgroup, struct cc_err *err);

@@ -33,7 +33,8 @@
 
 #define BENEATH (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
 
-const char *cg_io_class(int code)
+/* What an errno means for a cgroup operation; NULL for another. */
+static const char *io_class(int code)
 {
 	switch (code) {
 	case ENOENT:
@@ -61,10 +62,12 @@ const char *cg_io_class(int code)
 	}
 }
 
-int cg_io_fail(struct cc_err *err, int code, const char *op, const char *cgroup, const char *file,
-	       const char *value)
+/* err set to "<op> \"<value>\" to <cgroup>/<file>: <class> (<strerror>)",
+ * code kept; -1. */
+static int cg_io_fail(struct cc_err *err, int code, const char *op, const char *cgroup, const char *file,
+		      const char *value)
 {
-	const char *class = cg_io_class(code);
+	const char *class = io_class(code);
 	const char *sep = file && strcmp(cgroup, "/") ? "/" : "";
 	char what[PATH_MAX + 96];
 
@@ -98,7 +101,8 @@ static int rel_path(const char *cgroup, const char *file, char *buf, size_t len,
 	return 0;
 }
 
-int cg_openat(int dirfd, const char *rel, int flags)
+/* openat2 of `rel` beneath `dirfd`: no link, no "..", no other mount. */
+static int openat_beneath(int dirfd, const char *rel, int flags)
 {
 	struct open_how how = { .flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = BENEATH };
 
@@ -115,7 +119,7 @@ int cg_open(const struct cc_cg *cg, const char *cgroup, const char *file, int fl
 		return cc_err_set(err, EBADF, "%s %s: the cgroup mount is not open", op, cgroup);
 	if (rel_path(cgroup, file, rel, sizeof(rel), err) < 0)
 		return -1;
-	fd = cg_openat(cg->mountfd, rel, flags);
+	fd = openat_beneath(cg->mountfd, rel, flags);
 	if (fd < 0)
 		return cg_io_fail(err, errno, op, cgroup, file, value);
 	return fd;
@@ -131,11 +135,8 @@ char *cc_cg_read(const struct cc_cg *cg, const char *cgroup, const char *file, s
 	if (fd < 0)
 		return NULL;
 	snprintf(what, sizeof(what), "%s%s%s", strcmp(cgroup, "/") ? cgroup : "", "/", file);
-	if (cc_read_fd(fd, what, 65536, 0, &buf, &len, err) < 0)
+	if (cc_read_fd(fd, what, 65536, CC_READ_TRIM, &buf, &len, err) < 0)
 		return NULL;
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-		len--;
-	buf[len] = '\0';
 	return buf;
 }
 
@@ -157,18 +158,15 @@ int cg_write_file(const struct cc_cg *cg, const char *cgroup, const char *file, 
 	 * as a newline (cpuset strips it to the empty set: "inherit"). */
 	const char *v = *value ? value : "\n";
 	_cleanup_close_ int fd = cg_open(cg, cgroup, file, O_WRONLY, "write", value, err);
-	size_t len = strlen(v);
-	ssize_t n;
 
 	if (fd < 0)
 		return -1;
-	do
-		n = write(fd, v, len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+	switch (cc_write_value(fd, v)) {
+	case -1:
 		return cg_io_fail(err, errno, "write", cgroup, file, value);
-	if ((size_t)n != len)
+	case -2:
 		return cg_io_fail(err, EIO, "write (short)", cgroup, file, value);
+	}
 	return 0;
 }
 

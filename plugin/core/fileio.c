@@ -77,6 +77,8 @@ int cc_read_fd(int fd, const char *name, size_t max, unsigned flags, char **out,
 	}
 	if (n > max)
 		return cc_err_set(err, EFBIG, "%s: larger than the %zu-byte limit", name, max);
+	while ((flags & CC_READ_TRIM) && n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
 	buf[n] = '\0';
 	*out = cc_steal_ptr(buf);
 	*len = n;
@@ -124,6 +126,19 @@ int cc_read_at(int dirfd, const char *path, const char *name, size_t max, unsign
 }
 
 /* ---- writing ---------------------------------------------------------- */
+
+int cc_write_value(int fd, const char *value)
+{
+	size_t len = strlen(value);
+	ssize_t n;
+
+	do
+		n = write(fd, value, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	return (size_t)n == len ? 0 : -2;
+}
 
 int cc_write_all(int fd, const void *buf, size_t len)
 {

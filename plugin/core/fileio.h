@@ -31,6 +31,8 @@ enum {
 	CC_READ_ABSENT_OK = 1u << 2,
 	/* Keep the first `max` bytes of a longer file rather than refuse it. */
 	CC_READ_TRUNCATE = 1u << 3,
+	/* A kernel value: trailing newlines and spaces dropped (*len too). */
+	CC_READ_TRIM = 1u << 4,
 };
 
 /* Read `fd` to its end, at most `max` bytes: a larger file is EFBIG
@@ -57,6 +59,11 @@ int cc_read_at(int dirfd, const char *path, const char *name, size_t max, unsign
 /* write(2) all of `buf`, again after EINTR and short writes.  0, or -1
  * with errno (EIO when write returns 0): callers name the file. */
 int cc_write_all(int fd, const void *buf, size_t len);
+/* A kernel control file's value in one write(2) (again after EINTR only:
+ * a second write would be a second value).  0; -1 with errno when the
+ * write failed; -2 when it took less than the value.  Callers name the
+ * file. */
+int cc_write_value(int fd, const char *value);
 
 enum cc_replace_sync {
 	CC_SYNC_NONE,    /* rename only (tmpfs; a file rebuilt when damaged) */

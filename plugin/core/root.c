@@ -170,11 +170,8 @@ char *cc_root_read(const struct cc_root *root, const char *path, size_t max,
 	size_t len = 0;
 
 	fd = cc_root_openat(root, path, O_RDONLY, 0, err);
-	if (fd < 0 || cc_read_fd(fd, path, max ? max : CC_ROOT_READ_MAX, 0, &buf, &len, err) < 0)
+	if (fd < 0 || cc_read_fd(fd, path, max ? max : CC_ROOT_READ_MAX, CC_READ_TRIM, &buf, &len, err) < 0)
 		return NULL;
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-		len--;
-	buf[len] = '\0';
 	return buf;
 }
 
@@ -199,21 +196,18 @@ int cc_root_write(const struct cc_root *root, const char *path,
 		  const char *value, struct cc_err *err)
 {
 	_cleanup_close_ int fd = -1;
-	size_t len = strlen(value);
-	ssize_t n;
 
 	/* A captured tree holds regular files, which keep the tail of a
 	 * longer old value unless truncated; kernel files ignore it. */
 	fd = cc_root_openat(root, path, root->is_host ? O_WRONLY : O_WRONLY | O_TRUNC, 0, err);
 	if (fd < 0)
 		return -1;
-	do
-		n = write(fd, value, len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+	switch (cc_write_value(fd, value)) {
+	case -1:
 		return cc_err_sys(err, errno, "write \"%s\" to %s", value, path);
-	if ((size_t)n != len)
+	case -2:
 		return cc_err_set(err, EIO, "write \"%s\" to %s: short write", value, path);
+	}
 	return 0;
 }
 

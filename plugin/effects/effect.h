@@ -145,8 +145,6 @@ int cc_effects_undo(struct cc_effect_run *run, struct cc_err *err);
  * unless its class keeps quotas (`quota: keep`).  A class the policy no
  * longer has drops (what the carve did when it was made). */
 bool cc_effect_drops_quota(const struct cc_carve *c, const struct cc_policy *policy);
-/* `cgroup` lies strictly below `ancestor` ("/a/b" below "/a"). */
-bool cc_effect_below(const char *cgroup, const char *ancestor);
 
 /* ---- a recorded carve taken out (effect_release.c) ---- */
 

@@ -120,13 +120,6 @@ bool cc_effect_drops_quota(const struct cc_carve *c, const struct cc_policy *pol
 	return c->exclusive && !(pc && pc->quota == CC_QUOTA_KEEP);
 }
 
-bool cc_effect_below(const char *cgroup, const char *ancestor)
-{
-	size_t n = strlen(ancestor);
-
-	return !strncmp(cgroup, ancestor, n) && cgroup[n] == '/';
-}
-
 /* The quota-dropping carves below `ancestor`, but this one.  Asked only
  * where a quota is met (a record made now, a cap above the pod): then the
  * carves are loaded. */
@@ -143,7 +136,7 @@ static int quota_carves_below(void *arg, const char *ancestor, struct cc_cg_shar
 	if (!(sh = shares_of_all(o, err)))
 		return -1;
 	cc_ledger_foreach_carve(o->l, i, c) {
-		if (!strcmp(c->id, o->self) || !cc_effect_drops_quota(c, o->policy) || !cc_effect_below(c->cgroup, ancestor))
+		if (!strcmp(c->id, o->self) || !cc_effect_drops_quota(c, o->policy) || !cc_cg_below(c->cgroup, ancestor))
 			continue;
 		snprintf(sh[k].id, sizeof(sh[k].id), "%s", c->id);
 		snprintf(sh[k].share, sizeof(sh[k].share), "%d", hwloc_bitmap_weight(c->cpus));

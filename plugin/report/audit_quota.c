@@ -1,6 +1,6 @@
 /* corecarve audit: the CFS quota checks (QUOTA_ON_CARVE,
  * QUOTA_WITH_PINNING).  The rule is the cgroup effect's
- * (cc_effect_drops_quota, cc_effect_below): a carve drops the quota of its
+ * (cc_effect_drops_quota, cc_cg_below): a carve drops the quota of its
  * cgroup and its pod, and a quota above the pod must not fall below the
  * CPUs of the quota-dropping carves under it.  Linear in cgroups + carves
  * x depth + tasks. */
@@ -29,7 +29,7 @@ static bool keeps_quota(const struct cc_audit_in *in, const struct cc_carve *c)
 }
 
 /* For each cgroup of the snapshot, the CPUs of the quota-dropping carves
- * strictly below it (cc_effect_drops_quota, cc_effect_below): each carve
+ * strictly below it (cc_effect_drops_quota, cc_cg_below): each carve
  * adds its CPUs to the cgroups on its path, found by the path index, so
  * the whole table costs carves x depth lookups.  NULL on ENOMEM. */
 static long long *cpus_below_table(const struct cc_audit_in *in)
