@@ -19,6 +19,10 @@
 # times (under strace, on a fixture's topology) took longer than 4 s.
 export CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-30}"
 passed=0 failed=0 skipped=0 broken=0
+# What each broken suite left, said again just before the closing line: a
+# log's tail (all that CI's report keeps) then names the suite, its exit
+# status and its last words, not only a count.
+unfinished=
 for t in "$@"; do
 	name=$(basename "$t")
 	out=$("$t" 2>&1)
@@ -27,6 +31,8 @@ for t in "$@"; do
 	if [ -z "$line" ]; then
 		printf '%s\n' "$out"
 		echo "unit: $name did not finish (exit $rc)"
+		unfinished="$unfinished$(printf '\nunit: %s did not finish (exit %s); its last lines:\n%s' \
+			"$name" "$rc" "$(printf '%s\n' "$out" | tail -n 8 | sed 's/^/    /')")"
 		broken=$((broken + 1))
 		continue
 	fi
@@ -87,6 +93,7 @@ esac
 if [ "$strict" = 1 ] && [ "$skipped" -gt 0 ]; then
 	echo "unit: CI=$CI and $skipped test case(s) skipped (SKIPPED lines above): in CI every test must run (make deps; fixtures in ../shared/fixtures or \$CC_SHARED_DIR/fixtures)"
 fi
+[ -z "$unfinished" ] || printf '%s\n' "$unfinished" | sed 1d
 echo "unit: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] || exit 1
 [ "$strict" = 0 ] || [ "$skipped" -eq 0 ] || exit 1
