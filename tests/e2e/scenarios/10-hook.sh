@@ -193,3 +193,42 @@ peer_down pp
 if [ "$want_mode" = remote-partition ]; then
 	check_eq four-root-effective-restored "$ONLINE" "$(cg_read / cpuset.cpus.effective)"
 fi
+
+# --- a parent restricting cpuset.mems (issue #41): `memory: local` is refused,
+# not silently turned into the parent's (remote) nodes, and nothing stays --
+# An empty node's first fit is on node 0 (plan-first-latency); the pod
+# allows node 1 alone.  The kernel would run the carve's memory on node 1.
+check mems-pod-made cg_mkchain kubepods/podm/x
+rmdir "$CGROOT/kubepods/podm/x"
+if cg_write /kubepods/podm cpuset.mems 1; then pass mems-pod-node1; else fail mems-pod-node1 "$CG_ERR"; fi
+podm_max=$(cg_read /kubepods/podm cpu.max)
+mk_bundle $B/m1 m1 '{class: latency, cpus: 2, memory: local}' /kubepods/podm/m1 200000
+if ctr_run_detached m1 $B/m1; then
+	fail mems-local-refused "crun run succeeded: $(cg_read /kubepods/podm/m1 cpuset.mems.effective)"
+else
+	check_match mems-local-message \
+		"*corecarve:*podm/m1/cpuset.mems.effective reads \"1\", not the carve's memory nodes \"0\"*refused*allow those nodes*" \
+		"$(cat $B/m1/hooks.err $B/m1/crun.err 2>/dev/null)"
+fi
+check_eq mems-local-no-carve "" "$(carve_field m1 cpus)"
+check_eq mems-local-no-record 0 "$(grep -c '/kubepods/podm' "$CC_LEDGER" || :)"
+check_eq mems-local-pod-cpu-max "$podm_max" "$(cg_read /kubepods/podm cpu.max)"
+check_eq mems-local-pod-mems 1 "$(cg_read /kubepods/podm cpuset.mems)"
+node_ok mems-refused
+if [ "$want_mode" = remote-partition ]; then
+	check_eq mems-refused-root-effective "$ONLINE" "$(cg_read / cpuset.cpus.effective)"
+	check_eq mems-refused-no-parked "" "$(cg_read /corecarve.parked cpuset.cpus)"
+fi
+# The message's fix: the pod allows both nodes; the same carve then runs
+# its memory on its own node, and gives everything back.
+if cg_write /kubepods/podm cpuset.mems 0-1; then pass mems-pod-both; else fail mems-pod-both "$CG_ERR"; fi
+mk_bundle $B/m2 m2 '{class: latency, cpus: 2, memory: local}' /kubepods/podm/m2 200000
+if ctr_run_detached m2 $B/m2; then pass m2-started; else fail m2-started "$CRUN_ERR"; fi
+m2cpus=$(carve_field m2 cpus)
+check_eq m2-mems "$(node_of_cpus "$m2cpus")" "$(cg_read /kubepods/podm/m2 cpuset.mems.effective)"
+check_eq m2-mems-node0 0 "$(node_of_cpus "$m2cpus")"
+check m2-deleted ctr_gone m2
+check_eq m2-released "" "$(carve_field m2 cpus)"
+check_eq m2-pod-cpu-max "$podm_max" "$(cg_read /kubepods/podm cpu.max)"
+node_ok mems-gone
+check mems-pod-removed cg_rmtree /kubepods/podm
