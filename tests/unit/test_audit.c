@@ -1293,8 +1293,7 @@ START_TEST(test_read_unreadable)
 	ck_assert_int_eq(chmod(path, 0700), 0);
 	carve_add(l, "c1", "/kubepods/pod1/c1", "cpuset-only", "latency", "2,4", "3,5", "0");
 	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid = cc_test_fork();
 	if (pid == 0) {
 		close(fds[0]);
 		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)

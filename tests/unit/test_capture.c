@@ -545,8 +545,7 @@ START_TEST(test_capture_symlink_race)
 	 * reach). */
 	snprintf(copy, sizeof(copy), "%s/corecarve", base);
 	ck_assert_int_eq(cc_test_sh(NULL, "cp '%s' '%s' && chmod 0755 '%s'", bin, copy, copy), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid = cc_test_fork();
 	if (pid == 0)
 		_exit(race_as(nobody, copy, work, outside));
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);

@@ -419,8 +419,7 @@ START_TEST(test_hostile_f03)
 	}
 	ck_assert_int_eq(pthread_create(&kub.th, NULL, kubelet_main, NULL), 0);
 	snprintf(log, sizeof(log), "%s/plugin.log", work);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid = cc_test_fork();
 	if (pid == 0) {
 		char dir[128], state[128], pol[128], podres[128];
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

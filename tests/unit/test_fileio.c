@@ -213,8 +213,7 @@ START_TEST(test_read_pipe_grows)
 		int status;
 
 		ck_assert_int_eq(pipe(p), 0);
-		pid = fork();
-		ck_assert_int_ge(pid, 0);
+		pid = cc_test_fork();
 		if (pid == 0) {
 			close(p[0]);
 			for (size_t n = 0; n < total; n += sizeof(chunk))
@@ -297,8 +296,7 @@ START_TEST(test_replace_crash_leaves_old)
 	pid_t pid;
 
 	dfd = seeded_dir("f", "old", 0600, path, sizeof(path));
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid = cc_test_fork();
 	if (pid == 0) {
 		cc_replace_at(dfd, "f", "new", 3, &o, &err);
 		_exit(0);
@@ -417,8 +415,7 @@ START_TEST(test_write_all_pipe)
 	ck_assert_int_eq(pipe(p), 0);
 	ck_assert_int_eq(pipe(back), 0);
 	fcntl(p[1], F_SETPIPE_SZ, 4096);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid = cc_test_fork();
 	if (pid == 0) {
 		unsigned long long h = 0;
 		char buf[1500];

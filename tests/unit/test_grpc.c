@@ -121,9 +121,7 @@ static const struct cc_grpc_method methods[] = { { "/t.T/Echo", false, echo } };
 /* A server on `path` in a child, serving until killed. */
 static pid_t serve(const char *path, size_t limit)
 {
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
+	pid_t pid = cc_test_fork();
 	if (!pid) {
 		struct cc_err err = CC_ERR_INIT;
 		struct cc_grpc_server *s = cc_grpc_server_new(&err);

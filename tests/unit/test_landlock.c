@@ -75,9 +75,7 @@ static int try_write(const char *rel)
 static int in_child(int (*fn)(void))
 {
 	int status = 0;
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
+	pid_t pid = cc_test_fork();
 	if (pid == 0)
 		_exit(fn());
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);

@@ -680,8 +680,7 @@ static void run_workers(int universe, int *placed, int *refused)
 
 	ck_assert_int_eq(pipe(gate), 0);
 	for (int i = 0; i < WORKERS; i++) {
-		pids[i] = fork();
-		ck_assert_int_ge(pids[i], 0);
+		pids[i] = cc_test_fork();
 		if (pids[i] == 0) {
 			close(gate[1]);
 			_exit(worker(i, universe, gate[0]));
@@ -841,11 +840,10 @@ START_TEST(test_killed_writer)
 	for (; kills < KILLS && (kills < 60 || since_us(&start) < KILL_BUDGET_US); kills++) {
 		struct cc_err err = CC_ERR_INIT;
 		struct cc_ledger *l;
-		pid_t pid = fork();
+		pid_t pid = cc_test_fork();
 		long k;
 		int st;
 
-		ck_assert_int_ge(pid, 0);
 		if (pid == 0)
 			committer(gen);
 		usleep((useconds_t)(rand() % window));

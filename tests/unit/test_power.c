@@ -877,8 +877,7 @@ START_TEST(test_crash_then_release)
 		return;
 	before = tree_sum(dir);
 	snprintf(state, sizeof(state), "%s/state", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid = cc_test_fork();
 	if (pid == 0) {
 		struct cc_root *root = cc_root_open(dir, &err);
 		struct cc_ledger *l = cc_ledger_open(state, &err);

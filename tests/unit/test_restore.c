@@ -1316,8 +1316,7 @@ START_TEST(test_kill_after_journal)
 	mk_cstates(&e);
 	mk_pod_ab(&e, "50000 100000");
 	irqs_now(&e, before, sizeof(before));
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid = cc_test_fork();
 	if (pid == 0) {
 		e.ctx.fault = "after-journal";
 		carve(&e, "a", POD "/a", "latency", 1, &err);

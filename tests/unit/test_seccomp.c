@@ -449,8 +449,7 @@ START_TEST(test_lock_stop_cont_confined)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
 	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid = cc_test_fork();
 	if (pid == 0) {
 		struct cc_ledger_lock lk = { .wait_ms = 60000, .holder = "corecarve confined" };
 		struct cc_ledger *l;
@@ -511,10 +510,7 @@ START_TEST(test_fault_switch_stops)
 {
 	int st = 0;
 	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid = cc_test_fork();
 	if (pid == 0) {
 		struct cc_err err = CC_ERR_INIT;
 
@@ -551,8 +547,7 @@ START_TEST(test_log_socket)
 	ck_assert_int_ge(lfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), 0);
 	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid = cc_test_fork();
 	if (pid == 0) {
 		struct cc_err err = CC_ERR_INIT;
 		struct cc_journal j;
@@ -696,9 +691,7 @@ END_TEST
 static int first_stage_child(int (*body)(void *), void *arg)
 {
 	int status = 0;
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
+	pid_t pid = cc_test_fork();
 	if (pid == 0) {
 		struct cc_err err = CC_ERR_INIT;
 

@@ -161,8 +161,7 @@ START_TEST(test_32_hooks_at_once)
 	snprintf(state, sizeof(state), "%s/state", base);
 	ck_assert_int_eq(pipe(gate), 0);
 	for (int i = 0; i < HOOKS; i++) {
-		pids[i] = fork();
-		ck_assert_int_ge(pids[i], 0);
+		pids[i] = cc_test_fork();
 		if (pids[i] == 0) {
 			char id[32], c;
 

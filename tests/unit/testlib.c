@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "testlib.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -226,15 +227,25 @@ void cc_test_carve(struct cc_carve *c, const char *id, const char *cpus, const c
 	c->created = 1700000000;
 }
 
+pid_t cc_test_fork(void)
+{
+	pid_t pid;
+
+	/* What stdio holds would otherwise be written by both processes. */
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		ck_abort_msg("fork: %s", strerror(errno));
+	return pid;
+}
+
 int cc_test_filtered_status(int (*load)(struct cc_err *), int (*body)(void *), void *arg, int *status)
 {
 	int fds[2], result = -1000, st = 0;
 	pid_t pid;
 
 	ck_assert_int_eq(pipe(fds), 0);
-	fflush(NULL);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
+	pid = cc_test_fork();
 	if (pid == 0) {
 		struct cc_err err = CC_ERR_INIT;
 		int r;
