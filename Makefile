@@ -69,7 +69,8 @@ LIB_SRC := $(sort $(wildcard $(PLUGIN_DIRS:%=%/*.c) cgroup/*.c))
 FIRST_STAGE_SRC := hooks/first_stage.c
 CLI_SRC := $(sort $(filter-out $(FIRST_STAGE_SRC),$(wildcard cli/*.c hooks/*.c)))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
-TESTLIB_SRC := $(sort $(filter-out $(TEST_SRC),$(wildcard tests/unit/*.c)))
+# hostguard.c is the preloaded shim (tests/unit/run.sh), not a helper linked in.
+TESTLIB_SRC := $(sort $(filter-out $(TEST_SRC) tests/unit/hostguard.c,$(wildcard tests/unit/*.c)))
 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -139,8 +140,15 @@ $(BUILD)/tests/test_options: $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 # Unit tests: each suite is its own binary (Check, fork mode).  The runner
 # prints one "unit: N passed, N failed, N skipped" line over all of them
 # (with CI=true a skip fails it: tests/unit/run.sh).
-unit: $(BIN) $(FIRST_STAGE_BIN) $(FAULT_BIN) $(TEST_BIN)
-	@CORECARVE_BIN=$(abspath $(FAULT_BIN)) CORECARVE_RELEASE_BIN=$(abspath $(BIN)) \
+# Every suite runs with tests/unit/hostguard.so preloaded: a test whose
+# code opens the host's /sys or /proc fails (tests/unit/run.sh).  Not in the
+# sanitizer build: ASan's runtime must come first in the preload list.
+HOSTGUARD := $(if $(filter 1,$(SANITIZE)),,$(BUILD)/tests/hostguard.so)
+$(BUILD)/tests/hostguard.so: tests/unit/hostguard.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(OPT) $(WARN) -fPIC -shared -o $@ $< -ldl
+unit: $(BIN) $(FIRST_STAGE_BIN) $(FAULT_BIN) $(TEST_BIN) $(HOSTGUARD)
+	@CC_HOSTGUARD=$(abspath $(HOSTGUARD)) CORECARVE_BIN=$(abspath $(FAULT_BIN)) CORECARVE_RELEASE_BIN=$(abspath $(BIN)) \
 		CORECARVE_FIRST_STAGE_BIN=$(abspath $(FIRST_STAGE_BIN)) sh tests/unit/run.sh $(TEST_BIN)
 
 # lint-includes (mk/lint.mk) first: it takes milliseconds and needs no
