@@ -506,26 +506,36 @@ START_TEST(caller_view_not_cached)
 }
 END_TEST
 
-/* The host: a live kernel, keyed by its boot id and CPU lists. */
+/* A host kind (a live kernel's tree, here one of the test's own: a unit
+ * test reads no host file, tests/unit/hostguard.c) is keyed by its boot
+ * id and CPU lists.  A real kernel's stamp: e2e 12-topo-cache. */
 START_TEST(host_stamp)
 {
+	char dir[] = "/tmp/cc-stamp-XXXXXX", want[256];
 	struct cc_err err = CC_ERR_INIT;
-	_cleanup_root_ struct cc_root *root = cc_root_open("/", &err);
-	struct cc_topo_source src = { .kind = CC_TOPO_HOST, .root = root };
-	_cleanup_free_ char *stamp = cc_topo_stamp(&src, &err);
-	_cleanup_free_ char *boot = cc_root_read(root, "/proc/sys/kernel/random/boot_id", 0, &err);
-	_cleanup_free_ char *online = cc_root_read(root, "/sys/devices/system/cpu/online", 0, &err);
-	char want[256];
+	_cleanup_root_ struct cc_root *root = NULL;
+	_cleanup_free_ char *stamp = NULL;
+	struct cc_topo_source src = { .kind = CC_TOPO_HOST };
 
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(cc_test_sh(NULL, "mkdir -p %s/proc/sys/kernel/random %s/sys/devices/system/cpu "
+					  "%s/sys/devices/system/node", dir, dir, dir),
+			 0);
+	cc_test_write_file(dir, "proc/sys/kernel/random/boot_id", "0f4c9d2e-1b7a-4e3f-9c61-2d8e5a7b3c10\n");
+	cc_test_write_file(dir, "sys/devices/system/cpu/online", "0-5,7\n");
+	cc_test_write_file(dir, "sys/devices/system/cpu/present", "0-7\n");
+	cc_test_write_file(dir, "sys/devices/system/node/online", "0\n");
+	root = cc_root_open(dir, &err);
+	ck_assert_msg(root != NULL, "%s", err.msg);
+	src.root = root;
+	stamp = cc_topo_stamp(&src, &err);
 	ck_assert_msg(stamp != NULL, "%s", err.msg);
-	ck_assert_ptr_nonnull(boot);
-	ck_assert_ptr_nonnull(online);
-	snprintf(want, sizeof(want), " boot=%s ", boot);
+	ck_assert_msg(strstr(stamp, " boot=0f4c9d2e-1b7a-4e3f-9c61-2d8e5a7b3c10 "), "%s", stamp);
+	ck_assert_msg(strstr(stamp, " online=0-5,7 "), "%s", stamp);
+	snprintf(want, sizeof(want), " kind=host root=%s ", dir);
 	ck_assert_msg(strstr(stamp, want), "%s", stamp);
-	snprintf(want, sizeof(want), " online=%s ", online);
-	ck_assert_msg(strstr(stamp, want), "%s", stamp);
-	ck_assert_msg(strstr(stamp, " kind=host root=/ "), "%s", stamp);
 	ck_assert_msg(strncmp(stamp, "v1 build=", 9) == 0, "%s", stamp);
+	cc_test_sh(NULL, "rm -rf '%s'", dir);
 }
 END_TEST
 
