@@ -151,44 +151,42 @@ static void note(int dirfd, const char *path)
 	}
 }
 
-static mode_t mode_of(int flags, va_list ap)
+/* open and open64 go to the real openat: open(p) is openat(AT_FDCWD, p)
+ * to the kernel, and on 64-bit the "64" names are the same call.  The
+ * checked names below keep their own (they refuse O_CREAT without a mode). */
+static int guarded_openat(int dirfd, const char *path, int flags, va_list ap)
 {
-	return (flags & (O_CREAT | __O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+	mode_t mode = (flags & (O_CREAT | __O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+
+	note(dirfd, path);
+	return real_openat(dirfd, path, flags, mode);
 }
 
 #define OPEN_AT(name)                                                                                  \
 	int name(int dirfd, const char *path, int flags, ...)                                          \
 	{                                                                                              \
-		static int (*fn)(int, const char *, int, ...);                                         \
 		va_list ap;                                                                            \
-		mode_t mode;                                                                           \
+		int r;                                                                                 \
                                                                                                        \
 		va_start(ap, flags);                                                                   \
-		mode = mode_of(flags, ap);                                                             \
+		r = guarded_openat(dirfd, path, flags, ap);                                            \
 		va_end(ap);                                                                            \
-		if (!fn)                                                                               \
-			fn = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, #name);            \
-		note(dirfd, path);                                                                     \
-		return fn(dirfd, path, flags, mode);                                                   \
+		return r;                                                                              \
 	}
 #define OPEN(name)                                                                                     \
 	int name(const char *path, int flags, ...)                                                     \
 	{                                                                                              \
-		static int (*fn)(const char *, int, ...);                                              \
 		va_list ap;                                                                            \
-		mode_t mode;                                                                           \
+		int r;                                                                                 \
                                                                                                        \
 		va_start(ap, flags);                                                                   \
-		mode = mode_of(flags, ap);                                                             \
+		r = guarded_openat(AT_FDCWD, path, flags, ap);                                         \
 		va_end(ap);                                                                            \
-		if (!fn)                                                                               \
-			fn = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, #name);                 \
-		note(AT_FDCWD, path);                                                                  \
-		return fn(path, flags, mode);                                                          \
+		return r;                                                                              \
 	}
 
-/* The names glibc's headers send an open to (the 64-bit ones and, with
- * _FORTIFY_SOURCE, the checked ones). */
+/* The names glibc's headers send an open to: the 64-bit ones and, with
+ * _FORTIFY_SOURCE, the checked ones. */
 OPEN(open)
 OPEN(open64)
 OPEN_AT(openat)
